@@ -1,0 +1,73 @@
+package io.mailroom.outbox;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * A message to add to the outbox beside the caller's business rows.
+ *
+ * @param topic          what kind of work this is, e.g. {@code email.order_confirmation}; selects the handler
+ * @param aggregateType  the business entity it belongs to, e.g. {@code order}
+ * @param aggregateId    that entity's id, e.g. {@code 102}
+ * @param idempotencyKey the business effect, stable across retries, e.g. {@code email-order-102}; unique
+ * @param orderingKey    optional: messages with the same key are handled one at a time, in id order
+ * @param payloadJson    the payload as a JSON document (stored as {@code jsonb})
+ * @param availableAt    optional: not before this instant (null means at once)
+ * @param maxAttempts    how many attempts before the message fails for good
+ */
+public record NewMessage(String topic, String aggregateType, String aggregateId, String idempotencyKey,
+                         String orderingKey, String payloadJson, Instant availableAt, int maxAttempts) {
+
+    public static final int DEFAULT_MAX_ATTEMPTS = 10;
+    public static final int MAX_KEY_LENGTH = 200;
+
+    public NewMessage {
+        requireText("topic", topic, MAX_KEY_LENGTH);
+        requireText("aggregateType", aggregateType, MAX_KEY_LENGTH);
+        requireText("aggregateId", aggregateId, MAX_KEY_LENGTH);
+        requireText("idempotencyKey", idempotencyKey, MAX_KEY_LENGTH);
+        if (orderingKey != null) {
+            requireText("orderingKey", orderingKey, MAX_KEY_LENGTH);
+        }
+        Objects.requireNonNull(payloadJson, "payloadJson must not be null");
+        if (payloadJson.isBlank()) {
+            throw new IllegalArgumentException("payloadJson must be a JSON document, got a blank string");
+        }
+        if (maxAttempts < 1 || maxAttempts > 1000) {
+            throw new IllegalArgumentException("maxAttempts must be between 1 and 1000, got " + maxAttempts);
+        }
+    }
+
+    /** A message available at once, with {@link #DEFAULT_MAX_ATTEMPTS} attempts and no ordering key. */
+    public static NewMessage of(String topic, String aggregateType, String aggregateId, String idempotencyKey,
+                                String payloadJson) {
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, null, payloadJson, null,
+                DEFAULT_MAX_ATTEMPTS);
+    }
+
+    public NewMessage withOrderingKey(String key) {
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, key, payloadJson, availableAt, maxAttempts);
+    }
+
+    public NewMessage withAvailableAt(Instant at) {
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, at, maxAttempts);
+    }
+
+    public NewMessage withMaxAttempts(int attempts) {
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, availableAt, attempts);
+    }
+
+    private static void requireText(String name, String value, int maxLength) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(name + " must not be blank");
+        }
+        if (value.length() > maxLength) {
+            throw new IllegalArgumentException(name + " must be at most " + maxLength + " characters, got " + value.length());
+        }
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isISOControl(value.charAt(i))) {
+                throw new IllegalArgumentException(name + " must not contain control characters");
+            }
+        }
+    }
+}
