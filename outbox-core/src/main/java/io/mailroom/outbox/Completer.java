@@ -1,0 +1,194 @@
+package io.mailroom.outbox;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches,
+ * one transaction per batch: the fenced state change, each outcome's own
+ * {@link Outcome.TransactionalStep} (only for claims still held), the effect's new state and the
+ * attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
+ * cannot hold back the others; an outcome whose step keeps failing is written as a retry without
+ * the step (the side effect then looks unrecorded, which the idempotency store is there to handle).
+ */
+final class Completer {
+
+    private static final Logger log = LoggerFactory.getLogger(Completer.class);
+
+    /** One outcome waiting to be written. */
+    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, Runnable whenWritten) {
+    }
+
+    private final DispatcherSessions sessions;
+    private final OutboxStore store;
+    private final DispatcherConfig config;
+    private final DispatcherListener listener;
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private volatile boolean running;
+    private Thread thread;
+
+    Completer(DispatcherSessions sessions, OutboxStore store, DispatcherConfig config, DispatcherListener listener) {
+        this.sessions = sessions;
+        this.store = store;
+        this.config = config;
+        this.listener = listener;
+    }
+
+    void start() {
+        running = true;
+        thread = Thread.ofPlatform().name("mailroom-completer").daemon().start(this::loop);
+    }
+
+    /** Queues an outcome for the next batch. */
+    void submit(Pending pending) {
+        queue.add(pending);
+    }
+
+    /** Stops after writing everything queued so far. */
+    void stop(Duration deadline) {
+        running = false;
+        if (thread != null) {
+            thread.interrupt();
+            try {
+                thread.join(Math.max(1, deadline.toMillis()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        List<Pending> rest = new ArrayList<>();
+        queue.drainTo(rest);
+        if (!rest.isEmpty()) {
+            writeWithFallback(rest);
+        }
+    }
+
+    private void loop() {
+        List<Pending> batch = new ArrayList<>(config.completionBatchSize());
+        while (running || !queue.isEmpty()) {
+            try {
+                Pending first = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, config.completionBatchSize() - 1);
+                writeWithFallback(batch);
+            } catch (InterruptedException e) {
+                if (!running) {
+                    break;
+                }
+            } catch (RuntimeException e) {
+                log.error("Completer loop failed; continuing", e);
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    /** Writes now, on the caller's thread (runOnce and stop). */
+    void writeWithFallback(List<Pending> batch) {
+        try {
+            write(batch);
+            return;
+        } catch (RuntimeException e) {
+            listener.error("completion", e);
+            if (batch.size() == 1 && SqlStates.isConnectionLoss(e)) {
+                // fall through to the retry below
+                log.warn("Completion of message {} failed (SQLSTATE {}); retrying once",
+                        batch.getFirst().finish().message().id(), SqlStates.sqlState(e));
+            } else {
+                log.warn("Completion batch of {} failed (SQLSTATE {}); writing one by one",
+                        batch.size(), SqlStates.sqlState(e), e);
+            }
+        }
+        for (Pending p : batch) {
+            try {
+                write(List.of(p));
+            } catch (RuntimeException e) {
+                if (p.step() == null || SqlStates.isConnectionLoss(e)) {
+                    // The lease will expire and the rescuer will hand the message back.
+                    log.error("Could not record the outcome of message {} ({}); its lease will expire and it will be rescued",
+                            p.finish().message().id(), SqlStates.sqlState(e), e);
+                    listener.error("completion", e);
+                    p.whenWritten().run();
+                    continue;
+                }
+                OutboxStore.Finish f = p.finish();
+                String error = "could not record the outcome (" + f.kind() + "): "
+                        + e.getClass().getSimpleName() + " SQLSTATE " + SqlStates.sqlState(e);
+                log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
+                try {
+                    write(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null, f.detail(),
+                            f.finishedAt()), null, p.whenWritten())));
+                } catch (RuntimeException again) {
+                    log.error("Could not record a retry for message {} either; its lease will expire",
+                            f.message().id(), again);
+                    p.whenWritten().run();
+                }
+            }
+        }
+    }
+
+    private void write(List<Pending> batch) {
+        List<OutboxStore.Finish> finishes = new ArrayList<>(batch.size());
+        batch.forEach(p -> finishes.add(p.finish()));
+        List<OutboxStore.ChangedRow> changed = sessions.inTransaction(tx -> {
+            List<OutboxStore.ChangedRow> rows = store.finish(tx, finishes);
+            Set<Long> held = new HashSet<>();
+            rows.forEach(r -> held.add(r.id()));
+            for (Pending p : batch) {
+                if (p.step() != null && held.contains(p.finish().message().id())) {
+                    p.step().run(tx);
+                }
+            }
+            store.updateEffects(tx, rows);
+            if (config.recordAttempts()) {
+                store.insertAttempts(tx, attempts(batch, rows));
+            }
+            return rows;
+        });
+        Set<Long> held = new HashSet<>();
+        changed.forEach(r -> held.add(r.id()));
+        for (Pending p : batch) {
+            ClaimedMessage m = p.finish().message();
+            if (!held.contains(m.id())) {
+                log.debug("Claim of message {} (version {}) was lost before completion; outcome {} not recorded",
+                        m.id(), m.claimVersion(), p.finish().kind());
+                listener.claimLost(m, "completion");
+            }
+            p.whenWritten().run();
+        }
+    }
+
+    private List<OutboxStore.AttemptRow> attempts(List<Pending> batch, List<OutboxStore.ChangedRow> rows) {
+        var statusById = new java.util.HashMap<Long, String>();
+        rows.forEach(r -> statusById.put(r.id(), r.status()));
+        List<OutboxStore.AttemptRow> out = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            OutboxStore.Finish f = p.finish();
+            ClaimedMessage m = f.message();
+            String status = statusById.get(m.id());
+            String outcome;
+            if (status == null) {
+                outcome = "claim_lost";
+            } else if (f.kind().equals("retry") && status.equals("failed")) {
+                outcome = "failed";
+            } else {
+                outcome = f.kind();
+            }
+            out.add(new OutboxStore.AttemptRow(m.idempotencyKey(), m.id(), m.attempt(), m.claimVersion(),
+                    config.workerId(), m.claimedAt(), f.finishedAt() == null ? Instant.now() : f.finishedAt(),
+                    outcome, f.error(), f.detail()));
+        }
+        return out;
+    }
+}

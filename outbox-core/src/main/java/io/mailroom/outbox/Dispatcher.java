@@ -1,0 +1,428 @@
+package io.mailroom.outbox;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The runtime operators run: claims messages for the topics it has handlers for, runs each handler
+ * on a virtual thread after the claim has committed, and writes outcomes through the
+ * {@link Completer}; keeps leases alive ({@link Heartbeater}), returns expired ones
+ * ({@link LeaseRescuer}) and honours the pause switches in {@code outbox_control}.
+ *
+ * <p>The producer never claims more than it has free handler slots. An empty claim never means the
+ * queue is empty (rows may be locked or not yet available): it sleeps for the poll interval with
+ * jitter, cut short by a LISTEN/NOTIFY wake-up.
+ *
+ * <p>{@link #stop()} is graceful: no new claims, running handlers get until the shutdown deadline,
+ * then the claims still held are handed back to the queue (pending, attempt not counted) and their
+ * handlers are interrupted, so nothing waits for a lease to expire.
+ */
+public final class Dispatcher implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+
+    private final DispatcherConfig config;
+    private final Map<String, MessageHandler> handlers;
+    private final ClaimGate gate;
+    private final DispatcherListener listener;
+    private final DispatcherSessions sessions;
+    private final OutboxStore store;
+    private final Completer completer;
+    private final Heartbeater heartbeater;
+    private final LeaseRescuer rescuer;
+    private final SqlClock clock;
+
+    private final Map<Long, InFlight> inFlight = new ConcurrentHashMap<>();
+    private final Semaphore slots;
+    private final Semaphore wakeSignal = new Semaphore(0);
+    private volatile Set<String> paused = Set.of();
+    private volatile boolean running;
+    private volatile boolean claiming;
+
+    private ExecutorService handlerThreads;
+    private ScheduledExecutorService maintenance;
+    private WakeUpListener wakeUpListener;
+    private Thread producer;
+
+    public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers,
+                      ClaimGate gate, DispatcherListener listener) {
+        if (handlers.isEmpty()) {
+            throw new IllegalArgumentException("handlers must name at least one topic");
+        }
+        this.config = config;
+        this.handlers = Map.copyOf(handlers);
+        this.gate = gate == null ? ClaimGate.OPEN : gate;
+        this.listener = listener == null ? DispatcherListener.NONE : listener;
+        this.clock = SqlClock.of(config.clock());
+        this.sessions = new DispatcherSessions(dataSource, config.statementTimeout(), config.idleInTransactionTimeout());
+        this.store = new OutboxStore(clock, config.backoff());
+        this.completer = new Completer(sessions, store, config, this.listener);
+        this.heartbeater = new Heartbeater(sessions, store, config, this.listener);
+        this.rescuer = new LeaseRescuer(sessions, store, config, this.listener);
+        this.slots = new Semaphore(config.concurrency());
+    }
+
+    public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers) {
+        this(dataSource, config, handlers, ClaimGate.OPEN, DispatcherListener.NONE);
+    }
+
+    public DispatcherConfig config() {
+        return config;
+    }
+
+    // ---------------------------------------------------------------------------- lifecycle
+
+    /** Starts the producer, completer, heartbeats, rescuer, pause polling and (if configured) LISTEN. */
+    public synchronized void start() {
+        if (running) {
+            throw new IllegalStateException("dispatcher " + config.workerId() + " is already running");
+        }
+        running = true;
+        claiming = true;
+        handlerThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("mailroom-handler-", 0).factory());
+        maintenance = Executors.newScheduledThreadPool(2, Thread.ofPlatform().name("mailroom-maintenance-", 0).daemon().factory());
+        completer.start();
+        schedule(this::heartbeatQuietly, config.heartbeatInterval());
+        schedule(this::rescueQuietly, config.rescueInterval());
+        schedule(this::refreshPausedQuietly, config.controlPollInterval());
+        refreshPausedQuietly();
+        if (config.listenForNotifications()) {
+            wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake);
+            wakeUpListener.start();
+        }
+        producer = Thread.ofPlatform().name("mailroom-producer").start(this::produce);
+        log.info("Dispatcher {} started: topics {}, batch {}, concurrency {}, lease {}", config.workerId(),
+                handlers.keySet(), config.batchSize(), config.concurrency(), config.lease());
+    }
+
+    /** Graceful stop; see the class comment. Safe to call more than once. */
+    public synchronized void stop() {
+        if (!running) {
+            return;
+        }
+        long deadline = System.nanoTime() + config.shutdownDeadline().toNanos();
+        claiming = false;
+        wake();
+        joinQuietly(producer, Duration.ofSeconds(5));
+        if (wakeUpListener != null) {
+            wakeUpListener.stop();
+        }
+        // Let running handlers finish and their outcomes be written, up to the deadline.
+        while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        List<InFlight> unfinished = new ArrayList<>(inFlight.values());
+        if (!unfinished.isEmpty()) {
+            handBack(unfinished);
+        }
+        completer.stop(Duration.ofSeconds(5));
+        maintenance.shutdownNow();
+        handlerThreads.shutdownNow();
+        running = false;
+        log.info("Dispatcher {} stopped ({} claims handed back)", config.workerId(), unfinished.size());
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Claims currently held by this instance (handlers running or outcomes not yet written). */
+    public int inFlightCount() {
+        return inFlight.size();
+    }
+
+    /** Wakes the producer now (as a notification would). */
+    public void wake() {
+        if (wakeSignal.availablePermits() == 0) {
+            wakeSignal.release();
+        }
+    }
+
+    // ------------------------------------------------------------------- single steps (tests, tools)
+
+    /**
+     * One deterministic step on the caller's thread: claims up to a batch, runs the handlers one after
+     * the other and writes their outcomes. Returns how many messages were claimed.
+     */
+    public int runOnce() {
+        List<ClaimedMessage> claimed = claim(config.batchSize());
+        for (ClaimedMessage m : claimed) {
+            InFlight f = new InFlight(m);
+            inFlight.put(m.id(), f);
+            Completer.Pending pending = handle(f);
+            if (pending != null) {
+                completer.writeWithFallback(List.of(pending));
+            }
+        }
+        return claimed.size();
+    }
+
+    /** One pass of the lease rescuer; returns how many messages it returned. */
+    public int rescueOnce() {
+        return rescuer.rescue();
+    }
+
+    /** One heartbeat over the claims held; returns how many were found lost. */
+    public int heartbeatOnce() {
+        return heartbeater.beat(inFlight.values());
+    }
+
+    // ---------------------------------------------------------------------------------- producer
+
+    private void produce() {
+        while (claiming) {
+            try {
+                if (paused.contains("*")) {
+                    sleep(config.controlPollInterval());
+                    continue;
+                }
+                slots.acquire();
+                int free = 1 + slots.drainPermits();
+                int want = Math.min(free, config.batchSize());
+                slots.release(free - want);
+                if (!claiming) {
+                    slots.release(want);
+                    break;
+                }
+                List<ClaimedMessage> claimed;
+                try {
+                    claimed = claim(want);
+                } catch (RuntimeException e) {
+                    slots.release(want);
+                    listener.error("claim", e);
+                    log.warn("Claim failed (SQLSTATE {}): {}; retrying after the poll interval",
+                            SqlStates.sqlState(e), e.getMessage());
+                    sleep(config.pollInterval());
+                    continue;
+                }
+                slots.release(want - claimed.size());
+                for (ClaimedMessage m : claimed) {
+                    InFlight f = new InFlight(m);
+                    f.holdsSlot = true;
+                    inFlight.put(m.id(), f);
+                    handlerThreads.execute(() -> {
+                        Completer.Pending pending = handle(f);
+                        if (pending != null) {
+                            completer.submit(pending);
+                        }
+                    });
+                }
+                if (claimed.size() < want) {
+                    sleep(config.pollInterval());
+                }
+            } catch (InterruptedException e) {
+                if (!claiming) {
+                    break;
+                }
+            } catch (RuntimeException e) {
+                log.error("Producer loop failed; continuing", e);
+            }
+        }
+    }
+
+    private List<ClaimedMessage> claim(int want) {
+        Set<String> pausedNow = paused;
+        if (pausedNow.contains("*")) {
+            return List.of();
+        }
+        List<String> unlimited = new ArrayList<>();
+        List<ClaimedMessage> claimed = new ArrayList<>();
+        for (String topic : handlers.keySet()) {
+            if (pausedNow.contains(topic)) {
+                continue;
+            }
+            int limit = gate.claimLimit(topic);
+            if (limit == Integer.MAX_VALUE) {
+                unlimited.add(topic);
+            } else if (limit > 0 && claimed.size() < want) {
+                claimed.addAll(claimTopics(List.of(topic), Math.min(limit, want - claimed.size())));
+            }
+        }
+        if (!unlimited.isEmpty() && claimed.size() < want) {
+            claimed.addAll(claimTopics(unlimited, want - claimed.size()));
+        }
+        return claimed;
+    }
+
+    private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
+        long started = System.nanoTime();
+        List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
+                store.claim(tx, config.workerId(), limit, topics, config.lease()));
+        listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
+        return claimed;
+    }
+
+    // ---------------------------------------------------------------------------------- executor
+
+    /** Runs the handler of one claimed message; returns the outcome to write, or null if there is none. */
+    private Completer.Pending handle(InFlight f) {
+        ClaimedMessage m = f.message;
+        f.thread = Thread.currentThread();
+        long started = System.nanoTime();
+        Outcome outcome = null;
+        try {
+            outcome = handlers.get(m.topic()).handle(m, f);
+            if (outcome == null) {
+                outcome = Outcome.retryLater("handler for " + m.topic() + " returned no outcome");
+            }
+        } catch (ClaimLostException e) {
+            f.lost = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            outcome = Outcome.retryLater("handler interrupted");
+        } catch (Exception e) {
+            outcome = Outcome.retryLater("handler threw " + e.getClass().getName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+        } finally {
+            f.thread = null;
+        }
+        if (f.lost || outcome == null) {
+            // Someone else holds the message now, or it was handed back: record nothing.
+            listener.finished(m, "claim_lost", Duration.ofNanos(System.nanoTime() - started));
+            release(f);
+            return null;
+        }
+        return pending(f, outcome, started);
+    }
+
+    private Completer.Pending pending(InFlight f, Outcome outcome, long startedNanos) {
+        ClaimedMessage m = f.message;
+        OutboxStore.Finish finish = switch (outcome) {
+            case Outcome.Done d -> new OutboxStore.Finish(m, "done", null, null, d.detail(), clock.instant());
+            case Outcome.RetryLater r -> new OutboxStore.Finish(m, "retry", r.error(),
+                    r.after() != null ? r.after() : config.backoff().delay(m.attempt()), r.detail(), clock.instant());
+            case Outcome.Failed x -> new OutboxStore.Finish(m, "failed", x.reason(), null, x.detail(), clock.instant());
+            case Outcome.Review v -> new OutboxStore.Finish(m, "review", v.reason(), null, v.detail(), clock.instant());
+        };
+        Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
+        String kind = finish.kind();
+        return new Completer.Pending(finish, outcome.alsoInTransaction(), () -> {
+            listener.finished(m, kind, took);
+            release(f);
+        });
+    }
+
+    private void release(InFlight f) {
+        if (inFlight.remove(f.message.id(), f) && f.holdsSlot) {
+            slots.release();
+        }
+    }
+
+    /** Graceful stop: hands held claims back (fenced) and interrupts their handlers. */
+    private void handBack(List<InFlight> unfinished) {
+        for (InFlight f : unfinished) {
+            f.lost = true;
+            Thread t = f.thread;
+            if (t != null) {
+                t.interrupt();
+            }
+        }
+        List<ClaimedMessage> messages = unfinished.stream().map(f -> f.message).toList();
+        try {
+            List<OutboxStore.ChangedRow> released = sessions.inTransaction(tx -> {
+                List<OutboxStore.ChangedRow> rows = store.release(tx, messages);
+                store.updateEffects(tx, rows);
+                if (config.recordAttempts()) {
+                    Instant now = clock.instant();
+                    store.insertAttempts(tx, rows.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                            r.id(), r.attempts() + 1, r.claimVersion(), config.workerId(), r.claimedAt(), now,
+                            "released", "dispatcher stopped before the handler finished", null)).toList());
+                }
+                return rows;
+            });
+            log.info("Handed {} unfinished claims back to the queue", released.size());
+        } catch (RuntimeException e) {
+            log.error("Could not hand back {} claims; their leases will expire and the rescuer will return them",
+                    messages.size(), e);
+        }
+        unfinished.forEach(this::release);
+    }
+
+    // ------------------------------------------------------------------------------ maintenance
+
+    private void schedule(Runnable task, Duration every) {
+        long millis = every.toMillis();
+        long initial = ThreadLocalRandom.current().nextLong(Math.max(1, millis));
+        maintenance.scheduleWithFixedDelay(task, initial, millis, TimeUnit.MILLISECONDS);
+    }
+
+    private void heartbeatQuietly() {
+        try {
+            heartbeater.beat(inFlight.values());
+        } catch (RuntimeException e) {
+            listener.error("heartbeat", e);
+            log.warn("Heartbeat failed (SQLSTATE {}); retrying at the next interval", SqlStates.sqlState(e));
+        }
+    }
+
+    private void rescueQuietly() {
+        try {
+            rescuer.rescue();
+        } catch (RuntimeException e) {
+            listener.error("rescue", e);
+            log.warn("Lease rescue failed (SQLSTATE {}); retrying at the next interval", SqlStates.sqlState(e));
+        }
+    }
+
+    private void refreshPausedQuietly() {
+        try {
+            Set<String> now = sessions.inTransaction(store::pausedScopes);
+            if (!now.equals(paused)) {
+                log.info("Pause switches changed: {}", now.isEmpty() ? "none paused" : now);
+                paused = Set.copyOf(now);
+                if (now.isEmpty()) {
+                    wake();
+                }
+            }
+        } catch (RuntimeException e) {
+            listener.error("control", e);
+            log.warn("Could not read pause switches (SQLSTATE {}); keeping the last known", SqlStates.sqlState(e));
+        }
+    }
+
+    private void sleep(Duration max) throws InterruptedException {
+        long millis = max.toMillis();
+        long jitter = (long) (millis * config.pollJitter() * ThreadLocalRandom.current().nextDouble());
+        if (wakeSignal.tryAcquire(Math.max(1, millis - jitter), TimeUnit.MILLISECONDS)) {
+            wakeSignal.drainPermits();
+        }
+    }
+
+    private static void joinQuietly(Thread t, Duration max) {
+        if (t == null) {
+            return;
+        }
+        t.interrupt();
+        try {
+            t.join(max.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package io.mailroom.outbox;
+
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Immutable settings of a {@link Dispatcher}. Build with {@link #builder()}; {@link Builder#build()}
+ * rejects bad or conflicting values with a message naming the setting, and never clamps silently.
+ */
+public record DispatcherConfig(
+        String workerId,
+        int batchSize,
+        int concurrency,
+        Duration lease,
+        Duration heartbeatInterval,
+        Duration pollInterval,
+        double pollJitter,
+        Backoff backoff,
+        Duration rescueInterval,
+        int rescuePageSize,
+        Duration shutdownDeadline,
+        boolean listenForNotifications,
+        boolean recordAttempts,
+        int completionBatchSize,
+        Duration statementTimeout,
+        Duration idleInTransactionTimeout,
+        Duration controlPollInterval,
+        Clock clock) {
+
+    public static final int DEFAULT_BATCH_SIZE = 50;
+    public static final int DEFAULT_CONCURRENCY = 32;
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(60);
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+    public static final double DEFAULT_POLL_JITTER = 0.25;
+    public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(5);
+    public static final int DEFAULT_RESCUE_PAGE_SIZE = 500;
+    public static final Duration DEFAULT_SHUTDOWN_DEADLINE = Duration.ofSeconds(30);
+    public static final int DEFAULT_COMPLETION_BATCH_SIZE = 500;
+    public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_CONTROL_POLL_INTERVAL = Duration.ofSeconds(2);
+
+    public DispatcherConfig {
+        Objects.requireNonNull(workerId, "workerId");
+        Objects.requireNonNull(backoff, "backoff");
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this configuration's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.workerId = workerId;
+        b.batchSize = batchSize;
+        b.concurrency = concurrency;
+        b.lease = lease;
+        b.heartbeatInterval = heartbeatInterval;
+        b.pollInterval = pollInterval;
+        b.pollJitter = pollJitter;
+        b.backoff = backoff;
+        b.rescueInterval = rescueInterval;
+        b.rescuePageSize = rescuePageSize;
+        b.shutdownDeadline = shutdownDeadline;
+        b.listenForNotifications = listenForNotifications;
+        b.recordAttempts = recordAttempts;
+        b.completionBatchSize = completionBatchSize;
+        b.statementTimeout = statementTimeout;
+        b.idleInTransactionTimeout = idleInTransactionTimeout;
+        b.controlPollInterval = controlPollInterval;
+        b.clock = clock;
+        return b;
+    }
+
+    /** Default worker id: host, process id and a random suffix, unique per dispatcher instance. */
+    public static String defaultWorkerId() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            host = "host";
+        }
+        return host + "-" + ManagementFactory.getRuntimeMXBean().getPid() + "-"
+                + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
+    }
+
+    public static final class Builder {
+        private String workerId;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private Duration lease = DEFAULT_LEASE;
+        private Duration heartbeatInterval;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private double pollJitter = DEFAULT_POLL_JITTER;
+        private Backoff backoff = Backoff.DEFAULT;
+        private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
+        private int rescuePageSize = DEFAULT_RESCUE_PAGE_SIZE;
+        private Duration shutdownDeadline = DEFAULT_SHUTDOWN_DEADLINE;
+        private boolean listenForNotifications = true;
+        private boolean recordAttempts = true;
+        private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
+        private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
+        private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
+        private Duration controlPollInterval = DEFAULT_CONTROL_POLL_INTERVAL;
+        private Clock clock;
+
+        private Builder() {
+        }
+
+        /** Names this instance in {@code claimed_by}; default host-pid-random. */
+        public Builder workerId(String v) { this.workerId = v; return this; }
+        /** Most messages one claim takes (1..1000). */
+        public Builder batchSize(int v) { this.batchSize = v; return this; }
+        /** Handlers running at once; the claimer never takes more than the free slots. */
+        public Builder concurrency(int v) { this.concurrency = v; return this; }
+        /** How long a claim holds without a heartbeat. */
+        public Builder lease(Duration v) { this.lease = v; return this; }
+        /** How often leases of running handlers are extended; default a third of the lease. */
+        public Builder heartbeatInterval(Duration v) { this.heartbeatInterval = v; return this; }
+        /** Longest sleep after a claim found nothing (a wake-up cuts it short). */
+        public Builder pollInterval(Duration v) { this.pollInterval = v; return this; }
+        /** Random share taken off each poll sleep (0..1). */
+        public Builder pollJitter(double v) { this.pollJitter = v; return this; }
+        public Builder backoff(Backoff v) { this.backoff = v; return this; }
+        /** How often expired leases are looked for. */
+        public Builder rescueInterval(Duration v) { this.rescueInterval = v; return this; }
+        /** Most rows one rescue statement returns to the queue. */
+        public Builder rescuePageSize(int v) { this.rescuePageSize = v; return this; }
+        /** How long a graceful stop lets running handlers finish before handing their leases back. */
+        public Builder shutdownDeadline(Duration v) { this.shutdownDeadline = v; return this; }
+        /** LISTEN for enqueue notifications (polling continues as the fallback). */
+        public Builder listenForNotifications(boolean v) { this.listenForNotifications = v; return this; }
+        /** Append every finished attempt to {@code outbox_attempt} (the support timeline). */
+        public Builder recordAttempts(boolean v) { this.recordAttempts = v; return this; }
+        /** Most outcomes written in one completion transaction. */
+        public Builder completionBatchSize(int v) { this.completionBatchSize = v; return this; }
+        /** {@code statement_timeout} of the dispatcher's sessions (claim included); null leaves the server's. */
+        public Builder statementTimeout(Duration v) { this.statementTimeout = v; return this; }
+        /** {@code idle_in_transaction_session_timeout} of the dispatcher's sessions; null leaves the server's. */
+        public Builder idleInTransactionTimeout(Duration v) { this.idleInTransactionTimeout = v; return this; }
+        /** How often the pause switches in {@code outbox_control} are read. */
+        public Builder controlPollInterval(Duration v) { this.controlPollInterval = v; return this; }
+        /** Time source for SQL; null (default) means the database's {@code now()}. */
+        public Builder clock(Clock v) { this.clock = v; return this; }
+
+        public DispatcherConfig build() {
+            String id = workerId == null ? defaultWorkerId() : workerId;
+            if (id.isBlank() || id.length() > 200) {
+                throw new IllegalArgumentException("workerId must be 1..200 characters, got '" + id + "'");
+            }
+            range("batchSize", batchSize, 1, 1000);
+            range("concurrency", concurrency, 1, 10_000);
+            range("rescuePageSize", rescuePageSize, 1, 100_000);
+            range("completionBatchSize", completionBatchSize, 1, 10_000);
+            positive("lease", lease);
+            if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("lease must be at least 1s, got " + lease);
+            }
+            Duration heartbeat = heartbeatInterval == null ? lease.dividedBy(3) : heartbeatInterval;
+            positive("heartbeatInterval", heartbeat);
+            if (heartbeat.compareTo(lease) >= 0) {
+                throw new IllegalArgumentException("heartbeatInterval (" + heartbeat + ") must be shorter than lease ("
+                        + lease + "), or every lease expires between two heartbeats");
+            }
+            positive("pollInterval", pollInterval);
+            if (!(pollJitter >= 0 && pollJitter <= 1)) {
+                throw new IllegalArgumentException("pollJitter must be between 0 and 1, got " + pollJitter);
+            }
+            Objects.requireNonNull(backoff, "backoff must not be null");
+            positive("rescueInterval", rescueInterval);
+            positive("shutdownDeadline", shutdownDeadline);
+            positive("controlPollInterval", controlPollInterval);
+            if (statementTimeout != null) {
+                positive("statementTimeout", statementTimeout);
+            }
+            if (idleInTransactionTimeout != null) {
+                positive("idleInTransactionTimeout", idleInTransactionTimeout);
+            }
+            return new DispatcherConfig(id, batchSize, concurrency, lease, heartbeat, pollInterval, pollJitter, backoff,
+                    rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
+                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, clock);
+        }
+
+        private static void range(String name, int value, int min, int max) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
+            }
+        }
+
+        private static void positive(String name, Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
+            }
+        }
+    }
+}

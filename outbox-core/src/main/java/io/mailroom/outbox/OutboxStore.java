@@ -1,0 +1,376 @@
+package io.mailroom.outbox;
+
+import org.jooq.CommonTableExpression;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.Record2;
+import org.jooq.Result;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static io.mailroom.db.jooq.Tables.OUTBOX_CONTROL;
+import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
+import static org.jooq.impl.DSL.any;
+import static org.jooq.impl.DSL.name;
+import static org.jooq.impl.DSL.notExists;
+import static org.jooq.impl.DSL.selectOne;
+import static org.jooq.impl.DSL.val;
+
+/**
+ * Every SQL statement of the outbox runtime, in one place. Statements that change a claimed row
+ * are fenced by {@code claim_version} and {@code status = 'running'}: a row they do not return was
+ * not changed, because the claim is no longer the caller's.
+ *
+ * <p>Batched statements take their rows as arrays ({@code unnest}), so the SQL text is the same
+ * whatever the batch size and the server reuses one plan.
+ */
+final class OutboxStore {
+
+    static final int MAX_ERROR_LENGTH = 2000;
+
+    private static final String PENDING = MessageStatus.PENDING.sql();
+    private static final String RUNNING = MessageStatus.RUNNING.sql();
+
+    private final SqlClock clock;
+    private final Backoff backoff;
+
+    OutboxStore(SqlClock clock, Backoff backoff) {
+        this.clock = clock;
+        this.backoff = backoff;
+    }
+
+    // ---------------------------------------------------------------------------------------- claim
+
+    /**
+     * The claim: a CTE picks pending rows with {@code FOR NO KEY UPDATE SKIP LOCKED} (the locking
+     * clause must sit inside the CTE: it does not reach into WITH from outside), and the outer
+     * UPDATE marks exactly those rows running, bumps {@code claim_version} and {@code attempts}
+     * and sets the lease. Must run at READ COMMITTED: at REPEATABLE READ a candidate changed after
+     * the snapshot raises 40001 instead of being skipped.
+     *
+     * <p>A row with an ordering key is skipped while an earlier row (lower id) of the same key is
+     * pending or running, so that key's messages go one at a time, in order.
+     */
+    List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease) {
+        var m = OUTBOX_MESSAGE;
+        var c = OUTBOX_MESSAGE.as("c");
+        var earlier = OUTBOX_MESSAGE.as("earlier");
+        Field<Instant> now = clock.now();
+
+        Condition orderingFree = c.ORDERING_KEY.isNull().or(notExists(selectOne().from(earlier).where(
+                earlier.ORDERING_KEY.eq(c.ORDERING_KEY),
+                earlier.ID.lt(c.ID),
+                earlier.STATUS.in(PENDING, RUNNING))));
+
+        CommonTableExpression<Record2<Long, Instant>> picked = name("picked").fields("id", "created_at").as(
+                DSL.select(c.ID, c.CREATED_AT)
+                        .from(c)
+                        .where(c.STATUS.eq(PENDING))
+                        .and(c.AVAILABLE_AT.le(now))
+                        .and(c.TOPIC.eq(any(topics.toArray(String[]::new))))
+                        .and(orderingFree)
+                        .orderBy(c.AVAILABLE_AT, c.ID)
+                        .limit(limit)
+                        .forNoKeyUpdate()
+                        .skipLocked());
+        Field<Long> pickedId = picked.field("id", Long.class);
+        Field<Instant> pickedCreatedAt = picked.field("created_at", Instant.class);
+
+        return tx.with(picked)
+                .update(m)
+                .set(m.STATUS, RUNNING)
+                .set(m.CLAIMED_BY, worker)
+                .set(m.CLAIMED_AT, now)
+                .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(1))
+                .set(m.ATTEMPTS, m.ATTEMPTS.plus(1))
+                .set(m.LEASE_UNTIL, clock.plus(lease))
+                .set(m.UPDATED_AT, now)
+                .from(picked)
+                .where(m.ID.eq(pickedId).and(m.CREATED_AT.eq(pickedCreatedAt)))
+                .returning(m.ID, m.CREATED_AT, m.TOPIC, m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.IDEMPOTENCY_KEY,
+                        m.ORDERING_KEY, m.PAYLOAD, m.ATTEMPTS, m.MAX_ATTEMPTS, m.CLAIM_VERSION, m.CLAIMED_AT,
+                        m.LEASE_UNTIL)
+                .fetch(r -> new ClaimedMessage(r.get(m.ID), r.get(m.CREATED_AT), r.get(m.TOPIC),
+                        r.get(m.AGGREGATE_TYPE), r.get(m.AGGREGATE_ID), r.get(m.IDEMPOTENCY_KEY),
+                        r.get(m.ORDERING_KEY), r.get(m.PAYLOAD).data(), r.get(m.ATTEMPTS), r.get(m.MAX_ATTEMPTS),
+                        r.get(m.CLAIM_VERSION), r.get(m.CLAIMED_AT), r.get(m.LEASE_UNTIL)));
+    }
+
+    // --------------------------------------------------------------------------------------- finish
+
+    /** One outcome to write: {@code kind} is done, retry, failed or review. */
+    record Finish(ClaimedMessage message, String kind, String error, Duration delay, String detail, Instant finishedAt) {
+    }
+
+    /** A row a fenced statement changed, as it is afterwards. */
+    record ChangedRow(long id, Instant createdAt, String idempotencyKey, String status, int attempts, int maxAttempts,
+                      long claimVersion, String claimedBy, Instant claimedAt, String lastError) {
+    }
+
+    /**
+     * Writes many outcomes in one statement. Retries go back to pending after their delay, or to
+     * failed when the attempts are used up (decided on the row's current {@code max_attempts}, which
+     * a person may have raised). Returns the rows changed; a missing one lost its claim.
+     */
+    List<ChangedRow> finish(DSLContext tx, List<Finish> finishes) {
+        int n = finishes.size();
+        Long[] ids = new Long[n];
+        String[] createdAts = new String[n];
+        Long[] versions = new Long[n];
+        String[] kinds = new String[n];
+        String[] errors = new String[n];
+        Long[] delays = new Long[n];
+        for (int i = 0; i < n; i++) {
+            Finish f = finishes.get(i);
+            ids[i] = f.message().id();
+            createdAts[i] = f.message().createdAt().toString();
+            versions[i] = f.message().claimVersion();
+            kinds[i] = f.kind();
+            errors[i] = truncate(f.error());
+            delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
+        }
+        Field<Instant> now = clock.now();
+        Result<Record> rows = tx.resultQuery("""
+                UPDATE outbox_message AS m SET
+                  status = CASE WHEN v.kind <> 'retry' THEN v.kind
+                                WHEN m.attempts >= m.max_attempts THEN 'failed'
+                                ELSE 'pending' END,
+                  available_at = CASE WHEN v.kind = 'retry' THEN {0} + make_interval(secs => v.delay_ms / 1000.0)
+                                      ELSE m.available_at END,
+                  lease_until = NULL,
+                  last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END,
+                  finished_at = CASE WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE {0} END,
+                  updated_at = {0}
+                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[], {4}::varchar[], {5}::varchar[], {6}::bigint[])
+                     AS v(id, created_at, claim_version, kind, error, delay_ms)
+                WHERE m.id = v.id AND m.created_at = v.created_at
+                  AND m.claim_version = v.claim_version AND m.status = 'running'
+                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
+                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
+                """, now, val(ids), val(createdAts), val(versions), val(kinds), val(errors), val(delays)).fetch();
+        return changedRows(rows);
+    }
+
+    /** Extends the leases of held claims; returns the ids whose claim still holds. */
+    Set<Long> heartbeat(DSLContext tx, Collection<ClaimedMessage> held, Duration lease) {
+        int n = held.size();
+        Long[] ids = new Long[n];
+        String[] createdAts = new String[n];
+        Long[] versions = new Long[n];
+        int i = 0;
+        for (ClaimedMessage msg : held) {
+            ids[i] = msg.id();
+            createdAts[i] = msg.createdAt().toString();
+            versions[i] = msg.claimVersion();
+            i++;
+        }
+        Result<Record> rows = tx.resultQuery("""
+                UPDATE outbox_message AS m SET lease_until = {0}
+                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[]) AS v(id, created_at, claim_version)
+                WHERE m.id = v.id AND m.created_at = v.created_at
+                  AND m.claim_version = v.claim_version AND m.status = 'running'
+                RETURNING m.id
+                """, clock.plus(lease), val(ids), val(createdAts), val(versions)).fetch();
+        Set<Long> kept = new HashSet<>();
+        rows.forEach(r -> kept.add(r.get(0, Long.class)));
+        return kept;
+    }
+
+    /**
+     * Hands claims back to the queue without counting the attempt (graceful stop): pending, available
+     * at once, attempts decremented. Returns the rows changed.
+     */
+    List<ChangedRow> release(DSLContext tx, Collection<ClaimedMessage> held) {
+        int n = held.size();
+        Long[] ids = new Long[n];
+        String[] createdAts = new String[n];
+        Long[] versions = new Long[n];
+        int i = 0;
+        for (ClaimedMessage msg : held) {
+            ids[i] = msg.id();
+            createdAts[i] = msg.createdAt().toString();
+            versions[i] = msg.claimVersion();
+            i++;
+        }
+        Result<Record> rows = tx.resultQuery("""
+                UPDATE outbox_message AS m SET
+                  status = 'pending', available_at = {0}, lease_until = NULL,
+                  attempts = greatest(m.attempts - 1, 0), updated_at = {0}
+                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[]) AS v(id, created_at, claim_version)
+                WHERE m.id = v.id AND m.created_at = v.created_at
+                  AND m.claim_version = v.claim_version AND m.status = 'running'
+                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
+                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
+                """, clock.now(), val(ids), val(createdAts), val(versions)).fetch();
+        return changedRows(rows);
+    }
+
+    // -------------------------------------------------------------------------------------- rescue
+
+    /**
+     * Returns up to {@code page} rows whose lease expired to pending (with backoff) or to failed
+     * after their last attempt. The expiry is checked in the CTE and again in the outer UPDATE after
+     * the row lock is taken (READ COMMITTED re-evaluates the WHERE clause on the newest row version),
+     * so a heartbeat that committed first wins; rows locked by a heartbeat or a completion right now
+     * are skipped and looked at next time.
+     */
+    List<ChangedRow> rescueExpired(DSLContext tx, int page) {
+        Field<Instant> now = clock.now();
+        double baseSeconds = backoff.base().toMillis() / 1000.0;
+        double capSeconds = backoff.cap().toMillis() / 1000.0;
+        Result<Record> rows = tx.resultQuery("""
+                WITH expired AS (
+                  SELECT id, created_at FROM outbox_message
+                  WHERE status = 'running' AND lease_until < {0}
+                  ORDER BY lease_until
+                  LIMIT {1}
+                  FOR NO KEY UPDATE SKIP LOCKED
+                )
+                UPDATE outbox_message AS m SET
+                  status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
+                  available_at = {0} + make_interval(secs =>
+                      least({2}, {3} * power({4}, greatest(m.attempts - 1, 0))) * (1 - {5} * random())),
+                  lease_until = NULL,
+                  last_error = left('lease expired: ' || coalesce(m.claimed_by, 'unknown worker')
+                                    || ' did not finish attempt ' || m.attempts, 2000),
+                  finished_at = CASE WHEN m.attempts >= m.max_attempts THEN {0} END,
+                  updated_at = {0}
+                FROM expired
+                WHERE m.id = expired.id AND m.created_at = expired.created_at
+                  AND m.status = 'running' AND m.lease_until < {0}
+                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
+                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
+                """, now, val(page), val(capSeconds), val(baseSeconds), val(backoff.multiplier()),
+                val(backoff.jitter())).fetch();
+        return changedRows(rows);
+    }
+
+    // ------------------------------------------------------------------------- history (effects, attempts)
+
+    /** Mirrors the new state of changed rows onto their {@code outbox_effect}. */
+    void updateEffects(DSLContext tx, List<ChangedRow> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        int n = rows.size();
+        String[] keys = new String[n];
+        Long[] messageIds = new Long[n];
+        String[] statuses = new String[n];
+        Integer[] attempts = new Integer[n];
+        String[] errors = new String[n];
+        for (int i = 0; i < n; i++) {
+            ChangedRow r = rows.get(i);
+            keys[i] = r.idempotencyKey();
+            messageIds[i] = r.id();
+            statuses[i] = r.status();
+            attempts[i] = r.attempts();
+            errors[i] = r.lastError();
+        }
+        tx.execute("""
+                UPDATE outbox_effect AS e SET
+                  status = v.status, attempts = v.attempts, last_error = v.error, updated_at = {0},
+                  finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') THEN {0} END
+                FROM unnest({1}::varchar[], {2}::bigint[], {3}::varchar[], {4}::int[], {5}::varchar[])
+                     AS v(idempotency_key, message_id, status, attempts, error)
+                WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id
+                """, clock.now(), val(keys), val(messageIds), val(statuses), val(attempts), val(errors));
+    }
+
+    /** One finished attempt for the support timeline. */
+    record AttemptRow(String idempotencyKey, long messageId, int attempt, long claimVersion, String worker,
+                      Instant startedAt, Instant finishedAt, String outcome, String error, String detail) {
+    }
+
+    void insertAttempts(DSLContext tx, List<AttemptRow> attempts) {
+        if (attempts.isEmpty()) {
+            return;
+        }
+        int n = attempts.size();
+        String[] keys = new String[n];
+        Long[] messageIds = new Long[n];
+        Integer[] numbers = new Integer[n];
+        Long[] versions = new Long[n];
+        String[] workers = new String[n];
+        String[] started = new String[n];
+        String[] finished = new String[n];
+        String[] outcomes = new String[n];
+        String[] errors = new String[n];
+        String[] details = new String[n];
+        for (int i = 0; i < n; i++) {
+            AttemptRow a = attempts.get(i);
+            keys[i] = a.idempotencyKey();
+            messageIds[i] = a.messageId();
+            numbers[i] = a.attempt();
+            versions[i] = a.claimVersion();
+            workers[i] = a.worker() == null ? "unknown" : a.worker();
+            started[i] = a.startedAt().toString();
+            finished[i] = a.finishedAt().toString();
+            outcomes[i] = a.outcome();
+            errors[i] = truncate(a.error());
+            details[i] = a.detail();
+        }
+        tx.execute("""
+                INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
+                                            started_at, finished_at, outcome, error, detail)
+                SELECT * FROM unnest({0}::varchar[], {1}::bigint[], {2}::int[], {3}::bigint[], {4}::varchar[],
+                                     {5}::timestamptz[], {6}::timestamptz[], {7}::varchar[], {8}::varchar[], {9}::jsonb[])
+                """, val(keys), val(messageIds), val(numbers), val(versions), val(workers), val(started),
+                val(finished), val(outcomes), val(errors), val(details));
+    }
+
+    // ------------------------------------------------------------------------------------- control
+
+    /** Scopes currently paused ({@code *} for all, or a topic). */
+    Set<String> pausedScopes(DSLContext dsl) {
+        return new HashSet<>(dsl.select(OUTBOX_CONTROL.SCOPE).from(OUTBOX_CONTROL)
+                .where(OUTBOX_CONTROL.PAUSED.isTrue()).fetch(OUTBOX_CONTROL.SCOPE));
+    }
+
+    void setPaused(DSLContext dsl, String scope, boolean paused, String reason, String actor) {
+        var c = OUTBOX_CONTROL;
+        dsl.insertInto(c, c.SCOPE, c.PAUSED, c.REASON, c.UPDATED_BY, c.UPDATED_AT)
+                .values(val(scope), val(paused), val(reason), val(actor), clock.now())
+                .onConflict(c.SCOPE).doUpdate()
+                .set(c.PAUSED, paused).set(c.REASON, reason).set(c.UPDATED_BY, actor).set(c.UPDATED_AT, clock.now())
+                .execute();
+    }
+
+    // ------------------------------------------------------------------------------------- helpers
+
+    static String truncate(String error) {
+        if (error == null || error.length() <= MAX_ERROR_LENGTH) {
+            return error;
+        }
+        int end = MAX_ERROR_LENGTH - 1;
+        if (Character.isHighSurrogate(error.charAt(end - 1))) {
+            end--;
+        }
+        return error.substring(0, end) + "…";
+    }
+
+    private static List<ChangedRow> changedRows(Result<Record> rows) {
+        List<ChangedRow> out = new ArrayList<>(rows.size());
+        for (Record r : rows) {
+            out.add(new ChangedRow(r.get("id", Long.class), r.get("created_at", Instant.class),
+                    r.get("idempotency_key", String.class), r.get("status", String.class),
+                    r.get("attempts", Integer.class), r.get("max_attempts", Integer.class),
+                    r.get("claim_version", Long.class), r.get("claimed_by", String.class),
+                    r.get("claimed_at", Instant.class), r.get("last_error", String.class)));
+        }
+        return out;
+    }
+
+    static Field<Instant> instant(Instant value) {
+        return DSL.val(value, SQLDataType.INSTANT);
+    }
+}
