@@ -273,7 +273,7 @@ public final class Dispatcher implements AutoCloseable {
     private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
         long started = System.nanoTime();
         List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claim(tx, config.workerId(), limit, topics, config.lease()));
+                store.claim(tx, config.workerId(), limit, topics, config.lease(), config.orderingKeys()));
         listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
         return claimed;
     }

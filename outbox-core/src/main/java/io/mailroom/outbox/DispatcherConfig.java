@@ -28,6 +28,7 @@ public record DispatcherConfig(
         Duration statementTimeout,
         Duration idleInTransactionTimeout,
         Duration controlPollInterval,
+        boolean orderingKeys,
         Clock clock) {
 
     public static final int DEFAULT_BATCH_SIZE = 50;
@@ -72,6 +73,7 @@ public record DispatcherConfig(
         b.statementTimeout = statementTimeout;
         b.idleInTransactionTimeout = idleInTransactionTimeout;
         b.controlPollInterval = controlPollInterval;
+        b.orderingKeys = orderingKeys;
         b.clock = clock;
         return b;
     }
@@ -106,6 +108,7 @@ public record DispatcherConfig(
         private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
         private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
         private Duration controlPollInterval = DEFAULT_CONTROL_POLL_INTERVAL;
+        private boolean orderingKeys = true;
         private Clock clock;
 
         private Builder() {
@@ -144,6 +147,11 @@ public record DispatcherConfig(
         public Builder idleInTransactionTimeout(Duration v) { this.idleInTransactionTimeout = v; return this; }
         /** How often the pause switches in {@code outbox_control} are read. */
         public Builder controlPollInterval(Duration v) { this.controlPollInterval = v; return this; }
+        /**
+         * Honour ordering keys in the claim (default). Off, the claim skips the per-key check and
+         * messages of one key may run side by side: only for queues that never set an ordering key.
+         */
+        public Builder orderingKeys(boolean v) { this.orderingKeys = v; return this; }
         /** Time source for SQL; null (default) means the database's {@code now()}. */
         public Builder clock(Clock v) { this.clock = v; return this; }
 
@@ -182,7 +190,7 @@ public record DispatcherConfig(
             }
             return new DispatcherConfig(id, batchSize, concurrency, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
-                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, clock);
+                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys, clock);
         }
 
         private static void range(String name, int value, int min, int max) {

@@ -62,15 +62,21 @@ final class OutboxStore {
      * pending or running, so that key's messages go one at a time, in order.
      */
     List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease) {
+        return claim(tx, worker, limit, topics, lease, true);
+    }
+
+    List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease,
+                               boolean orderingKeys) {
         var m = OUTBOX_MESSAGE;
         var c = OUTBOX_MESSAGE.as("c");
         var earlier = OUTBOX_MESSAGE.as("earlier");
         Field<Instant> now = clock.now();
 
-        Condition orderingFree = c.ORDERING_KEY.isNull().or(notExists(selectOne().from(earlier).where(
-                earlier.ORDERING_KEY.eq(c.ORDERING_KEY),
-                earlier.ID.lt(c.ID),
-                earlier.STATUS.in(PENDING, RUNNING))));
+        Condition orderingFree = !orderingKeys ? DSL.noCondition()
+                : c.ORDERING_KEY.isNull().or(notExists(selectOne().from(earlier).where(
+                        earlier.ORDERING_KEY.eq(c.ORDERING_KEY),
+                        earlier.ID.lt(c.ID),
+                        earlier.STATUS.in(PENDING, RUNNING))));
 
         CommonTableExpression<Record2<Long, Instant>> picked = name("picked").fields("id", "created_at").as(
                 DSL.select(c.ID, c.CREATED_AT)
