@@ -1,0 +1,15 @@
+# One image for every Mailroom service; the command picks the role (see docker-compose.yml).
+# Build stage: the Maven wrapper fetches Maven itself, so only a JDK is needed.
+FROM eclipse-temurin:21-jdk AS build
+WORKDIR /src
+COPY . .
+RUN ./mvnw -B -q -DskipTests package
+
+FROM eclipse-temurin:21-jre
+RUN useradd --system --uid 10001 mailroom
+WORKDIR /app
+COPY --from=build /src/order-service/target/order-service.jar /app/order-service.jar
+USER mailroom
+ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
+EXPOSE 8081
+CMD ["java", "-jar", "/app/order-service.jar"]
