@@ -17,13 +17,15 @@ import java.util.Objects;
  * @param reservedAt      when the latest reservation was taken
  * @param completedAt     when the outcome was recorded (succeeded or failed), else null
  * @param resultRef       how the outside world knows the effect (e.g. a provider message id), may be null
- * @param lastError       the latest failure or ambiguity reason, at most 2000 characters, may be null
- * @param descriptorJson  what the caller said about the effect (a JSON object), may be null
+ * @param lastError       the latest failure or ambiguity reason, at most 2000 characters, may be null;
+ *                        after a re-reservation it still describes the earlier attempt
+ * @param descriptorJson  what the caller said about the effect (a JSON object), may be null; a person
+ *                        confirming success is added as {@code confirmedBy}
  * @param updatedAt       when the row last changed
  */
 public record EffectRecord(String effectKey, Fingerprint fingerprint, EffectState state, int reservations,
-                                String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt,
-                                String resultRef, String lastError, String descriptorJson, Instant updatedAt) {
+                           String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt,
+                           String resultRef, String lastError, String descriptorJson, Instant updatedAt) {
 
     public EffectRecord {
         Objects.requireNonNull(effectKey, "effectKey");

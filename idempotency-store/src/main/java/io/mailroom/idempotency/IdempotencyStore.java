@@ -112,19 +112,29 @@ public final class IdempotencyStore {
      *   <li>any state, other fingerprint → {@code FingerprintMismatch}, row unchanged.</li>
      * </ul>
      *
-     * <p><b>Concurrency, at READ COMMITTED.</b> The INSERT uses {@code ON CONFLICT ON CONSTRAINT
-     * idempotency_record_pkey DO NOTHING}: the primary key's unique index arbitrates, so of concurrent
-     * inserters of one key exactly one inserts; the others wait until its transaction ends, then do
-     * nothing if it committed, or one of them inserts if it rolled back. Whoever did not insert reads
-     * the row with {@code SELECT ... FOR UPDATE}, a new statement and hence a new snapshot, which sees
-     * the committed row, waits for any transaction holding its lock, and returns the latest version;
-     * the decision is taken on that version while this transaction holds the lock, and its update is
-     * visible to the next locker only once committed. So two reservers can never both see a state
-     * that grants {@code Reserved}. A concurrent reserver therefore <em>waits</em> for the holder's
-     * transaction, then sees its outcome: {@code Unrecorded} when the holder committed its
-     * reservation (the normal flow), {@code AlreadySucceeded} if the holder recorded success in the
-     * same transaction, {@code Reserved} if the holder rolled back. A deadlock is impossible: a
-     * reserve locks one row.
+     * <p><b>Concurrency, at READ COMMITTED.</b> Three things make it race-free:
+     * <ol>
+     *   <li>The INSERT uses {@code ON CONFLICT ON CONSTRAINT idempotency_record_pkey DO NOTHING}: the
+     *       primary key's unique index arbitrates, so of concurrent inserters of one key exactly one
+     *       inserts. The unique check waits for any transaction that is inserting or changing the
+     *       key's row, then decides on its committed result (nothing to do if it committed a row; one
+     *       waiter inserts if it rolled back).</li>
+     *   <li>Whoever did not insert reads the row with {@code SELECT ... FOR UPDATE}: a new statement,
+     *       hence a new snapshot that sees the committed row; it waits for any transaction holding the
+     *       row's lock and then returns the latest committed version. The decision is taken on that
+     *       version and holds until this transaction ends, since nobody else can lock or change the
+     *       row meanwhile.</li>
+     *   <li>A re-reservation (after {@code FAILED}, or by {@code reserveAgain}) is an UPDATE whose WHERE
+     *       repeats the state and count that were read: a compare-and-set that would grant nothing if
+     *       the row had moved on, even without the lock (e.g. a DSLContext in autocommit).</li>
+     * </ol>
+     * So two reservers never both get {@code Reserved} for the same state of a key. A concurrent
+     * reserver <em>waits</em> for the holder's transaction, then sees its outcome: {@code Unrecorded}
+     * when the holder committed its reservation (the normal flow), {@code AlreadySucceeded} if the
+     * holder recorded success in the same transaction, {@code Reserved} if the holder rolled back.
+     * Keep the transaction short, because every reserver of the same key waits for it; a
+     * transaction that reserves several keys should take them in a fixed (e.g. sorted) order, so two
+     * such transactions cannot deadlock.
      *
      * <p>Under REPEATABLE READ or SERIALIZABLE, a key committed after the snapshot cannot be read:
      * the database raises 40001 and this method throws {@link ReservationConflictException}.
@@ -202,8 +212,8 @@ public final class IdempotencyStore {
         } catch (DataAccessException e) {
             throw translate(effectKey, e);
         }
-        throw new ReservationConflictException(effectKey, null, "Effect '" + effectKey + "' was released by others in "
-                + MAX_RESERVE_ROUNDS + " consecutive rounds of reserve; retry later", null);
+        throw new ReservationConflictException(effectKey, null, "Effect '" + effectKey + "' changed under reserve in "
+                + MAX_RESERVE_ROUNDS + " consecutive rounds (released or re-reserved by others); retry later", null);
     }
 
     /**
@@ -228,9 +238,12 @@ public final class IdempotencyStore {
                 Reservation.OutcomeUnknown current = outcomeUnknown(row, state);
                 if (repeat != null && repeat.getClass() == current.getClass()
                         && repeat.reservations() == current.reservations()) {
-                    log.info("Effect {} repeated by {} after {} reservation(s) with unknown outcome ({})",
-                            key, reservedBy, current.reservations(), state);
-                    yield reserveNext(tx, row, reservedBy, descriptor, now);
+                    Reservation.Reserved repeated = reserveNext(tx, row, reservedBy, descriptor, now);
+                    if (repeated != null) {
+                        log.info("Effect {} repeated by {} after {} reservation(s) with unknown outcome ({})",
+                                key, reservedBy, current.reservations(), state);
+                    }
+                    yield repeated;
                 }
                 yield current;
             }
@@ -432,6 +445,9 @@ public final class IdempotencyStore {
 
     private RuntimeException translate(String effectKey, DataAccessException e) {
         String state = SqlErrors.sqlState(e);
+        // 40001: REPEATABLE READ / SERIALIZABLE met a key committed after the snapshot. A 23505 on the
+        // primary key cannot come from ON CONFLICT on that very constraint; should one ever surface
+        // (a changed statement, a trigger), it means the same thing: another transaction has the key.
         if (SqlErrors.SERIALIZATION_FAILURE.equals(state) || SqlErrors.isUniqueViolation(e, PKEY)) {
             return new ReservationConflictException(effectKey, state, "Reservation of '" + effectKey
                     + "' conflicted with a concurrent transaction (SQLSTATE " + state
