@@ -1,0 +1,478 @@
+package io.mailroom.idempotency;
+
+import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.JSONB;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
+
+/**
+ * Records business effects that touch the outside world (an email sent, a charge made) by a stable
+ * key, so that each effect is performed at most once per decision, and an unknown outcome is never
+ * mistaken for a known one. It knows nothing about what the effect is.
+ *
+ * <p>The flow, for one work item:
+ * <ol>
+ *   <li>{@link #reserve} in a short transaction, and <b>commit it before performing the effect</b>:
+ *       a reservation that rolls back with a crash leaves no trace of the attempt.</li>
+ *   <li>Only on {@link Reservation.Reserved}: perform the effect.</li>
+ *   <li>{@link #recordSucceeded} (or {@link #recordFailed}, {@link #markAmbiguous}, {@link #release})
+ *       in the same transaction that completes the work item (e.g. marks the outbox message done
+ *       under its {@code claim_version} guard), so the record and the work item never disagree.</li>
+ * </ol>
+ *
+ * <p>Every method takes the caller's {@link DSLContext} and runs in the caller's transaction; the
+ * store never opens a connection or a transaction of its own.
+ *
+ * <p>Invariants:
+ * <ul>
+ *   <li>Of any number of concurrent reservers of one key, at most one gets {@code Reserved} for any
+ *       one state of the row (see {@link #reserve} for why this holds at READ COMMITTED).</li>
+ *   <li>A key is never reserved for a request with a different {@link Fingerprint}.</li>
+ *   <li>Every transition is a conditional statement on the expected state; when the row is not in
+ *       that state nothing changes and {@link TransitionRejectedException} says what was found.</li>
+ *   <li>{@code SUCCEEDED} is final.</li>
+ * </ul>
+ *
+ * <p>The transitions after {@code reserve} are guarded on the row's state, not on which reservation
+ * holds it: what keeps a stale worker (whose lease expired while someone else re-reserved) from
+ * recording is the work item's own guard in the same transaction, which makes it roll back.
+ */
+public final class IdempotencyStore {
+
+    private static final Logger log = LoggerFactory.getLogger(IdempotencyStore.class);
+
+    public static final int MAX_KEY_LENGTH = 200;
+    /** Limit of {@code reservedBy} and {@code actor}. */
+    public static final int MAX_ACTOR_LENGTH = 200;
+    public static final int MAX_RESULT_REF_LENGTH = 1000;
+    /** The {@code last_error} column's CHECK limit; longer errors and reasons are truncated. */
+    public static final int MAX_ERROR_LENGTH = 2000;
+
+    static final String PKEY = "idempotency_record_pkey";
+    static final String RELEASED_NOTE = "released: the latest attempt performed nothing";
+
+    /**
+     * A reserve round ends undecided only if the key is deleted between its INSERT and its SELECT (or,
+     * in autocommit, changed between SELECT and UPDATE); bounded anyway.
+     */
+    private static final int MAX_RESERVE_ROUNDS = 5;
+
+    private static final io.mailroom.db.jooq.tables.IdempotencyRecord R = IDEMPOTENCY_RECORD;
+
+    /** What {@link #release} did. */
+    public enum Release {
+        /** A first reservation: the row is gone, the next reserve starts the key afresh. */
+        FORGOTTEN,
+        /**
+         * A later reservation ({@code reservations > 1}): the row is kept as {@code FAILED}, so its
+         * history (when it was first reserved, how often) survives; the next reserve gets
+         * {@code Reserved} with the following number.
+         */
+        KEPT_AS_FAILED
+    }
+
+    private final SqlNow time;
+
+    /** Database time. */
+    public IdempotencyStore() {
+        this(null);
+    }
+
+    /** @param clock the time to record, or null for the database's {@code now()} */
+    public IdempotencyStore(Clock clock) {
+        this.time = new SqlNow(clock);
+    }
+
+    /**
+     * Asks to perform the effect named {@code effectKey} for the request {@code fingerprint}.
+     *
+     * <ul>
+     *   <li>new key → {@code Reserved} (number 1);</li>
+     *   <li>{@code FAILED} before (known not performed) → {@code Reserved} with the next number;</li>
+     *   <li>{@code SUCCEEDED} → {@code AlreadySucceeded};</li>
+     *   <li>{@code RESERVED} → {@code Unrecorded}; {@code AMBIGUOUS} → {@code Ambiguous} (repeat only
+     *       deliberately, with {@link #reserveAgain});</li>
+     *   <li>any state, other fingerprint → {@code FingerprintMismatch}, row unchanged.</li>
+     * </ul>
+     *
+     * <p><b>Concurrency, at READ COMMITTED.</b> Three things make it race-free:
+     * <ol>
+     *   <li>The INSERT uses {@code ON CONFLICT ON CONSTRAINT idempotency_record_pkey DO NOTHING}: the
+     *       primary key's unique index arbitrates, so of concurrent inserters of one key exactly one
+     *       inserts. The unique check waits for any transaction that is inserting or changing the
+     *       key's row, then decides on its committed result (nothing to do if it committed a row; one
+     *       waiter inserts if it rolled back).</li>
+     *   <li>Whoever did not insert reads the row with {@code SELECT ... FOR UPDATE}: a new statement,
+     *       hence a new snapshot that sees the committed row; it waits for any transaction holding the
+     *       row's lock and then returns the latest committed version. The decision is taken on that
+     *       version and holds until this transaction ends, since nobody else can lock or change the
+     *       row meanwhile.</li>
+     *   <li>A re-reservation (after {@code FAILED}, or by {@code reserveAgain}) is an UPDATE whose WHERE
+     *       repeats the state and count that were read: a compare-and-set that would grant nothing if
+     *       the row had moved on, even without the lock (e.g. a DSLContext in autocommit).</li>
+     * </ol>
+     * So two reservers never both get {@code Reserved} for the same state of a key. A concurrent
+     * reserver <em>waits</em> for the holder's transaction, then sees its outcome: {@code Unrecorded}
+     * when the holder committed its reservation (the normal flow), {@code AlreadySucceeded} if the
+     * holder recorded success in the same transaction, {@code Reserved} if the holder rolled back.
+     * Keep the transaction short, because every reserver of the same key waits for it; a
+     * transaction that reserves several keys should take them in a fixed (e.g. sorted) order, so two
+     * such transactions cannot deadlock.
+     *
+     * <p>Under REPEATABLE READ or SERIALIZABLE, a key committed after the snapshot cannot be read:
+     * the database raises 40001 and this method throws {@link ReservationConflictException}.
+     *
+     * @param reservedBy     who reserves (a worker id), recorded for operators
+     * @param descriptorJson optional JSON object describing the effect for support views; on a
+     *                       repeat it replaces the stored one only when not null
+     * @throws IllegalArgumentException     on bad arguments, or when {@code descriptorJson} does not parse
+     *                                      (then the caller's transaction is aborted)
+     * @throws ReservationConflictException see above; roll back and retry
+     */
+    public Reservation reserve(DSLContext tx, String effectKey, Fingerprint fingerprint, String reservedBy,
+                               String descriptorJson) {
+        return reserve(tx, effectKey, fingerprint, reservedBy, descriptorJson, null);
+    }
+
+    /**
+     * Repeats an effect whose outcome is unknown, as the caller's explicit choice (e.g. an HTTP
+     * provider that deduplicates by the same idempotency key, within its key window counted from
+     * {@link Reservation.OutcomeUnknown#firstReservedAt()}). {@code seen} is the answer the decision
+     * was made on: the repeat happens only if the row is still in that state with that number of
+     * reservations (compare-and-set), so of several callers deciding on the same answer one gets
+     * {@code Reserved}, the others the new {@code Unrecorded}. If the row moved on meanwhile, the
+     * answer is what {@link #reserve} would give now. The fingerprint is checked as in {@code reserve}.
+     */
+    public Reservation reserveAgain(DSLContext tx, Reservation.OutcomeUnknown seen, Fingerprint fingerprint,
+                                    String reservedBy, String descriptorJson) {
+        if (seen == null) {
+            throw new IllegalArgumentException("seen must not be null");
+        }
+        return reserve(tx, seen.effectKey(), fingerprint, reservedBy, descriptorJson, seen);
+    }
+
+    private Reservation reserve(DSLContext tx, String effectKey, Fingerprint fingerprint, String reservedBy,
+                                String descriptorJson, Reservation.OutcomeUnknown repeat) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        if (fingerprint == null) {
+            throw new IllegalArgumentException("fingerprint must not be null");
+        }
+        Inputs.requireText("reservedBy", reservedBy, MAX_ACTOR_LENGTH);
+        JSONB descriptor = descriptorJson == null
+                ? null : JSONB.valueOf(Inputs.optionalJsonObject("descriptorJson", descriptorJson));
+        try {
+            for (int round = 1; round <= MAX_RESERVE_ROUNDS; round++) {
+                Field<Instant> now = time.now();
+                Optional<Instant> inserted = tx.insertInto(R)
+                        .set(R.EFFECT_KEY, effectKey)
+                        .set(R.FINGERPRINT, fingerprint.hex())
+                        .set(R.STATE, EffectState.RESERVED.dbValue())
+                        .set(R.RESERVATIONS, 1)
+                        .set(R.RESERVED_BY, reservedBy)
+                        .set(R.FIRST_RESERVED_AT, now)
+                        .set(R.RESERVED_AT, now)
+                        .set(R.DESCRIPTOR, descriptor)
+                        .set(R.UPDATED_AT, now)
+                        .onConflictOnConstraint(Keys.IDEMPOTENCY_RECORD_PKEY).doNothing()
+                        .returningResult(R.FIRST_RESERVED_AT)
+                        .fetchOptional(r -> r.value1());
+                if (inserted.isPresent()) {
+                    log.debug("Reserved {} for {} (first reservation)", effectKey, reservedBy);
+                    return new Reservation.Reserved(effectKey, 1, inserted.get());
+                }
+                IdempotencyRecordRecord row = tx.selectFrom(R).where(R.EFFECT_KEY.eq(effectKey)).forUpdate().fetchOne();
+                if (row == null) {
+                    // Released and committed between our INSERT and our SELECT: the key is free again.
+                    log.debug("Effect {} was released while reserving (round {}); trying again", effectKey, round);
+                    continue;
+                }
+                Reservation decided = decide(tx, row, fingerprint, reservedBy, descriptor, repeat, now);
+                if (decided != null) {
+                    return decided;
+                }
+                log.debug("Effect {} changed under a re-reservation (round {}); reading it again", effectKey, round);
+            }
+        } catch (DataAccessException e) {
+            throw translate(effectKey, e);
+        }
+        throw new ReservationConflictException(effectKey, null, "Effect '" + effectKey + "' changed under reserve in "
+                + MAX_RESERVE_ROUNDS + " consecutive rounds (released or re-reserved by others); retry later", null);
+    }
+
+    /**
+     * Called with the row locked: the decision and its update see the latest committed version.
+     * Returns null only if a re-reservation's compare-and-set missed, which the lock rules out in a
+     * transaction; without one (autocommit) the lock is gone after the SELECT, and the compare-and-set
+     * alone keeps two callers from both being granted, so the caller reads the row again.
+     */
+    private Reservation decide(DSLContext tx, IdempotencyRecordRecord row, Fingerprint fingerprint, String reservedBy,
+                               JSONB descriptor, Reservation.OutcomeUnknown repeat, Field<Instant> now) {
+        String key = row.getEffectKey();
+        if (!row.getFingerprint().equals(fingerprint.hex())) {
+            log.warn("Effect {} requested with fingerprint {} but reserved with {}: refused, nothing changed",
+                    key, fingerprint, row.getFingerprint());
+            return new Reservation.FingerprintMismatch(key, new Fingerprint(row.getFingerprint()), fingerprint);
+        }
+        EffectState state = EffectState.fromDb(row.getState());
+        return switch (state) {
+            case SUCCEEDED -> new Reservation.AlreadySucceeded(key, row.getResultRef(), row.getCompletedAt());
+            case FAILED -> reserveNext(tx, row, reservedBy, descriptor, now);
+            case RESERVED, AMBIGUOUS -> {
+                Reservation.OutcomeUnknown current = outcomeUnknown(row, state);
+                if (repeat != null && repeat.getClass() == current.getClass()
+                        && repeat.reservations() == current.reservations()) {
+                    Reservation.Reserved repeated = reserveNext(tx, row, reservedBy, descriptor, now);
+                    if (repeated != null) {
+                        log.info("Effect {} repeated by {} after {} reservation(s) with unknown outcome ({})",
+                                key, reservedBy, current.reservations(), state);
+                    }
+                    yield repeated;
+                }
+                yield current;
+            }
+        };
+    }
+
+    /** Grants the next reservation if the row is still exactly as read (state and count); else null. */
+    private Reservation.Reserved reserveNext(DSLContext tx, IdempotencyRecordRecord row, String reservedBy,
+                                             JSONB descriptor, Field<Instant> now) {
+        var updated = tx.update(R)
+                .set(R.STATE, EffectState.RESERVED.dbValue())
+                .set(R.RESERVATIONS, R.RESERVATIONS.plus(1))
+                .set(R.RESERVED_BY, reservedBy)
+                .set(R.RESERVED_AT, now)
+                .setNull(R.COMPLETED_AT)
+                .setNull(R.RESULT_REF)
+                .set(R.DESCRIPTOR, DSL.coalesce(DSL.val(descriptor, R.DESCRIPTOR), R.DESCRIPTOR))
+                .set(R.UPDATED_AT, now)
+                .where(R.EFFECT_KEY.eq(row.getEffectKey()))
+                .and(R.STATE.eq(row.getState()))
+                .and(R.RESERVATIONS.eq(row.getReservations()))
+                .returningResult(R.RESERVATIONS, R.FIRST_RESERVED_AT)
+                .fetchOne();
+        if (updated == null) {
+            return null;
+        }
+        log.debug("Reserved {} for {} (reservation {}, previously {})", row.getEffectKey(), reservedBy,
+                updated.value1(), row.getState());
+        return new Reservation.Reserved(row.getEffectKey(), updated.value1(), updated.value2());
+    }
+
+    /**
+     * Records that the effect happened: {@code RESERVED} → {@code SUCCEEDED}. Run it in the
+     * transaction that completes the work item, so both commit or neither does.
+     *
+     * @param resultRef how the outside world knows the effect, e.g. the provider's message id
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     */
+    public EffectRecord recordSucceeded(DSLContext tx, String effectKey, String resultRef) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireText("resultRef", resultRef, MAX_RESULT_REF_LENGTH);
+        Field<Instant> now = time.now();
+        Map<Field<?>, Object> set = new LinkedHashMap<>();
+        set.put(R.STATE, EffectState.SUCCEEDED.dbValue());
+        set.put(R.RESULT_REF, resultRef);
+        set.put(R.COMPLETED_AT, now);
+        set.put(R.UPDATED_AT, now);
+        EffectRecord done = transition(tx, "recordSucceeded", effectKey, Set.of(EffectState.RESERVED), set);
+        log.debug("Recorded {} as succeeded ({})", effectKey, resultRef);
+        return done;
+    }
+
+    /**
+     * Records that the attempt did <em>not</em> perform the effect (the provider refused it, or the
+     * request never left): {@code RESERVED} → {@code FAILED}. Whether to try again is the work
+     * item's decision; if it does, {@link #reserve} grants the next reservation. When it is unknown
+     * whether the effect happened, use {@link #markAmbiguous} instead.
+     *
+     * @param error kept in {@code last_error}; longer than {@value #MAX_ERROR_LENGTH} characters is truncated
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     */
+    public EffectRecord recordFailed(DSLContext tx, String effectKey, String error) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        String bounded = Inputs.boundedText("error", error, MAX_ERROR_LENGTH);
+        Field<Instant> now = time.now();
+        Map<Field<?>, Object> set = new LinkedHashMap<>();
+        set.put(R.STATE, EffectState.FAILED.dbValue());
+        set.put(R.LAST_ERROR, bounded);
+        set.put(R.COMPLETED_AT, now);
+        set.put(R.UPDATED_AT, now);
+        EffectRecord failed = transition(tx, "recordFailed", effectKey, Set.of(EffectState.RESERVED), set);
+        log.debug("Recorded {} as failed", effectKey);
+        return failed;
+    }
+
+    /**
+     * Says explicitly that the outcome is unknown (e.g. a timeout after the request was written, or
+     * a transport that cannot repeat safely parking the work for review): {@code RESERVED} →
+     * {@code AMBIGUOUS}. Later reserves answer {@link Reservation.Ambiguous} until a person confirms
+     * ({@link #confirmSucceeded}) or a caller deliberately repeats ({@link #reserveAgain}).
+     *
+     * @param reason kept in {@code last_error}; truncated like an error
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     */
+    public EffectRecord markAmbiguous(DSLContext tx, String effectKey, String reason) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        String bounded = Inputs.boundedText("reason", reason, MAX_ERROR_LENGTH);
+        Field<Instant> now = time.now();
+        Map<Field<?>, Object> set = new LinkedHashMap<>();
+        set.put(R.STATE, EffectState.AMBIGUOUS.dbValue());
+        set.put(R.LAST_ERROR, bounded);
+        set.put(R.UPDATED_AT, now);
+        EffectRecord marked = transition(tx, "markAmbiguous", effectKey, Set.of(EffectState.RESERVED), set);
+        log.info("Effect {} marked ambiguous: outcome unknown", effectKey);
+        return marked;
+    }
+
+    /**
+     * A person confirms that an ambiguous effect did happen (e.g. the recipient got the email):
+     * {@code AMBIGUOUS} → {@code SUCCEEDED}. The actor is kept in the descriptor as
+     * {@code confirmedBy}; the ambiguity reason stays in {@code last_error}. Writing the audit log
+     * entry for the action is the caller's job, in the same transaction.
+     *
+     * @param resultRef the reference if the person knows one, else null
+     * @param actor     who confirms
+     * @throws TransitionRejectedException when the record is not {@code AMBIGUOUS} (or is missing)
+     */
+    public EffectRecord confirmSucceeded(DSLContext tx, String effectKey, String resultRef, String actor) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        if (resultRef != null) {
+            Inputs.requireText("resultRef", resultRef, MAX_RESULT_REF_LENGTH);
+        }
+        Inputs.requireText("actor", actor, MAX_ACTOR_LENGTH);
+        Field<Instant> now = time.now();
+        Map<Field<?>, Object> set = new LinkedHashMap<>();
+        set.put(R.STATE, EffectState.SUCCEEDED.dbValue());
+        set.put(R.RESULT_REF, resultRef);
+        set.put(R.COMPLETED_AT, now);
+        set.put(R.DESCRIPTOR, DSL.field("coalesce({0}, '{}'::jsonb) || jsonb_build_object('confirmedBy', {1}::text)",
+                SQLDataType.JSONB, R.DESCRIPTOR, DSL.val(actor)));
+        set.put(R.UPDATED_AT, now);
+        EffectRecord confirmed = transition(tx, "confirmSucceeded", effectKey, Set.of(EffectState.AMBIGUOUS), set);
+        log.info("Effect {} confirmed as succeeded by {}", effectKey, actor);
+        return confirmed;
+    }
+
+    /**
+     * Gives a reservation back when the caller knows the effect was <em>not</em> performed (e.g. a
+     * circuit breaker was open, the request was never sent). A first reservation is deleted, so a
+     * later attempt reserves the key as new; a later one is kept as {@code FAILED} (see
+     * {@link Release#KEPT_AS_FAILED}), because deleting it would also forget earlier attempts whose
+     * outcome was unknown, and the date the key was first used.
+     *
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     */
+    public Release release(DSLContext tx, String effectKey) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Condition reserved = R.EFFECT_KEY.eq(effectKey).and(R.STATE.eq(EffectState.RESERVED.dbValue()));
+        if (tx.deleteFrom(R).where(reserved).and(R.RESERVATIONS.eq(1)).execute() == 1) {
+            log.debug("Released {}: forgotten", effectKey);
+            return Release.FORGOTTEN;
+        }
+        Field<Instant> now = time.now();
+        Map<Field<?>, Object> set = new LinkedHashMap<>();
+        set.put(R.STATE, EffectState.FAILED.dbValue());
+        set.put(R.LAST_ERROR, RELEASED_NOTE);
+        set.put(R.COMPLETED_AT, now);
+        set.put(R.UPDATED_AT, now);
+        transition(tx, "release", effectKey, Set.of(EffectState.RESERVED), set);
+        log.debug("Released {}: kept as failed", effectKey);
+        return Release.KEPT_AS_FAILED;
+    }
+
+    /** The record of {@code effectKey}, as committed (or as seen by {@code dsl}'s transaction). */
+    public Optional<EffectRecord> find(DSLContext dsl, String effectKey) {
+        Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        return dsl.selectFrom(R).where(R.EFFECT_KEY.eq(effectKey)).fetchOptional().map(IdempotencyStore::toRecord);
+    }
+
+    /**
+     * Records whose outcome is unknown ({@code RESERVED} or {@code AMBIGUOUS}) and whose latest
+     * reservation is older than {@code reservedBefore}, oldest first: for a review list or a sweeper.
+     */
+    public List<EffectRecord> findUnfinished(DSLContext dsl, Instant reservedBefore, int limit) {
+        if (reservedBefore == null) {
+            throw new IllegalArgumentException("reservedBefore must not be null");
+        }
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be between 1 and 10000, got " + limit);
+        }
+        return dsl.selectFrom(R)
+                .where(R.STATE.in(EffectState.RESERVED.dbValue(), EffectState.AMBIGUOUS.dbValue()))
+                .and(R.RESERVED_AT.lt(reservedBefore))
+                .orderBy(R.RESERVED_AT, R.EFFECT_KEY)
+                .limit(limit)
+                .fetch(IdempotencyStore::toRecord);
+    }
+
+    /**
+     * One guarded transition: a single UPDATE whose WHERE names the expected states. At READ
+     * COMMITTED an UPDATE that waited for a concurrent writer re-checks its WHERE on the version that
+     * writer committed, so a transition whose precondition was taken away updates nothing.
+     */
+    private EffectRecord transition(DSLContext tx, String name, String effectKey, Set<EffectState> from,
+                                    Map<Field<?>, Object> set) {
+        IdempotencyRecordRecord row = tx.update(R)
+                .set(set)
+                .where(R.EFFECT_KEY.eq(effectKey))
+                .and(R.STATE.in(from.stream().map(EffectState::dbValue).toList()))
+                .returning()
+                .fetchOne();
+        if (row != null) {
+            return toRecord(row);
+        }
+        EffectRecord current = find(tx, effectKey).orElse(null);
+        log.debug("{} of {} rejected: state is {}", name, effectKey, current == null ? "absent" : current.state());
+        throw new TransitionRejectedException(effectKey, name, from, current);
+    }
+
+    private RuntimeException translate(String effectKey, DataAccessException e) {
+        String state = SqlErrors.sqlState(e);
+        // 40001: REPEATABLE READ / SERIALIZABLE met a key committed after the snapshot. A 23505 on the
+        // primary key cannot come from ON CONFLICT on that very constraint; should one ever surface
+        // (a changed statement, a trigger), it means the same thing: another transaction has the key.
+        if (SqlErrors.SERIALIZATION_FAILURE.equals(state) || SqlErrors.isUniqueViolation(e, PKEY)) {
+            return new ReservationConflictException(effectKey, state, "Reservation of '" + effectKey
+                    + "' conflicted with a concurrent transaction (SQLSTATE " + state
+                    + "); roll back and retry, at READ COMMITTED", e);
+        }
+        if (SqlErrors.INVALID_TEXT_REPRESENTATION.equals(state)) {
+            return new IllegalArgumentException("descriptorJson is not valid JSON: " + e.getMessage(), e);
+        }
+        return e;
+    }
+
+    private static Reservation.OutcomeUnknown outcomeUnknown(IdempotencyRecordRecord row, EffectState state) {
+        if (state == EffectState.AMBIGUOUS) {
+            return new Reservation.Ambiguous(row.getEffectKey(), row.getLastError(), row.getUpdatedAt(),
+                    row.getReservedAt(), row.getReservedBy(), row.getReservations(), row.getFirstReservedAt());
+        }
+        return new Reservation.Unrecorded(row.getEffectKey(), row.getReservedAt(), row.getReservedBy(),
+                row.getReservations(), row.getFirstReservedAt());
+    }
+
+    static EffectRecord toRecord(IdempotencyRecordRecord row) {
+        return new EffectRecord(row.getEffectKey(), new Fingerprint(row.getFingerprint()),
+                EffectState.fromDb(row.getState()), row.getReservations(), row.getReservedBy(),
+                row.getFirstReservedAt(), row.getReservedAt(), row.getCompletedAt(), row.getResultRef(),
+                row.getLastError(), row.getDescriptor() == null ? null : row.getDescriptor().data(),
+                row.getUpdatedAt());
+    }
+}
