@@ -212,4 +212,21 @@ class ClaimAndFinishTest {
         assertThat(DispatcherConfig.builder().lease(Duration.ofSeconds(9)).build().heartbeatInterval())
                 .isEqualTo(Duration.ofSeconds(3));
     }
+
+    @Test
+    void dispatcherUrlsGetTcpKeepAlive() {
+        assertThat(JdbcUrls.withKeepAlive("jdbc:postgresql://h/db")).isEqualTo("jdbc:postgresql://h/db?tcpKeepAlive=true");
+        assertThat(JdbcUrls.withKeepAlive("jdbc:postgresql://h/db?user=u")).isEqualTo("jdbc:postgresql://h/db?user=u&tcpKeepAlive=true");
+        assertThat(JdbcUrls.withKeepAlive("jdbc:postgresql://h/db?tcpKeepAlive=false")).endsWith("tcpKeepAlive=false");
+        assertThatThrownBy(() -> JdbcUrls.withKeepAlive("jdbc:mysql://h/db")).hasMessageContaining("PostgreSQL");
+    }
+
+    @Test
+    void dispatcherSessionsCarryTheirTimeouts() {
+        var sessions = new DispatcherSessions(pg.dataSource(), Duration.ofSeconds(7), Duration.ofSeconds(11));
+        String settings = sessions.inTransaction(tx -> tx.fetchSingle(
+                "SELECT current_setting('statement_timeout') || ' ' || current_setting('idle_in_transaction_session_timeout')"
+                        + " || ' ' || current_setting('transaction_isolation')").get(0, String.class));
+        assertThat(settings).isEqualTo("7s 11s read committed");
+    }
 }

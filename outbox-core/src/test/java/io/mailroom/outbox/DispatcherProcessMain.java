@@ -24,7 +24,7 @@ public final class DispatcherProcessMain {
         Duration lease = Duration.ofSeconds(Long.parseLong(args[2]));
 
         HikariConfig pool = new HikariConfig();
-        pool.setJdbcUrl(url);
+        pool.setJdbcUrl(JdbcUrls.withKeepAlive(url));
         pool.setMaximumPoolSize(12);
         pool.setPoolName(worker);
         HikariDataSource dataSource = new HikariDataSource(pool);
