@@ -7,6 +7,8 @@ import org.jooq.Field;
 import org.jooq.Record;
 import org.jooq.Record2;
 import org.jooq.Result;
+import org.jooq.UpdateResultStep;
+import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
@@ -68,6 +70,17 @@ final class OutboxStore {
     List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease,
                                boolean orderingKeys) {
         var m = OUTBOX_MESSAGE;
+        return claimQuery(tx, worker, limit, topics, lease, orderingKeys)
+                .fetch(r -> new ClaimedMessage(r.get(m.ID), r.get(m.CREATED_AT), r.get(m.TOPIC),
+                        r.get(m.AGGREGATE_TYPE), r.get(m.AGGREGATE_ID), r.get(m.IDEMPOTENCY_KEY),
+                        r.get(m.ORDERING_KEY), r.get(m.PAYLOAD).data(), r.get(m.ATTEMPTS), r.get(m.MAX_ATTEMPTS),
+                        r.get(m.CLAIM_VERSION), r.get(m.CLAIMED_AT), r.get(m.LEASE_UNTIL)));
+    }
+
+    /** The claim statement itself, unexecuted (for {@link #claim} and for reading its SQL). */
+    UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, int limit, Collection<String> topics,
+                                                     Duration lease, boolean orderingKeys) {
+        var m = OUTBOX_MESSAGE;
         var c = OUTBOX_MESSAGE.as("c");
         var earlier = OUTBOX_MESSAGE.as("earlier");
         Field<Instant> now = clock.now();
@@ -105,11 +118,7 @@ final class OutboxStore {
                 .where(m.ID.eq(pickedId).and(m.CREATED_AT.eq(pickedCreatedAt)))
                 .returning(m.ID, m.CREATED_AT, m.TOPIC, m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.IDEMPOTENCY_KEY,
                         m.ORDERING_KEY, m.PAYLOAD, m.ATTEMPTS, m.MAX_ATTEMPTS, m.CLAIM_VERSION, m.CLAIMED_AT,
-                        m.LEASE_UNTIL)
-                .fetch(r -> new ClaimedMessage(r.get(m.ID), r.get(m.CREATED_AT), r.get(m.TOPIC),
-                        r.get(m.AGGREGATE_TYPE), r.get(m.AGGREGATE_ID), r.get(m.IDEMPOTENCY_KEY),
-                        r.get(m.ORDERING_KEY), r.get(m.PAYLOAD).data(), r.get(m.ATTEMPTS), r.get(m.MAX_ATTEMPTS),
-                        r.get(m.CLAIM_VERSION), r.get(m.CLAIMED_AT), r.get(m.LEASE_UNTIL)));
+                        m.LEASE_UNTIL);
     }
 
     // --------------------------------------------------------------------------------------- finish

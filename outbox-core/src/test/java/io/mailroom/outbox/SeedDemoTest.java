@@ -192,4 +192,18 @@ class SeedDemoTest {
         return new DispatcherSessions(pg.dataSource(), null, null)
                 .inTransaction(tx -> store.claim(tx, worker, 1, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
     }
+
+    @Test
+    void theClaimIsOneStatementWithTheLockingClauseInsideTheCte() {
+        String sql = store.claimQuery(pg.dsl(), "w", 10, List.of(Fixtures.TOPIC), Duration.ofMinutes(1), true)
+                .getSQL(org.jooq.conf.ParamType.INLINED);
+        System.out.println("Claim SQL: " + sql);
+        String lower = sql.toLowerCase(java.util.Locale.ROOT);
+        int cte = lower.indexOf("with \"picked\"");
+        int lock = lower.indexOf("for no key update skip locked");
+        int update = lower.indexOf("update \"outbox_message\"");
+        assertThat(cte).isGreaterThanOrEqualTo(0);
+        assertThat(lock).as("locking clause inside the CTE, before the outer UPDATE").isBetween(cte, update);
+        assertThat(lower).contains("order by \"c\".\"available_at\", \"c\".\"id\"").contains("returning");
+    }
 }
