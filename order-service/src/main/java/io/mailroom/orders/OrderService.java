@@ -69,7 +69,9 @@ public final class OrderService {
 
     /**
      * Writes the order, its lines and the confirmation's outbox message in the caller's transaction
-     * {@code tx}; nothing is committed here. If the caller rolls back, all three go.
+     * {@code tx} (the context handed to {@code dsl.transaction(cfg -> ...)} as {@code cfg.dsl()});
+     * nothing is committed here. If the caller rolls back, all three go. Given a non-transactional
+     * context, each statement would commit on its own and the guarantee is lost.
      *
      * @throws InvalidOrderException before any database access, naming the offending field
      * @throws io.mailroom.outbox.DuplicateIdempotencyKeyException if the confirmation key is taken

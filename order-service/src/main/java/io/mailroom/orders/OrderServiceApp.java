@@ -4,17 +4,13 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
 import io.mailroom.outbox.SqlStates;
-import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
+import org.jooq.CloseableDSLContext;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.util.Properties;
 
 /**
@@ -57,7 +53,14 @@ public final class OrderServiceApp implements AutoCloseable {
             System.exit(2);
             return;
         }
-        OrderServiceApp app = start(config);
+        OrderServiceApp app;
+        try {
+            app = start(config);
+        } catch (RuntimeException e) {
+            log.error("Order service failed to start", e);
+            System.exit(1);
+            return;
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(app::close, "orders-shutdown"));
         // Jetty's non-daemon threads keep the JVM running until the hook has stopped them
     }
@@ -139,8 +142,7 @@ public final class OrderServiceApp implements AutoCloseable {
         if (config.dbPassword() != null) {
             props.setProperty("password", config.dbPassword());
         }
-        try (Connection admin = DriverManager.getConnection(config.jdbcUrlFor("postgres"), props)) {
-            DSLContext dsl = DSL.using(admin, SQLDialect.POSTGRES);
+        try (CloseableDSLContext dsl = DSL.using(config.jdbcUrlFor("postgres"), props)) {
             boolean exists = dsl.fetchExists(DSL.selectOne()
                     .from(DSL.table(DSL.name("pg_catalog", "pg_database")))
                     .where(DSL.field(DSL.name("datname"), String.class).eq(name)));
@@ -156,9 +158,6 @@ public final class OrderServiceApp implements AutoCloseable {
                 return;
             }
             throw e;
-        } catch (SQLException e) {
-            throw new IllegalStateException("Could not connect to the server's postgres database to create "
-                    + name + " (SQLSTATE " + e.getSQLState() + ")", e);
         }
     }
 }

@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
  * <table>
  *   <tr><th>variable</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>{@code MAILROOM_DB_URL}</td><td>{@value #DEFAULT_JDBC_URL}</td><td>PostgreSQL JDBC URL, with a database name</td></tr>
- *   <tr><td>{@code MAILROOM_DB_USER}</td><td>(from the URL)</td><td>database user</td></tr>
- *   <tr><td>{@code MAILROOM_DB_PASSWORD}</td><td>(from the URL)</td><td>database password; never logged</td></tr>
+ *   <tr><td>{@code MAILROOM_DB_USER}</td><td>(from the URL)</td><td>database user; a {@code user=} in the URL wins (pgjdbc's rule)</td></tr>
+ *   <tr><td>{@code MAILROOM_DB_PASSWORD}</td><td>(from the URL)</td><td>database password, never logged; a {@code password=} in the URL wins</td></tr>
  *   <tr><td>{@code MAILROOM_DB_CREATE}</td><td>false</td><td>create the URL's database if it does not exist</td></tr>
  *   <tr><td>{@code MAILROOM_MIGRATE}</td><td>true</td><td>apply the Flyway migrations at start-up</td></tr>
  *   <tr><td>{@code MAILROOM_DB_POOL_SIZE}</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>HikariCP maximum pool size</td></tr>
