@@ -75,7 +75,17 @@ public final class OrderServer implements AutoCloseable {
             });
             api.register(config);
         });
-        app.start();
+        try {
+            app.start();
+        } catch (RuntimeException e) {
+            // e.g. the port is taken: do not leave Jetty's threads behind in an embedding JVM
+            try {
+                app.stop();
+            } catch (RuntimeException stopFailure) {
+                e.addSuppressed(stopFailure);
+            }
+            throw e;
+        }
         OrderServer server = new OrderServer(app, settings);
         log.info("Order service listening on {}:{}", settings.host(), server.port());
         return server;

@@ -17,6 +17,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,6 +32,7 @@ import static io.mailroom.db.jooq.Tables.ORDER_LINE;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The HTTP API through a real HTTP client against a server on a free port, over a real migrated
@@ -225,6 +227,13 @@ class OrderHttpApiTest {
             assertThat(post.statusCode()).isEqualTo(503);
             assertThat(json(post).get("error").asText()).isNotBlank();
         }
+    }
+
+    @Test
+    void startingOnATakenPortFailsWithoutDisturbingTheRunningServer() throws Exception {
+        assertThatThrownBy(() -> OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", server.port())))
+                .hasRootCauseInstanceOf(BindException.class);
+        assertThat(get("/health/live").statusCode()).isEqualTo(200);
     }
 
     // --- helpers ---
