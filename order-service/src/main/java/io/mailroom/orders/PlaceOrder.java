@@ -143,7 +143,7 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
         if (value.codePoints().anyMatch(Character::isISOControl)) {
             throw new InvalidOrderException(field, field + " must not contain control characters such as CR or LF");
         }
-        // a lone surrogate (JSON "\ud800") would be stored as '?' by the driver
+        // a lone surrogate (JSON can escape one) would be stored as a question mark by the driver
         if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.SURROGATE)) {
             throw new InvalidOrderException(field, field + " must be valid Unicode text");
         }
