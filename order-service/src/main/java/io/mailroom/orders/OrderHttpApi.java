@@ -1,0 +1,164 @@
+package io.mailroom.orders;
+
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.mailroom.outbox.SqlStates;
+import org.jooq.exception.DataAccessException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * The order service's HTTP routes and their error answers.
+ *
+ * <ul>
+ *   <li>{@code POST /orders} (JSON {@link PlaceOrder}) → 201 {@code {"orderId", "idempotencyKey"}}
+ *       with {@code Location: /orders/{id}}; 400 for any invalid input, 413 for a body over the
+ *       limit, 415 for a non-JSON content type. An error answer means nothing was written:
+ *       every check runs before the transaction opens.</li>
+ *   <li>{@code GET /orders/{id}} → 200 {@link OrderDocument}; 400 if the id is not a positive
+ *       integer, 404 if there is no such order.</li>
+ *   <li>{@code GET /health/live} → 200 while the process serves; {@code GET /health/ready} → 200
+ *       when {@code SELECT 1} works, else 503.</li>
+ * </ul>
+ * Every error body is an {@link ApiError}.
+ */
+final class OrderHttpApi {
+
+    private static final Logger log = LoggerFactory.getLogger(OrderHttpApi.class);
+    private static final Pattern ORDER_ID = Pattern.compile("^[1-9][0-9]{0,18}$");
+    private static final int READY_TIMEOUT_SECONDS = 2;
+
+    private final OrderService service;
+    private final int maxBodyBytes;
+    /** Last readiness answer, so that a database outage is logged when it starts and ends, not per probe. */
+    private volatile boolean lastReady = true;
+
+    OrderHttpApi(OrderService service, int maxBodyBytes) {
+        this.service = service;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    void register(JavalinConfig config) {
+        config.routes.post("/orders", this::placeOrder);
+        config.routes.get("/orders/{id}", this::getOrder);
+        config.routes.get("/health/live", ctx -> ctx.json(new Health("UP")));
+        config.routes.get("/health/ready", this::ready);
+
+        config.routes.exception(InvalidOrderException.class,
+                (e, ctx) -> ctx.status(400).json(new ApiError(e.getMessage(), e.field())));
+        config.routes.exception(HttpProblem.class, (e, ctx) -> ctx.status(e.status()).json(e.body()));
+        // Javalin's own refusals (unknown path, wrong method, its size limit) in the same JSON shape
+        config.routes.exception(HttpResponseException.class,
+                (e, ctx) -> ctx.status(e.getStatus()).json(new ApiError(e.getMessage(), null)));
+        config.routes.exception(Exception.class, this::unexpected);
+    }
+
+    record Created(long orderId, String idempotencyKey) {
+    }
+
+    record Health(String status) {
+    }
+
+    private void placeOrder(Context ctx) {
+        requireJsonContentType(ctx);
+        PlaceOrder order = OrderJson.readPlaceOrder(readBody(ctx));
+        PlacedOrder placed = service.placeOrder(order);
+        ctx.status(201)
+                .header("Location", "/orders/" + placed.orderId())
+                .json(new Created(placed.orderId(), placed.idempotencyKey()));
+    }
+
+    private void getOrder(Context ctx) {
+        String raw = ctx.pathParam("id");
+        if (!ORDER_ID.matcher(raw).matches()) {
+            throw new HttpProblem(400, "id", "id must be a positive integer");
+        }
+        long id;
+        try {
+            id = Long.parseLong(raw);
+        } catch (NumberFormatException e) {
+            // 19 digits can still exceed Long.MAX_VALUE
+            throw new HttpProblem(400, "id", "id must be a positive integer");
+        }
+        OrderDocument order = service.findOrder(id)
+                .orElseThrow(() -> new HttpProblem(404, "id", "order " + id + " does not exist"));
+        ctx.json(order);
+    }
+
+    private void ready(Context ctx) {
+        boolean ready;
+        String state = null;
+        try {
+            ready = service.databaseReady(READY_TIMEOUT_SECONDS);
+        } catch (DataAccessException e) {
+            ready = false;
+            state = SqlStates.sqlState(e);
+        }
+        if (ready != lastReady) {
+            lastReady = ready;
+            if (ready) {
+                log.info("Database answers again; ready");
+            } else {
+                log.warn("Database does not answer SELECT 1 (SQLSTATE {}); not ready", state);
+            }
+        }
+        ctx.status(ready ? 200 : 503).json(new Health(ready ? "UP" : "DOWN"));
+    }
+
+    private void requireJsonContentType(Context ctx) {
+        String contentType = ctx.header("Content-Type");
+        if (contentType == null) {
+            throw new HttpProblem(415, "Content-Type", "Content-Type must be application/json");
+        }
+        String[] parts = contentType.split(";");
+        if (!parts[0].trim().toLowerCase(Locale.ROOT).equals("application/json")) {
+            throw new HttpProblem(415, "Content-Type", "Content-Type must be application/json");
+        }
+        for (int i = 1; i < parts.length; i++) {
+            String[] param = parts[i].split("=", 2);
+            if (param[0].trim().equalsIgnoreCase("charset")) {
+                String charset = param.length < 2 ? "" : param[1].trim().replace("\"", "");
+                if (!charset.equalsIgnoreCase("utf-8")) {
+                    throw new HttpProblem(415, "Content-Type", "Content-Type must be application/json in UTF-8");
+                }
+            }
+        }
+    }
+
+    /** The whole body, refusing more than {@code maxBodyBytes} whether or not a Content-Length was sent. */
+    private byte[] readBody(Context ctx) {
+        long declared = ctx.req().getContentLengthLong();
+        if (declared > maxBodyBytes) {
+            throw tooLarge();
+        }
+        try (InputStream in = ctx.req().getInputStream()) {
+            byte[] body = in.readNBytes(maxBodyBytes + 1);
+            if (body.length > maxBodyBytes) {
+                throw tooLarge();
+            }
+            return body;
+        } catch (IOException e) {
+            throw new HttpProblem(400, "body", "the body could not be read");
+        }
+    }
+
+    private HttpProblem tooLarge() {
+        return new HttpProblem(413, "body", "the body must be at most " + maxBodyBytes + " bytes");
+    }
+
+    private void unexpected(Exception e, Context ctx) {
+        if (SqlStates.isConnectionLoss(e)) {
+            log.warn("{} {} failed: database unavailable (SQLSTATE {})", ctx.method(), ctx.path(), SqlStates.sqlState(e));
+            ctx.status(503).json(new ApiError("database unavailable, try again later", null));
+            return;
+        }
+        log.error("{} {} failed", ctx.method(), ctx.path(), e);
+        ctx.status(500).json(new ApiError("internal error", null));
+    }
+}

@@ -1,0 +1,79 @@
+package io.mailroom.orders;
+
+import org.jooq.DSLContext;
+import org.jooq.InsertValuesStep6;
+import org.jooq.Record2;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static io.mailroom.db.jooq.Tables.ORDERS;
+import static io.mailroom.db.jooq.Tables.ORDER_LINE;
+
+/**
+ * The order service's SQL, all of it, written with jOOQ against the generated classes. Every
+ * method takes the {@link DSLContext} to run on, so the caller decides the transaction.
+ */
+final class OrderRepository {
+
+    /**
+     * Inserts the order and its lines (two statements whatever the number of lines) and returns the
+     * order as it now stands in the database. {@code order} must be validated.
+     */
+    OrderDocument insert(DSLContext tx, PlaceOrder order) {
+        BigDecimal total = order.total();
+        Record2<Long, Instant> created = tx.insertInto(ORDERS)
+                .set(ORDERS.CUSTOMER_EMAIL, order.customerEmail())
+                .set(ORDERS.CUSTOMER_NAME, order.customerName())
+                .set(ORDERS.CURRENCY, order.currency())
+                .set(ORDERS.TOTAL, total)
+                .returningResult(ORDERS.ID, ORDERS.CREATED_AT)
+                .fetchSingle();
+        long orderId = created.value1();
+
+        var l = ORDER_LINE;
+        InsertValuesStep6<?, Long, Integer, String, String, Integer, BigDecimal> insertLines =
+                tx.insertInto(l, l.ORDER_ID, l.LINE_NO, l.SKU, l.NAME, l.QUANTITY, l.UNIT_PRICE);
+        List<OrderDocument.Line> lines = new ArrayList<>(order.lines().size());
+        for (int i = 0; i < order.lines().size(); i++) {
+            PlaceOrder.Line line = order.lines().get(i);
+            int lineNo = i + 1;
+            insertLines = insertLines.values(orderId, lineNo, line.sku(), line.name(), line.quantity(), line.unitPrice());
+            lines.add(new OrderDocument.Line(lineNo, line.sku(), line.name(), line.quantity(),
+                    OrderDocument.money(line.unitPrice()), OrderDocument.money(line.lineTotal())));
+        }
+        insertLines.execute();
+
+        return new OrderDocument(orderId, order.customerEmail(), order.customerName(), order.currency(),
+                OrderDocument.money(total), OrderDocument.instant(created.value2()), lines);
+    }
+
+    /**
+     * The order with its lines, or empty if there is none with this id. Two statements need no
+     * shared snapshot: an order and its lines commit together and are never updated.
+     */
+    Optional<OrderDocument> find(DSLContext dsl, long orderId) {
+        var o = dsl.selectFrom(ORDERS).where(ORDERS.ID.eq(orderId)).fetchOptional();
+        if (o.isEmpty()) {
+            return Optional.empty();
+        }
+        var order = o.get();
+        List<OrderDocument.Line> lines = dsl.selectFrom(ORDER_LINE)
+                .where(ORDER_LINE.ORDER_ID.eq(orderId))
+                .orderBy(ORDER_LINE.LINE_NO)
+                .fetch(r -> new OrderDocument.Line(r.getLineNo(), r.getSku(), r.getName(), r.getQuantity(),
+                        OrderDocument.money(r.getUnitPrice()),
+                        OrderDocument.money(r.getUnitPrice().multiply(BigDecimal.valueOf(r.getQuantity())))));
+        return Optional.of(new OrderDocument(order.getId(), order.getCustomerEmail(), order.getCustomerName(),
+                order.getCurrency(), OrderDocument.money(order.getTotal()), OrderDocument.instant(order.getCreatedAt()),
+                lines));
+    }
+
+    /** {@code SELECT 1}: whether the database answers. */
+    boolean ping(DSLContext dsl, int timeoutSeconds) {
+        return dsl.selectOne().queryTimeout(timeoutSeconds).fetchOne() != null;
+    }
+}

@@ -1,0 +1,108 @@
+package io.mailroom.orders;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.mailroom.outbox.EnqueuedMessage;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxEnqueuer;
+import org.jooq.DSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The order write path: the order, its lines and the outbox message of its confirmation email are
+ * written in <b>one</b> transaction, so either all of them exist or none does. The outbox message
+ * goes through {@link OutboxEnqueuer#enqueue} with the same {@link DSLContext} as the order rows;
+ * if the transaction rolls back, no confirmation is ever sent.
+ *
+ * <p>The confirmation has topic {@value #TOPIC}, aggregate {@value #AGGREGATE_TYPE}/{@code {orderId}},
+ * idempotency key {@code email-order-{orderId}} and an {@link OrderDocument} as payload.
+ */
+public final class OrderService {
+
+    /** Outbox topic of the order confirmation email. */
+    public static final String TOPIC = "email.order_confirmation";
+    /** Outbox aggregate type of the confirmation; the aggregate id is the order id. */
+    public static final String AGGREGATE_TYPE = "order";
+
+    private static final Logger log = LoggerFactory.getLogger(OrderService.class);
+
+    private final DSLContext dsl;
+    private final OutboxEnqueuer enqueuer;
+    private final ObjectMapper json;
+    private final OrderRepository repository = new OrderRepository();
+
+    /** Database time, dispatchers woken on commit. */
+    public OrderService(DSLContext dsl) {
+        this(dsl, new OutboxEnqueuer());
+    }
+
+    public OrderService(DSLContext dsl, OutboxEnqueuer enqueuer) {
+        this.dsl = Objects.requireNonNull(dsl, "dsl");
+        this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+        this.json = OrderJson.mapper();
+    }
+
+    /** The confirmation's business-effect key: stable for the order, whatever retries happen. */
+    public static String idempotencyKey(long orderId) {
+        return "email-order-" + orderId;
+    }
+
+    /**
+     * Validates the request, then writes the order, its lines and the confirmation's outbox message
+     * in one new transaction and commits it.
+     *
+     * @throws InvalidOrderException before any database access, naming the offending field
+     */
+    public PlacedOrder placeOrder(PlaceOrder order) {
+        order.validate();
+        PlacedOrder placed = dsl.transactionResult(cfg -> placeOrder(cfg.dsl(), order));
+        log.info("Placed order {} ({} lines, total {} {}); confirmation queued as {} (outbox message {})",
+                placed.orderId(), order.lines().size(), placed.total().toPlainString(), order.currency(),
+                placed.idempotencyKey(), placed.outboxMessageId());
+        return placed;
+    }
+
+    /**
+     * Writes the order, its lines and the confirmation's outbox message in the caller's transaction
+     * {@code tx} (the context handed to {@code dsl.transaction(cfg -> ...)} as {@code cfg.dsl()});
+     * nothing is committed here. If the caller rolls back, all three go. Given a non-transactional
+     * context, each statement would commit on its own and the guarantee is lost.
+     *
+     * @throws InvalidOrderException before any database access, naming the offending field
+     * @throws io.mailroom.outbox.DuplicateIdempotencyKeyException if the confirmation key is taken
+     *         (PostgreSQL has then aborted {@code tx}: roll it back)
+     */
+    public PlacedOrder placeOrder(DSLContext tx, PlaceOrder order) {
+        order.validate();
+        OrderDocument document = repository.insert(tx, order);
+        String key = idempotencyKey(document.orderId());
+        EnqueuedMessage message = enqueuer.enqueue(tx, NewMessage.of(TOPIC, AGGREGATE_TYPE,
+                Long.toString(document.orderId()), key, toJson(document)));
+        log.debug("Wrote order {} and outbox message {} in the caller's transaction", document.orderId(), message.id());
+        return new PlacedOrder(document.orderId(), key, message.id(), order.total(), Instant.parse(document.createdAt()));
+    }
+
+    /** The order with its lines, if it exists. */
+    public Optional<OrderDocument> findOrder(long orderId) {
+        return repository.find(dsl, orderId);
+    }
+
+    /** Whether the database answers a {@code SELECT 1} within {@code timeoutSeconds}. */
+    public boolean databaseReady(int timeoutSeconds) {
+        return repository.ping(dsl, timeoutSeconds);
+    }
+
+    private String toJson(OrderDocument document) {
+        try {
+            return json.writeValueAsString(document);
+        } catch (JsonProcessingException e) {
+            // a record of strings and numbers always serialises; this would be a programming error
+            throw new IllegalStateException("Could not serialise order " + document.orderId(), e);
+        }
+    }
+}

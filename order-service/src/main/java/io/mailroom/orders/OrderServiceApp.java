@@ -1,0 +1,163 @@
+package io.mailroom.orders;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.db.Schema;
+import io.mailroom.outbox.SqlStates;
+import org.jooq.CloseableDSLContext;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.util.Properties;
+
+/**
+ * The runnable order service: reads {@link OrderServiceConfig} from the environment, optionally
+ * creates the database ({@code MAILROOM_DB_CREATE=true}; off by default, because creating
+ * databases is usually an operator's decision), builds a HikariCP pool, applies the Flyway
+ * migrations ({@code MAILROOM_MIGRATE}, on by default), starts the {@link OrderServer} and stops
+ * everything cleanly on SIGTERM or Ctrl-C.
+ *
+ * <pre>
+ * MAILROOM_DB_CREATE=true java -cp ... io.mailroom.orders.OrderServiceApp
+ * curl -X POST localhost:8081/orders -H 'Content-Type: application/json' -d @order.json
+ * </pre>
+ *
+ * Other modules (the one-command demo) embed it with {@link #start(OrderServiceConfig)} and
+ * {@link #close()}; a caller that already has a pool uses {@link OrderServer} directly.
+ */
+public final class OrderServiceApp implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(OrderServiceApp.class);
+    /** SQLSTATE duplicate_database: another instance created it between our check and our CREATE. */
+    private static final String DUPLICATE_DATABASE = "42P04";
+    private static final long CONNECTION_TIMEOUT_MILLIS = 5_000;
+
+    private final HikariDataSource pool;
+    private final OrderServer server;
+    private boolean closed;
+
+    private OrderServiceApp(HikariDataSource pool, OrderServer server) {
+        this.pool = pool;
+        this.server = server;
+    }
+
+    public static void main(String[] args) {
+        OrderServiceConfig config;
+        try {
+            config = OrderServiceConfig.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            log.error("Invalid configuration: {}", e.getMessage());
+            System.exit(2);
+            return;
+        }
+        OrderServiceApp app;
+        try {
+            app = start(config);
+        } catch (RuntimeException e) {
+            log.error("Order service failed to start", e);
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "orders-shutdown"));
+        // Jetty's non-daemon threads keep the JVM running until the hook has stopped them
+    }
+
+    /**
+     * Creates the database if asked to, opens the pool, migrates if asked to, and starts the HTTP
+     * server. On failure, whatever was opened is closed again before the exception propagates.
+     */
+    public static OrderServiceApp start(OrderServiceConfig config) {
+        log.info("Starting order service with {}", config);
+        if (config.createDatabase()) {
+            createDatabaseIfMissing(config);
+        }
+        HikariDataSource pool = newPool(config);
+        try {
+            if (config.migrate()) {
+                var result = Schema.migrate(pool);
+                // Flyway reports no target version when there was nothing to apply
+                log.info("Schema at version {} ({} migrations applied now)",
+                        result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion,
+                        result.migrationsExecuted);
+            }
+            return new OrderServiceApp(pool, OrderServer.start(pool, config.http()));
+        } catch (RuntimeException e) {
+            pool.close();
+            throw e;
+        }
+    }
+
+    public OrderServer server() {
+        return server;
+    }
+
+    /** The pool the service runs on; closed by {@link #close()}. */
+    public DataSource dataSource() {
+        return pool;
+    }
+
+    /** Stops the HTTP server, then closes the pool; safe to call more than once. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            server.stop();
+        } finally {
+            pool.close();
+        }
+    }
+
+    private static HikariDataSource newPool(OrderServiceConfig config) {
+        HikariConfig hikari = new HikariConfig();
+        hikari.setPoolName("orders");
+        hikari.setJdbcUrl(config.jdbcUrl());
+        if (config.dbUser() != null) {
+            hikari.setUsername(config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            hikari.setPassword(config.dbPassword());
+        }
+        hikari.setMaximumPoolSize(config.dbPoolSize());
+        // a request should fail fast with 503 rather than hang while the database is away
+        hikari.setConnectionTimeout(CONNECTION_TIMEOUT_MILLIS);
+        return new HikariDataSource(hikari);
+    }
+
+    /**
+     * Creates the database named in the URL unless it exists, connecting to the server's
+     * {@code postgres} database with the same parameters and credentials.
+     */
+    static void createDatabaseIfMissing(OrderServiceConfig config) {
+        String name = config.databaseName();
+        Properties props = new Properties();
+        if (config.dbUser() != null) {
+            props.setProperty("user", config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            props.setProperty("password", config.dbPassword());
+        }
+        try (CloseableDSLContext dsl = DSL.using(config.jdbcUrlFor("postgres"), props)) {
+            boolean exists = dsl.fetchExists(DSL.selectOne()
+                    .from(DSL.table(DSL.name("pg_catalog", "pg_database")))
+                    .where(DSL.field(DSL.name("datname"), String.class).eq(name)));
+            if (exists) {
+                log.info("Database {} exists", name);
+                return;
+            }
+            dsl.createDatabase(DSL.name(name)).execute();
+            log.info("Created database {}", name);
+        } catch (DataAccessException e) {
+            if (SqlStates.is(e, DUPLICATE_DATABASE)) {
+                log.info("Database {} was created concurrently", name);
+                return;
+            }
+            throw e;
+        }
+    }
+}
