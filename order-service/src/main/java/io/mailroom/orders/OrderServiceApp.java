@@ -46,8 +46,14 @@ public final class OrderServiceApp implements AutoCloseable {
 
     public static void main(String[] args) {
         OrderServiceConfig config;
+        EmbeddedDatabase embedded = null;
         try {
             config = OrderServiceConfig.fromEnvironment(System.getenv());
+            String url = System.getenv(OrderServiceConfig.ENV_DB_URL);
+            if (url == null || url.isBlank()) {
+                embedded = EmbeddedDatabase.start(System.getenv());
+                config = config.withJdbcUrl(embedded.jdbcUrl());
+            }
         } catch (IllegalArgumentException e) {
             log.error("Invalid configuration: {}", e.getMessage());
             System.exit(2);
@@ -58,10 +64,20 @@ public final class OrderServiceApp implements AutoCloseable {
             app = start(config);
         } catch (RuntimeException e) {
             log.error("Order service failed to start", e);
+            if (embedded != null) {
+                embedded.close();
+            }
             System.exit(1);
             return;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "orders-shutdown"));
+        EmbeddedDatabase database = embedded;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            app.close();
+            if (database != null) {
+                database.close();
+            }
+        }, "orders-shutdown"));
+        log.info("Order service ready: POST http://localhost:{}/orders (Ctrl-C stops it)", app.server().port());
         // Jetty's non-daemon threads keep the JVM running until the hook has stopped them
     }
 
