@@ -53,14 +53,20 @@ final class SmtpConnectionPool implements AutoCloseable {
         }
     }
 
-    /** Connecting (or authenticating) failed; {@code lastReturnCode} is the server's last reply code, or -1. */
+    /**
+     * Connecting (or authenticating) failed; {@code lastReturnCode} is the server's last reply code,
+     * or -1; {@code startTlsUnavailable} is true when STARTTLS is required but the server's EHLO
+     * answer did not offer it.
+     */
     static final class ConnectFailure extends Exception {
         private static final long serialVersionUID = 1L;
         final int lastReturnCode;
+        final boolean startTlsUnavailable;
 
-        ConnectFailure(MessagingException cause, int lastReturnCode) {
+        ConnectFailure(MessagingException cause, int lastReturnCode, boolean startTlsUnavailable) {
             super(cause.getMessage(), cause, false, false);
             this.lastReturnCode = lastReturnCode;
+            this.startTlsUnavailable = startTlsUnavailable;
         }
 
         MessagingException messagingException() {
@@ -151,12 +157,15 @@ final class SmtpConnectionPool implements AutoCloseable {
             transport.connect(config.host(), config.port(), config.username(), config.password());
         } catch (MessagingException e) {
             int code = transport.getLastReturnCode();
+            // Decided from the EHLO capabilities, not from the exception text.
+            boolean startTlsUnavailable = config.security() == SmtpSecurity.STARTTLS && code == 250
+                    && !transport.supportsExtension("STARTTLS");
             try {
                 transport.close();
             } catch (MessagingException | RuntimeException ignored) {
                 // already failing; the socket may be gone
             }
-            throw new ConnectFailure(e, code);
+            throw new ConnectFailure(e, code, startTlsUnavailable);
         }
         opened.incrementAndGet();
         log.debug("Opened SMTP connection to {}:{}", config.host(), config.port());

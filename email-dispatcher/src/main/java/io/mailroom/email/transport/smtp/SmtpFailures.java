@@ -20,8 +20,8 @@ import java.util.Set;
  *   <li>4xx: transient (the server asks us to try later), 5xx: permanent for this email;</li>
  *   <li>530/534/535/538 (authentication required, mechanism too weak, credentials invalid,
  *       encryption required) and {@link AuthenticationFailedException}: misconfigured;</li>
- *   <li>a 5xx while opening the session (greeting, EHLO, STARTTLS): misconfigured, because every
- *       email would fail the same way;</li>
+ *   <li>a 5xx while opening the session (greeting, EHLO, STARTTLS), or required STARTTLS missing
+ *       from the server's EHLO capabilities: misconfigured, because every email would fail the same way;</li>
  *   <li>no reply code: transient before DATA (nothing was accepted), ambiguous once the message
  *       data was being written (the server may have queued it).</li>
  * </ul>
@@ -37,7 +37,11 @@ final class SmtpFailures {
     private SmtpFailures() {
     }
 
-    static SendResult connectFailed(MessagingException e, int lastReturnCode, String hostPort) {
+    static SendResult connectFailed(MessagingException e, int lastReturnCode, boolean startTlsUnavailable, String hostPort) {
+        if (startTlsUnavailable) {
+            return new SendResult.Misconfigured("smtp-starttls-unavailable", "SMTP server " + hostPort
+                    + " does not offer STARTTLS, which MAILROOM_SMTP_SECURITY=STARTTLS requires (wrong port or security setting?)");
+        }
         int code = replyCode(e);
         if (code < 0 && lastReturnCode >= 400 && lastReturnCode < 600) {
             code = lastReturnCode;

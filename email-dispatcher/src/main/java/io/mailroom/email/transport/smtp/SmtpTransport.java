@@ -92,7 +92,7 @@ public final class SmtpTransport implements MailTransport {
             try {
                 connection = pool.borrow();
             } catch (SmtpConnectionPool.ConnectFailure f) {
-                SendResult result = SmtpFailures.connectFailed(f.messagingException(), f.lastReturnCode, hostPort);
+                SendResult result = SmtpFailures.connectFailed(f.messagingException(), f.lastReturnCode, f.startTlsUnavailable, hostPort);
                 log.debug("SMTP connect failed for key {}: {}", idempotencyKey, result);
                 return result;
             } catch (SmtpConnectionPool.PoolExhausted e) {

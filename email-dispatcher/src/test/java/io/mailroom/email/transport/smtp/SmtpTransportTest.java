@@ -197,4 +197,14 @@ class SmtpTransportTest {
         assertThat(transport.send(TestEmails.sample(), "k2")).isInstanceOf(SendResult.Sent.class);
         assertThat(transport.connectionsOpened()).isEqualTo(2);
     }
+
+    @Test
+    void requiredStartTlsThatTheServerDoesNotOfferIsMisconfigured() throws IOException {
+        transport.close();
+        transport = new SmtpTransport(config(server.port()).security(SmtpSecurity.STARTTLS).build());
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(((SendResult.Misconfigured) result).code()).isEqualTo("smtp-starttls-unavailable");
+        assertThat(server.count("MAIL")).isZero();
+    }
 }
