@@ -45,6 +45,20 @@ class OrderConfirmationRendererTest {
     }
 
     @Test
+    void acceptsTheOrderServicesDocumentShape() throws Exception {
+        // As order-service's OrderDocument writes it: extra lineNo/lineTotal, microsecond timestamps.
+        String document = """
+                {"orderId":7,"customerEmail":"bob@example.com","customerName":"Bob","currency":"EUR","total":"12.50",
+                 "createdAt":"2025-01-31T09:15:00.123456Z",
+                 "lines":[{"lineNo":1,"sku":"B2","name":"Plate","quantity":2,"unitPrice":"4.25","lineTotal":"8.50"},
+                          {"lineNo":2,"sku":"C3","name":"Cup","quantity":1,"unitPrice":"4.00","lineTotal":"4.00"}]}""";
+        Email email = renderer.render(document);
+        assertThat(email.subject()).isEqualTo("Your order #7 is confirmed");
+        assertThat(email.textBody()).contains("placed on 31 January 2025 at 09:15 UTC")
+                .contains("2 x Plate (SKU B2), 4.25 EUR each: 8.50 EUR").contains("Total: 12.50 EUR");
+    }
+
+    @Test
     void sameBytesSameFingerprint() throws Exception {
         assertThat(renderer.render(PAYLOAD).fingerprintParts()).isEqualTo(renderer.render(PAYLOAD.getBytes(StandardCharsets.UTF_8)).fingerprintParts());
     }
