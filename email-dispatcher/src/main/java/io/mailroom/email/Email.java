@@ -1,0 +1,128 @@
+package io.mailroom.email;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * One rendered email, ready for any transport, valid by construction: strict addresses, a subject
+ * and custom headers without control characters (no header injection), bodies without lone
+ * surrogates or control characters other than line breaks and tabs. Only the body size limit is
+ * configurable and therefore checked separately, by {@link #requireBodyWithin(long)}.
+ *
+ * <p>Custom headers may not replace the ones a transport owns (From, To, Subject, Message-ID,
+ * Date, MIME and content headers, ...), and their values are printable ASCII.
+ *
+ * <p>{@link #toString()} shows neither the bodies nor the full recipient address.
+ */
+public record Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
+                    Map<String, String> headers, String templateVersion) {
+
+    public static final long DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+    public static final int MAX_SUBJECT_LENGTH = 500;
+    public static final int MAX_HEADER_VALUE_LENGTH = 900;
+
+    private static final Pattern HEADER_NAME = Pattern.compile("[!-9;-~]{1,76}");
+    private static final Pattern TEMPLATE_VERSION = Pattern.compile("[!-~]{1,100}");
+    private static final Set<String> RESERVED_HEADERS = caseInsensitive(
+            "from", "to", "cc", "bcc", "sender", "reply-to", "subject", "date", "message-id", "mime-version",
+            "return-path", "received", "in-reply-to", "references", "dkim-signature", "content-type",
+            "content-transfer-encoding", "content-disposition", "content-id", "content-description");
+
+    public Email {
+        Objects.requireNonNull(from, "from");
+        Objects.requireNonNull(to, "to");
+        if (subject == null || subject.isBlank()) {
+            throw new InvalidEmailException("subject", "is missing");
+        }
+        int bad = Text.firstForbiddenInHeader(subject);
+        if (bad >= 0) {
+            throw new InvalidEmailException("subject", "contains " + Text.describe(subject, bad));
+        }
+        if (subject.length() > MAX_SUBJECT_LENGTH) {
+            throw new InvalidEmailException("subject", "longer than " + MAX_SUBJECT_LENGTH + " characters");
+        }
+        checkBody("textBody", textBody);
+        checkBody("htmlBody", htmlBody);
+        headers = checkHeaders(headers == null ? Map.of() : headers);
+        if (templateVersion == null || !TEMPLATE_VERSION.matcher(templateVersion).matches()) {
+            throw new InvalidEmailException("templateVersion", "must be 1..100 printable ASCII characters");
+        }
+    }
+
+    /** What the idempotency store hashes: same key with different parts means a different email. */
+    public List<String> fingerprintParts() {
+        return List.of(to.address(), subject, textBody, htmlBody, templateVersion);
+    }
+
+    /** UTF-8 size of both bodies together. */
+    public long bodyBytes() {
+        return (long) textBody.getBytes(StandardCharsets.UTF_8).length + htmlBody.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    /** Throws {@link InvalidEmailException} (field {@code body}) if the bodies exceed {@code maxBytes} in UTF-8. */
+    public Email requireBodyWithin(long maxBytes) {
+        long size = bodyBytes();
+        if (size > maxBytes) {
+            throw new InvalidEmailException("body", "text and HTML bodies are " + size + " bytes, the limit is " + maxBytes);
+        }
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return "Email[to=" + to.masked() + ", template=" + templateVersion + ", subjectChars=" + subject.length()
+                + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length() + "]";
+    }
+
+    private static void checkBody(String field, String body) {
+        if (body == null || body.isBlank()) {
+            throw new InvalidEmailException(field, "is missing");
+        }
+        int bad = Text.firstForbiddenInBody(body);
+        if (bad >= 0) {
+            throw new InvalidEmailException(field, "contains " + Text.describe(body, bad));
+        }
+    }
+
+    private static Map<String, String> checkHeaders(Map<String, String> headers) {
+        Map<String, String> copy = new LinkedHashMap<>();
+        Set<String> seen = caseInsensitive();
+        headers.forEach((name, value) -> {
+            if (name == null || !HEADER_NAME.matcher(name).matches()) {
+                throw new InvalidEmailException("headers", "header name must be 1..76 printable ASCII characters without ':'");
+            }
+            if (RESERVED_HEADERS.contains(name)) {
+                throw new InvalidEmailException("headers." + name, "is set by the transport and cannot be overridden");
+            }
+            if (!seen.add(name)) {
+                throw new InvalidEmailException("headers." + name, "appears twice");
+            }
+            if (value == null || value.isBlank() || value.length() > MAX_HEADER_VALUE_LENGTH) {
+                throw new InvalidEmailException("headers." + name, "value must be 1.." + MAX_HEADER_VALUE_LENGTH + " characters");
+            }
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if (c < 0x20 || c > 0x7E) {
+                    throw new InvalidEmailException("headers." + name, "value must be printable ASCII, found U+"
+                            + String.format(Locale.ROOT, "%04X", (int) c) + " at index " + i);
+                }
+            }
+            copy.put(name, value);
+        });
+        return Collections.unmodifiableMap(copy);
+    }
+
+    private static Set<String> caseInsensitive(String... names) {
+        Set<String> set = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+        set.addAll(List.of(names));
+        return set;
+    }
+}

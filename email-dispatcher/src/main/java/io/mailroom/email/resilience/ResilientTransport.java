@@ -1,0 +1,294 @@
+package io.mailroom.email.resilience;
+
+import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.core.functions.Either;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import io.mailroom.email.Email;
+import io.mailroom.email.transport.MailTransport;
+import io.mailroom.email.transport.SendResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Wraps one transport in Resilience4j policies and tells the dispatcher whether to claim work for
+ * it at all. Per {@link #send} call:
+ *
+ * <ol>
+ *   <li>a halted transport, or a full {@link Bulkhead}, answers {@link SendResult.NotAttempted};</li>
+ *   <li>a {@link Retry} repeats {@link SendResult.Transient} results that allow it, a bounded number
+ *       of times, with short exponential pauses (honouring a provider's {@code Retry-After} only if
+ *       it fits within {@code MAILROOM_RETRY_MAX_WAIT}); ambiguous, permanent and misconfigured
+ *       results are never retried here;</li>
+ *   <li>each try asks the {@link CircuitBreaker} (and the optional {@link RateLimiter}) for a permit;
+ *       transient and ambiguous results count as breaker failures, sent and permanent as successes.</li>
+ * </ol>
+ *
+ * <p><b>Misconfigured</b> (HTTP 401/403, SMTP authentication failure) <b>halts</b> the transport:
+ * a flag, with its reason, that only {@link #resume()} clears, so an operator must act (fix
+ * credentials, then resume or restart). The breaker is also forced open ({@code FORCED_OPEN},
+ * which Resilience4j never leaves by itself), so the halt shows in breaker metrics; the flag is
+ * checked first, so nothing that closes the breaker from outside ends a halt by accident. A plain
+ * open breaker would half-open after its wait and burn real messages on probes that cannot succeed.
+ *
+ * <p>{@link SendResult.NotAttempted} means the provider was not asked during this call: the caller
+ * should hand the message back without counting the attempt. If earlier tries of the same call did
+ * reach the provider, their last result is returned instead.
+ */
+public final class ResilientTransport implements MailTransport {
+
+    private static final Logger log = LoggerFactory.getLogger(ResilientTransport.class);
+
+    private final MailTransport delegate;
+    private final TransportPolicyConfig config;
+    private final Clock clock;
+    private final CircuitBreaker breaker;
+    private final Retry retry;
+    private final Bulkhead bulkhead;
+    private final RateLimiter rateLimiter;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicReference<Halt> halt = new AtomicReference<>();
+
+    /** Why and when a transport was halted. */
+    public record Halt(String code, String error, Instant at) {
+    }
+
+    public ResilientTransport(MailTransport delegate, TransportPolicyConfig config) {
+        this(delegate, config, PolicyRegistries.create(), Clock.systemUTC());
+    }
+
+    public ResilientTransport(MailTransport delegate, TransportPolicyConfig config, PolicyRegistries registries, Clock clock) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.config = Objects.requireNonNull(config, "config");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        String name = delegate.name();
+        if (registries.circuitBreakers().find(name).isPresent()) {
+            throw new IllegalStateException("a circuit breaker named '" + name + "' already exists; transport names must be unique");
+        }
+        TransportPolicyConfig.BreakerSettings b = config.breaker();
+        this.breaker = registries.circuitBreakers().circuitBreaker(name, CircuitBreakerConfig.custom()
+                .slidingWindow(b.window(), b.minimumCalls(), CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .failureRateThreshold(b.failureRatePercent())
+                .waitDurationInOpenState(b.openWait())
+                .permittedNumberOfCallsInHalfOpenState(b.halfOpenCalls())
+                // Without it the breaker would stay OPEN until someone calls, and the dispatcher
+                // (which asks acceptingWork() before claiming) would never call.
+                .automaticTransitionFromOpenToHalfOpenEnabled(true)
+                .writableStackTraceEnabled(false)
+                .build());
+        this.retry = registries.retries().retry(name, RetryConfig.<SendResult>custom()
+                .maxAttempts(config.retry().attempts())
+                .retryOnResult(this::retryWithinCall)
+                .retryOnException(e -> false)
+                .intervalBiFunction(this::pauseMillis)
+                .writableStackTraceEnabled(false)
+                .build());
+        this.bulkhead = registries.bulkheads().bulkhead(name, BulkheadConfig.custom()
+                .maxConcurrentCalls(config.bulkhead().maxConcurrent())
+                .maxWaitDuration(config.bulkhead().maxWait())
+                .writableStackTraceEnabled(false)
+                .build());
+        this.rateLimiter = !config.rateLimit().enabled() ? null : registries.rateLimiters().rateLimiter(name, RateLimiterConfig.custom()
+                .limitForPeriod(config.rateLimit().perSecond())
+                .limitRefreshPeriod(Duration.ofSeconds(1))
+                .timeoutDuration(config.rateLimit().timeout())
+                .writableStackTraceEnabled(false)
+                .build());
+        breaker.getEventPublisher().onStateTransition(e ->
+                log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition()));
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public SendResult send(Email email, String idempotencyKey) {
+        Halt h = halt.get();
+        if (h != null) {
+            return halted(h);
+        }
+        if (!bulkhead.tryAcquirePermission()) {
+            return new SendResult.NotAttempted("transport " + name() + " has " + config.bulkhead().maxConcurrent()
+                    + " sends in progress (bulkhead full)", null);
+        }
+        try {
+            AtomicReference<SendResult> lastAnswered = new AtomicReference<>();
+            SendResult result = Retry.decorateSupplier(retry, () -> tryOnce(email, idempotencyKey, lastAnswered)).get();
+            if (result instanceof SendResult.NotAttempted && lastAnswered.get() != null) {
+                // The breaker opened (or the transport halted) between tries of this call: report
+                // what the provider last said, not "nothing was attempted".
+                return lastAnswered.get();
+            }
+            return result;
+        } finally {
+            bulkhead.onComplete();
+        }
+    }
+
+    private SendResult tryOnce(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
+        Halt h = halt.get();
+        if (h != null) {
+            return halted(h);
+        }
+        if (!breaker.tryAcquirePermission()) {
+            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + breaker.getState(),
+                    config.breaker().openWait());
+        }
+        if (rateLimiter != null && !rateLimiter.acquirePermission()) {
+            breaker.releasePermission();
+            return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
+                    + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+        }
+        long start = System.nanoTime();
+        inFlight.incrementAndGet();
+        SendResult result;
+        try {
+            result = delegate.send(email, idempotencyKey);
+        } catch (RuntimeException e) {
+            // The contract says transports classify instead of throwing; if one throws anyway we
+            // cannot know whether the provider got the email.
+            log.error("Transport {} threw instead of returning a result", name(), e);
+            result = new SendResult.Ambiguous("transport " + name() + " failed unexpectedly: " + e.getClass().getName());
+        } finally {
+            inFlight.decrementAndGet();
+        }
+        long elapsed = System.nanoTime() - start;
+        switch (result) {
+            case SendResult.Sent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Permanent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Transient t -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure(t.code()));
+            case SendResult.Ambiguous ignored -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure("ambiguous"));
+            case SendResult.Misconfigured m -> {
+                breaker.releasePermission();
+                halt(m);
+            }
+            case SendResult.NotAttempted ignored -> breaker.releasePermission();
+        }
+        if (!(result instanceof SendResult.NotAttempted)) {
+            lastAnswered.set(result);
+        }
+        return result;
+    }
+
+    /**
+     * True when the dispatcher may claim messages for this transport: not halted, and the breaker
+     * is closed, or half-open with probe permits left. While false, claiming would only burn
+     * attempts of healthy messages.
+     */
+    public boolean acceptingWork() {
+        return claimableNow() > 0;
+    }
+
+    /**
+     * How many messages the dispatcher may claim for this transport now: unbounded
+     * ({@link Integer#MAX_VALUE}) while closed, the probe permits left while half-open, 0 while
+     * open or halted. Lets half-open pass a small probe batch instead of the whole backlog.
+     */
+    public int claimableNow() {
+        if (halt.get() != null) {
+            return 0;
+        }
+        return switch (breaker.getState()) {
+            case CLOSED, DISABLED, METRICS_ONLY -> Integer.MAX_VALUE;
+            case HALF_OPEN -> Math.max(0, config.breaker().halfOpenCalls() - breaker.getMetrics().getNumberOfBufferedCalls() - inFlight.get());
+            case OPEN, FORCED_OPEN -> 0;
+        };
+    }
+
+    public CircuitBreaker.State breakerState() {
+        return breaker.getState();
+    }
+
+    /** The reason this transport is halted, if it is. */
+    public Optional<Halt> halted() {
+        return Optional.ofNullable(halt.get());
+    }
+
+    /** Operator action after fixing the configuration: clears the halt and closes the breaker. */
+    public void resume() {
+        Halt previous = halt.getAndSet(null);
+        breaker.transitionToClosedState();
+        if (previous != null) {
+            log.warn("Transport {} resumed by an operator (it was halted since {} by {})", name(), previous.at(), previous.code());
+        }
+    }
+
+    public CircuitBreaker circuitBreaker() {
+        return breaker;
+    }
+
+    public Retry retry() {
+        return retry;
+    }
+
+    public Bulkhead bulkhead() {
+        return bulkhead;
+    }
+
+    public Optional<RateLimiter> rateLimiter() {
+        return Optional.ofNullable(rateLimiter);
+    }
+
+    public MailTransport delegate() {
+        return delegate;
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    private void halt(SendResult.Misconfigured m) {
+        Halt h = new Halt(m.code(), m.error(), clock.instant());
+        if (halt.compareAndSet(null, h)) {
+            breaker.transitionToForcedOpenState();
+            log.error("Transport {} halted: {} {}. Nothing more is sent through it until an operator fixes the configuration and resumes it.",
+                    name(), m.code(), m.error());
+        }
+    }
+
+    private SendResult.NotAttempted halted(Halt h) {
+        return new SendResult.NotAttempted("transport " + name() + " is halted since " + h.at() + " (" + h.code() + ")", null);
+    }
+
+    private boolean retryWithinCall(SendResult result) {
+        return result instanceof SendResult.Transient t
+                && t.retryableInAttempt()
+                && (t.retryAfter() == null || t.retryAfter().compareTo(config.retry().maxWait()) <= 0);
+    }
+
+    private long pauseMillis(int attempt, Either<Throwable, SendResult> outcome) {
+        long base = config.retry().initialWait().toMillis();
+        long max = config.retry().maxWait().toMillis();
+        long pause = Math.min(max, base << Math.min(attempt - 1, 20));
+        if (outcome.isRight() && outcome.get() instanceof SendResult.Transient t && t.retryAfter() != null) {
+            pause = Math.max(pause, Math.min(max, t.retryAfter().toMillis()));
+        }
+        return pause;
+    }
+
+    /** What the breaker records for a transient or ambiguous result; carries only the result code. */
+    static final class ProviderFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ProviderFailure(String code) {
+            super(code, null, false, false);
+        }
+    }
+}

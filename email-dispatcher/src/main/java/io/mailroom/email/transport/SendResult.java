@@ -1,0 +1,108 @@
+package io.mailroom.email.transport;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a transport can say about one send, classified by protocol code (SMTP reply code, HTTP
+ * status) or by the failure's type, never by message text. The variants differ in the question
+ * that matters for an at-most-once effect: <em>could the provider have accepted the email?</em>
+ *
+ * <ul>
+ *   <li>{@link Sent}: yes, it did.</li>
+ *   <li>{@link Transient}, {@link Permanent}, {@link Misconfigured}, {@link NotAttempted}: no, the
+ *       provider answered that it did not accept it, or it was never asked.</li>
+ *   <li>{@link Ambiguous}: maybe; the request may have reached the provider and no answer came.</li>
+ * </ul>
+ *
+ * Error texts are bounded and never contain the email body or a credential.
+ */
+public sealed interface SendResult {
+
+    /** True for {@link Sent} and {@link Ambiguous}: repeating without an idempotency key could duplicate the email. */
+    default boolean mayHaveBeenDelivered() {
+        return this instanceof Sent || this instanceof Ambiguous;
+    }
+
+    /**
+     * The provider accepted the email.
+     *
+     * @param providerMessageId the provider's id (HTTP) or the Message-ID we set (SMTP); null only
+     *                          if a provider accepted without returning a readable id
+     * @param detailJson        a JSON object for the attempt history (status, ids, server reply)
+     */
+    record Sent(String providerMessageId, String detailJson) implements SendResult {
+        public Sent {
+            Objects.requireNonNull(detailJson, "detailJson");
+        }
+    }
+
+    /**
+     * Not accepted this time; the same email may succeed later.
+     *
+     * @param code               e.g. {@code smtp-451}, {@code http-503}, {@code connect}
+     * @param retryAfter         the provider's hint (HTTP {@code Retry-After}), or null
+     * @param retryableInAttempt false when even a quick in-attempt retry is not wanted, e.g. an SMTP
+     *                           4xx reply that came after the message data had been sent
+     */
+    record Transient(String code, String error, Duration retryAfter, boolean retryableInAttempt) implements SendResult {
+        public Transient {
+            Objects.requireNonNull(code, "code");
+            Objects.requireNonNull(error, "error");
+            if (retryAfter != null && retryAfter.isNegative()) {
+                throw new IllegalArgumentException("retryAfter must not be negative: " + retryAfter);
+            }
+        }
+
+        public Transient(String code, String error, Duration retryAfter) {
+            this(code, error, retryAfter, true);
+        }
+
+        public Transient(String code, String error) {
+            this(code, error, null, true);
+        }
+    }
+
+    /** Refused for good (bad address, validation error, 5xx SMTP reply): sending it again cannot help. */
+    record Permanent(String code, String error) implements SendResult {
+        public Permanent {
+            Objects.requireNonNull(code, "code");
+            Objects.requireNonNull(error, "error");
+        }
+    }
+
+    /**
+     * The request may have reached the provider and no answer came (timeout or connection loss
+     * after the request or the SMTP message data was written). Whether a repeat is safe depends on
+     * the transport: an HTTP provider deduplicates by idempotency key, SMTP cannot.
+     */
+    record Ambiguous(String error) implements SendResult {
+        public Ambiguous {
+            Objects.requireNonNull(error, "error");
+        }
+    }
+
+    /**
+     * The provider rejects us, not the email (HTTP 401/403, SMTP authentication failure): every
+     * further send would fail the same way. Stop sending through this transport and alert.
+     */
+    record Misconfigured(String code, String error) implements SendResult {
+        public Misconfigured {
+            Objects.requireNonNull(code, "code");
+            Objects.requireNonNull(error, "error");
+        }
+    }
+
+    /**
+     * Nothing was sent and the provider was not asked, because a local policy refused the call
+     * (breaker open, transport halted, bulkhead full, rate limit). The message's attempt should be
+     * handed back without counting it.
+     *
+     * @param retryAfter when trying again makes sense, or null if unknown
+     */
+    record NotAttempted(String reason, Duration retryAfter) implements SendResult {
+        public NotAttempted {
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package io.mailroom.email.transport.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.Email;
+import io.mailroom.email.EmailAddress;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.Objects;
+
+/**
+ * A JSON mail API in the style of providers that accept an {@code Idempotency-Key} header:
+ *
+ * <pre>
+ * POST {baseUrl}/v1/emails
+ * Authorization: Bearer {token}
+ * Idempotency-Key: {key}
+ * {"from":{"email":"shop@example.com","name":"Shop"},"to":[{"email":"ann@example.com","name":"Ann"}],
+ *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"}}
+ *
+ * 200 {"id":"msg_123"}
+ * 4xx {"message":"..."} or {"error":{"message":"..."}} or any body
+ * </pre>
+ */
+public final class JsonMailApiAdapter implements MailApiAdapter {
+
+    public static final String PATH = "/v1/emails";
+
+    private final URI endpoint;
+    private final String token;
+    private final JsonMapper json = JsonMapper.builder().build();
+
+    public JsonMailApiAdapter(URI baseUrl, String token) {
+        String base = Objects.requireNonNull(baseUrl, "baseUrl").toString();
+        this.endpoint = URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + PATH);
+        this.token = Objects.requireNonNull(token, "token");
+    }
+
+    public JsonMailApiAdapter(HttpMailConfig config) {
+        this(config.baseUrl(), config.token());
+    }
+
+    @Override
+    public HttpRequest.Builder request(Email email, String idempotencyKey) {
+        ObjectNode body = json.createObjectNode();
+        body.set("from", mailbox(email.from()));
+        ArrayNode to = body.putArray("to");
+        to.add(mailbox(email.to()));
+        body.put("subject", email.subject());
+        body.put("text", email.textBody());
+        body.put("html", email.htmlBody());
+        ObjectNode headers = body.putObject("headers");
+        email.headers().forEach(headers::put);
+        return HttpRequest.newBuilder(endpoint)
+                .header("Authorization", "Bearer " + token)
+                .header("Idempotency-Key", idempotencyKey)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
+    }
+
+    @Override
+    public String messageId(String responseBody) {
+        JsonNode root = parse(responseBody);
+        JsonNode id = root == null ? null : root.get("id");
+        return id != null && id.isTextual() && !id.textValue().isBlank() ? id.textValue() : null;
+    }
+
+    @Override
+    public String errorText(String responseBody) {
+        JsonNode root = parse(responseBody);
+        if (root != null && root.isObject()) {
+            JsonNode message = root.get("message");
+            if (message == null && root.get("error") != null) {
+                JsonNode error = root.get("error");
+                message = error.isObject() ? error.get("message") : error;
+            }
+            if (message != null && message.isTextual()) {
+                return message.textValue();
+            }
+        }
+        return responseBody == null ? "" : responseBody;
+    }
+
+    private ObjectNode mailbox(EmailAddress address) {
+        ObjectNode node = json.createObjectNode();
+        node.put("email", address.address());
+        if (address.displayName() != null) {
+            node.put("name", address.displayName());
+        }
+        return node;
+    }
+
+    private JsonNode parse(String body) {
+        if (body == null || body.isBlank()) {
+            return null;
+        }
+        try {
+            return json.readTree(body);
+        } catch (JsonProcessingException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package io.mailroom.email.transport.smtp;
+
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.InvalidEmailException;
+import io.mailroom.email.config.Checks;
+import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.email.config.Settings;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Settings of the SMTP transport. {@link #toString()} masks the password.
+ *
+ * @param from                     envelope sender ({@code MAIL FROM}, where bounces go) and default
+ *                                 Message-ID domain; the From header comes from the {@code Email}
+ * @param messageIdDomain          right-hand side of generated Message-IDs
+ * @param poolSize                 connections kept open and reused across sends
+ * @param maxMessagesPerConnection a connection is closed after this many messages (servers limit it)
+ * @param maxIdle                  an idle connection older than this is closed instead of reused
+ */
+public record SmtpConfig(String host, int port, SmtpSecurity security, String username, String password,
+                         EmailAddress from, String messageIdDomain, Duration connectTimeout, Duration readTimeout,
+                         Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle) {
+
+    public static final String DEFAULT_HOST = "localhost";
+    public static final SmtpSecurity DEFAULT_SECURITY = SmtpSecurity.STARTTLS;
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_POOL_SIZE = 4;
+    public static final int DEFAULT_MAX_MESSAGES_PER_CONNECTION = 100;
+    public static final Duration DEFAULT_MAX_IDLE = Duration.ofSeconds(60);
+
+    private static final Duration MAX_TIMEOUT = Duration.ofMinutes(10);
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9.:\\[\\]_-]{1,253}");
+    private static final Pattern DOMAIN = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
+
+    public SmtpConfig {
+        if (host == null || !HOST.matcher(host).matches()) {
+            throw new InvalidSettingException("MAILROOM_SMTP_HOST", "MAILROOM_SMTP_HOST must be a host name or IP address, got '" + host + "'");
+        }
+        Checks.range("MAILROOM_SMTP_PORT", port, 1, 65535);
+        Checks.notNull("MAILROOM_SMTP_SECURITY", security);
+        if (username != null && username.isEmpty()) {
+            username = null;
+        }
+        if (password != null && password.isEmpty()) {
+            password = null;
+        }
+        if ((username == null) != (password == null)) {
+            String missing = username == null ? "MAILROOM_SMTP_USERNAME" : "MAILROOM_SMTP_PASSWORD";
+            throw new InvalidSettingException(missing, "MAILROOM_SMTP_USERNAME and MAILROOM_SMTP_PASSWORD must be set together; " + missing + " is missing");
+        }
+        Checks.notNull("MAILROOM_SMTP_FROM", from);
+        if (messageIdDomain == null || messageIdDomain.isBlank()) {
+            messageIdDomain = from.domain();
+        }
+        if (!DOMAIN.matcher(messageIdDomain).matches()) {
+            throw new InvalidSettingException("MAILROOM_SMTP_MESSAGE_ID_DOMAIN",
+                    "MAILROOM_SMTP_MESSAGE_ID_DOMAIN must be a lower-case domain name, got '" + messageIdDomain + "'");
+        }
+        Checks.atMost("MAILROOM_SMTP_CONNECT_TIMEOUT", Checks.positive("MAILROOM_SMTP_CONNECT_TIMEOUT", connectTimeout), MAX_TIMEOUT);
+        Checks.atMost("MAILROOM_SMTP_READ_TIMEOUT", Checks.positive("MAILROOM_SMTP_READ_TIMEOUT", readTimeout), MAX_TIMEOUT);
+        Checks.atMost("MAILROOM_SMTP_WRITE_TIMEOUT", Checks.positive("MAILROOM_SMTP_WRITE_TIMEOUT", writeTimeout), MAX_TIMEOUT);
+        Checks.range("MAILROOM_SMTP_POOL_SIZE", poolSize, 1, 64);
+        Checks.range("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", maxMessagesPerConnection, 1, 100_000);
+        Checks.positive("MAILROOM_SMTP_MAX_IDLE", maxIdle);
+    }
+
+    public boolean authenticates() {
+        return username != null;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static SmtpConfig fromEnv(Map<String, String> env) {
+        Settings s = new Settings(env);
+        SmtpSecurity security = s.enumValue("MAILROOM_SMTP_SECURITY", SmtpSecurity.class, DEFAULT_SECURITY);
+        String from = s.string("MAILROOM_SMTP_FROM");
+        if (from == null) {
+            throw new InvalidSettingException("MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is required");
+        }
+        EmailAddress fromAddress;
+        try {
+            fromAddress = EmailAddress.parseMailbox(from);
+        } catch (InvalidEmailException e) {
+            throw new InvalidSettingException("MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is not a valid address: " + e.getMessage());
+        }
+        return new SmtpConfig(
+                s.string("MAILROOM_SMTP_HOST", DEFAULT_HOST),
+                s.integer("MAILROOM_SMTP_PORT", security.defaultPort()),
+                security,
+                s.string("MAILROOM_SMTP_USERNAME"),
+                s.secret("MAILROOM_SMTP_PASSWORD"),
+                fromAddress,
+                s.string("MAILROOM_SMTP_MESSAGE_ID_DOMAIN"),
+                s.duration("MAILROOM_SMTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
+                s.duration("MAILROOM_SMTP_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
+                s.duration("MAILROOM_SMTP_WRITE_TIMEOUT", DEFAULT_WRITE_TIMEOUT),
+                s.integer("MAILROOM_SMTP_POOL_SIZE", DEFAULT_POOL_SIZE),
+                s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
+                s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE));
+    }
+
+    @Override
+    public String toString() {
+        return "SmtpConfig[host=" + host + ", port=" + port + ", security=" + security + ", username=" + username
+                + ", password=" + Settings.mask(password) + ", from=" + from.address() + ", messageIdDomain=" + messageIdDomain
+                + ", connectTimeout=" + Settings.format(connectTimeout) + ", readTimeout=" + Settings.format(readTimeout)
+                + ", writeTimeout=" + Settings.format(writeTimeout) + ", poolSize=" + poolSize
+                + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle) + "]";
+    }
+
+    /** Builds a config from the defaults; {@link #build()} validates. The port defaults to the security's port. */
+    public static final class Builder {
+        private String host = DEFAULT_HOST;
+        private Integer port;
+        private SmtpSecurity security = DEFAULT_SECURITY;
+        private String username;
+        private String password;
+        private EmailAddress from;
+        private String messageIdDomain;
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration readTimeout = DEFAULT_READ_TIMEOUT;
+        private Duration writeTimeout = DEFAULT_WRITE_TIMEOUT;
+        private int poolSize = DEFAULT_POOL_SIZE;
+        private int maxMessagesPerConnection = DEFAULT_MAX_MESSAGES_PER_CONNECTION;
+        private Duration maxIdle = DEFAULT_MAX_IDLE;
+
+        private Builder() {
+        }
+
+        public Builder host(String host) { this.host = host; return this; }
+        public Builder port(int port) { this.port = port; return this; }
+        public Builder security(SmtpSecurity security) { this.security = security; return this; }
+        public Builder credentials(String username, String password) { this.username = username; this.password = password; return this; }
+        public Builder from(EmailAddress from) { this.from = from; return this; }
+        public Builder messageIdDomain(String domain) { this.messageIdDomain = domain; return this; }
+        public Builder connectTimeout(Duration d) { this.connectTimeout = d; return this; }
+        public Builder readTimeout(Duration d) { this.readTimeout = d; return this; }
+        public Builder writeTimeout(Duration d) { this.writeTimeout = d; return this; }
+        public Builder poolSize(int n) { this.poolSize = n; return this; }
+        public Builder maxMessagesPerConnection(int n) { this.maxMessagesPerConnection = n; return this; }
+        public Builder maxIdle(Duration d) { this.maxIdle = d; return this; }
+
+        public SmtpConfig build() {
+            SmtpSecurity sec = security == null ? DEFAULT_SECURITY : security;
+            return new SmtpConfig(host, port == null ? sec.defaultPort() : port, security, username, password, from,
+                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle);
+        }
+    }
+}

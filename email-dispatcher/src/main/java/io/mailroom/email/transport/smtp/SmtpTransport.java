@@ -1,0 +1,209 @@
+package io.mailroom.email.transport.smtp;
+
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.Email;
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.Text;
+import io.mailroom.email.transport.IdempotencyKeys;
+import io.mailroom.email.transport.MailTransport;
+import io.mailroom.email.transport.SendResult;
+import jakarta.mail.Message;
+import jakarta.mail.MessagingException;
+import jakarta.mail.Session;
+import jakarta.mail.internet.InternetAddress;
+import jakarta.mail.internet.MimeBodyPart;
+import jakarta.mail.internet.MimeMultipart;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.UnsupportedEncodingException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Date;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+
+/**
+ * Sends emails over SMTP with Jakarta Mail (Angus), as multipart/alternative (plain text + HTML,
+ * UTF-8) with a {@code Message-ID} derived from the idempotency key (see {@link MessageIds}).
+ *
+ * <p>Everything that can be checked locally is checked before a connection is borrowed: the key,
+ * the MIME structure, the addresses (again, by Jakarta's strict parser). A bad email therefore
+ * costs no SMTP session. Connections are reused through a small pool
+ * ({@code MAILROOM_SMTP_POOL_SIZE}).
+ *
+ * <p>SMTP has no idempotency key: once the message data has been written, a lost reply is
+ * {@link SendResult.Ambiguous} and must not be retried blindly; what to do with it (park for
+ * review, or resend and accept a possible duplicate) is the caller's policy.
+ */
+public final class SmtpTransport implements MailTransport {
+
+    public static final String NAME = "smtp";
+
+    private static final Logger log = LoggerFactory.getLogger(SmtpTransport.class);
+    private static final String UTF_8 = StandardCharsets.UTF_8.name();
+
+    private final SmtpConfig config;
+    private final Clock clock;
+    private final Session session;
+    private final SmtpConnectionPool pool;
+    private final JsonMapper json = JsonMapper.builder().build();
+    private final String hostPort;
+
+    public SmtpTransport(SmtpConfig config) {
+        this(config, Clock.systemUTC());
+    }
+
+    /** @param clock sets the Date header */
+    public SmtpTransport(SmtpConfig config, Clock clock) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.session = Session.getInstance(sessionProperties(config));
+        this.pool = new SmtpConnectionPool(session, config);
+        this.hostPort = config.host() + ":" + config.port();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public SendResult send(Email email, String idempotencyKey) {
+        Objects.requireNonNull(email, "email");
+        SendResult.Permanent badKey = IdempotencyKeys.check(idempotencyKey);
+        if (badKey != null) {
+            return badKey;
+        }
+        String messageId = MessageIds.forKey(idempotencyKey, config.messageIdDomain());
+        KeyedMimeMessage message;
+        try {
+            message = build(email, messageId);
+        } catch (MessagingException | UnsupportedEncodingException e) {
+            return new SendResult.Permanent("invalid-message", "cannot build the MIME message: " + SmtpFailures.rootCause(e));
+        }
+
+        // A pooled connection may have been closed by the server since its last use; that shows
+        // as an I/O failure before DATA (nothing sent), so one more try on a fresh connection is safe.
+        for (int tryNo = 1; ; tryNo++) {
+            SmtpConnectionPool.Connection connection;
+            try {
+                connection = pool.borrow();
+            } catch (SmtpConnectionPool.ConnectFailure f) {
+                SendResult result = SmtpFailures.connectFailed(f.messagingException(), f.lastReturnCode, f.startTlsUnavailable, hostPort);
+                log.debug("SMTP connect failed for key {}: {}", idempotencyKey, result);
+                return result;
+            } catch (SmtpConnectionPool.PoolExhausted e) {
+                return new SendResult.Transient("smtp-pool-exhausted", "all " + config.poolSize() + " SMTP connections stayed busy for "
+                        + config.connectTimeout().toMillis() + " ms");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new SendResult.Transient("interrupted", "interrupted while waiting for an SMTP connection");
+            }
+
+            boolean reused = connection.messagesSent > 0;
+            boolean reusable = false;
+            try {
+                connection.transport.sendMessage(message, message.getAllRecipients());
+                connection.messagesSent++;
+                reusable = true;
+                log.debug("SMTP accepted key {} as {}", idempotencyKey, messageId);
+                return new SendResult.Sent(messageId, sentDetail(messageId, connection));
+            } catch (MessagingException e) {
+                SendResult result = SmtpFailures.sendFailed(e, message.dataStarted());
+                if (reused && tryNo == 1 && SmtpFailures.isIoBeforeData(result)) {
+                    log.debug("Pooled SMTP connection was gone ({}); trying once more on a new connection", result);
+                    continue;
+                }
+                log.debug("SMTP send failed for key {}: {}", idempotencyKey, result);
+                return result;
+            } catch (RuntimeException e) {
+                // Not expected from Angus; still, once DATA started the server may have the message.
+                String what = "unexpected " + SmtpFailures.rootCause(e);
+                return message.dataStarted() ? new SendResult.Ambiguous(what) : new SendResult.Transient("smtp-error", what);
+            } finally {
+                pool.release(connection, reusable);
+            }
+        }
+    }
+
+    /** Connections opened since start (a reused connection is counted once). */
+    public long connectionsOpened() {
+        return pool.connectionsOpened();
+    }
+
+    public SmtpConfig config() {
+        return config;
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+
+    KeyedMimeMessage build(Email email, String messageId) throws MessagingException, UnsupportedEncodingException {
+        KeyedMimeMessage m = new KeyedMimeMessage(session, messageId);
+        m.setFrom(address(email.from()));
+        m.setRecipient(Message.RecipientType.TO, address(email.to()));
+        m.setSubject(email.subject(), UTF_8);
+        m.setSentDate(Date.from(clock.instant()));
+        for (Map.Entry<String, String> header : email.headers().entrySet()) {
+            m.setHeader(header.getKey(), header.getValue());
+        }
+        // RFC 2046: alternatives in increasing order of preference, so HTML last.
+        MimeBodyPart text = new MimeBodyPart();
+        text.setText(email.textBody(), UTF_8, "plain");
+        MimeBodyPart html = new MimeBodyPart();
+        html.setText(email.htmlBody(), UTF_8, "html");
+        MimeMultipart alternative = new MimeMultipart("alternative");
+        alternative.addBodyPart(text);
+        alternative.addBodyPart(html);
+        m.setContent(alternative);
+        m.saveChanges();
+        return m;
+    }
+
+    private static InternetAddress address(EmailAddress a) throws UnsupportedEncodingException, MessagingException {
+        InternetAddress address = new InternetAddress(a.address(), a.displayName(), UTF_8);
+        address.validate();
+        return address;
+    }
+
+    private String sentDetail(String messageId, SmtpConnectionPool.Connection connection) {
+        ObjectNode detail = json.createObjectNode();
+        detail.put("transport", NAME);
+        detail.put("messageId", messageId);
+        detail.put("replyCode", connection.transport.getLastReturnCode());
+        // The final reply often carries the server's queue id, which support can quote to the mail admin.
+        detail.put("reply", Text.bounded(connection.transport.getLastServerResponse(), 200));
+        return detail.toString();
+    }
+
+    static Properties sessionProperties(SmtpConfig c) {
+        Properties p = new Properties();
+        p.setProperty("mail.transport.protocol", "smtp");
+        p.setProperty("mail.smtp.host", c.host());
+        p.setProperty("mail.smtp.port", Integer.toString(c.port()));
+        p.setProperty("mail.smtp.connectiontimeout", Long.toString(c.connectTimeout().toMillis()));
+        p.setProperty("mail.smtp.timeout", Long.toString(c.readTimeout().toMillis()));
+        p.setProperty("mail.smtp.writetimeout", Long.toString(c.writeTimeout().toMillis()));
+        p.setProperty("mail.smtp.from", c.from().address());
+        p.setProperty("mail.smtp.auth", Boolean.toString(c.authenticates()));
+        // Do not wait for the reply to QUIT: closing a pooled connection should not block a sender.
+        p.setProperty("mail.smtp.quitwait", "false");
+        p.setProperty("mail.smtp.ssl.checkserveridentity", "true");
+        switch (c.security()) {
+            case STARTTLS -> {
+                p.setProperty("mail.smtp.starttls.enable", "true");
+                p.setProperty("mail.smtp.starttls.required", "true");
+            }
+            case TLS -> p.setProperty("mail.smtp.ssl.enable", "true");
+            case NONE -> {
+                // plain text, e.g. a relay on localhost
+            }
+        }
+        return p;
+    }
+}

@@ -1,0 +1,171 @@
+package io.mailroom.email.config;
+
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.resilience.TransportPolicyConfig;
+import io.mailroom.email.transport.http.HttpMailConfig;
+import io.mailroom.email.transport.smtp.SmtpConfig;
+import io.mailroom.email.transport.smtp.SmtpSecurity;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Every configuration record: defaults, environment parsing, messages naming the setting, masked secrets. */
+class ConfigurationTest {
+
+    static Map<String, String> env(String... pairs) {
+        Map<String, String> env = new HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            env.put(pairs[i], pairs[i + 1]);
+        }
+        return env;
+    }
+
+    static void assertRejected(Runnable build, String setting, String message) {
+        assertThatThrownBy(build::run)
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage(message)
+                .extracting(e -> ((InvalidSettingException) e).setting()).isEqualTo(setting);
+    }
+
+    @Test
+    void smtpFromEnvWithDefaults() {
+        SmtpConfig c = SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <bounces@Shop.Example.com>"));
+        assertThat(c.host()).isEqualTo(SmtpConfig.DEFAULT_HOST);
+        assertThat(c.security()).isEqualTo(SmtpSecurity.STARTTLS);
+        assertThat(c.port()).isEqualTo(587);
+        assertThat(c.from().address()).isEqualTo("bounces@shop.example.com");
+        assertThat(c.messageIdDomain()).isEqualTo("shop.example.com");
+        assertThat(c.authenticates()).isFalse();
+        assertThat(c.readTimeout()).isEqualTo(SmtpConfig.DEFAULT_READ_TIMEOUT);
+        assertThat(c.poolSize()).isEqualTo(SmtpConfig.DEFAULT_POOL_SIZE);
+    }
+
+    @Test
+    void smtpFromEnvReadsEverySetting() {
+        SmtpConfig c = SmtpConfig.fromEnv(env(
+                "MAILROOM_SMTP_HOST", "smtp.example.net", "MAILROOM_SMTP_SECURITY", "tls", "MAILROOM_SMTP_USERNAME", "shop",
+                "MAILROOM_SMTP_PASSWORD", "pa ss ", "MAILROOM_SMTP_FROM", "shop@example.com", "MAILROOM_SMTP_MESSAGE_ID_DOMAIN", "mail.example.com",
+                "MAILROOM_SMTP_CONNECT_TIMEOUT", "3s", "MAILROOM_SMTP_READ_TIMEOUT", "1500ms", "MAILROOM_SMTP_WRITE_TIMEOUT", "PT20S",
+                "MAILROOM_SMTP_POOL_SIZE", "2", "MAILROOM_SMTP_MESSAGES_PER_CONNECTION", "50", "MAILROOM_SMTP_MAX_IDLE", "2m"));
+        assertThat(c.port()).isEqualTo(465);
+        assertThat(c.password()).isEqualTo("pa ss ");
+        assertThat(c.messageIdDomain()).isEqualTo("mail.example.com");
+        assertThat(c.connectTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(c.readTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(c.writeTimeout()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(c.poolSize()).isEqualTo(2);
+        assertThat(c.maxMessagesPerConnection()).isEqualTo(50);
+        assertThat(c.maxIdle()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(c.toString()).contains("password=****").doesNotContain("pa ss");
+    }
+
+    @Test
+    void smtpRejectsBadValuesNamingTheSetting() {
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "0")),
+                "MAILROOM_SMTP_PORT", "MAILROOM_SMTP_PORT must be 1..65535, got 0");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "smtp")),
+                "MAILROOM_SMTP_PORT", "MAILROOM_SMTP_PORT must be an integer, got 'smtp'");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_SECURITY", "SSL")),
+                "MAILROOM_SMTP_SECURITY", "MAILROOM_SMTP_SECURITY must be one of [NONE, STARTTLS, TLS], got 'SSL'");
+        assertRejected(() -> SmtpConfig.fromEnv(env()), "MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is required");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_USERNAME", "shop")),
+                "MAILROOM_SMTP_PASSWORD", "MAILROOM_SMTP_USERNAME and MAILROOM_SMTP_PASSWORD must be set together; MAILROOM_SMTP_PASSWORD is missing");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_READ_TIMEOUT", "0s")),
+                "MAILROOM_SMTP_READ_TIMEOUT", "MAILROOM_SMTP_READ_TIMEOUT must be a positive duration, got 0ms");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_CONNECT_TIMEOUT", "soon")),
+                "MAILROOM_SMTP_CONNECT_TIMEOUT", "MAILROOM_SMTP_CONNECT_TIMEOUT must be a duration like 500ms, 10s, 5m or PT10S, got 'soon'");
+        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_HOST", "smtp host")),
+                "MAILROOM_SMTP_HOST", "MAILROOM_SMTP_HOST must be a host name or IP address, got 'smtp host'");
+        assertThatThrownBy(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "not an address")))
+                .isInstanceOf(InvalidSettingException.class).hasMessageStartingWith("MAILROOM_SMTP_FROM is not a valid address");
+        assertRejected(() -> SmtpConfig.builder().from(EmailAddress.of("s@example.com")).poolSize(0).build(),
+                "MAILROOM_SMTP_POOL_SIZE", "MAILROOM_SMTP_POOL_SIZE must be 1..64, got 0");
+    }
+
+    @Test
+    void httpFromEnvMasksTheTokenAndValidatesTheUrl() {
+        HttpMailConfig c = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "re_abc123",
+                "MAILROOM_HTTP_TIMEOUT", "20s"));
+        assertThat(c.baseUrl()).isEqualTo(URI.create("https://api.mail.example"));
+        assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(c.connectTimeout()).isEqualTo(HttpMailConfig.DEFAULT_CONNECT_TIMEOUT);
+        assertThat(c.conflictRetryAfter()).isEqualTo(HttpMailConfig.DEFAULT_CONFLICT_RETRY_AFTER);
+        assertThat(c.toString()).contains("token=****").doesNotContain("re_abc123");
+
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_TOKEN", "t")), "MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL is required");
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example")),
+                "MAILROOM_HTTP_TOKEN", "MAILROOM_HTTP_TOKEN is required");
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "ftp://api.mail.example", "MAILROOM_HTTP_TOKEN", "t")),
+                "MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL must be an absolute http(s) URL, got 'ftp://api.mail.example'");
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+                        "MAILROOM_HTTP_TIMEOUT", "10m")),
+                "MAILROOM_HTTP_TIMEOUT", "MAILROOM_HTTP_TIMEOUT must be at most 5m, got 10m");
+        assertThatThrownBy(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "abc\ndef")))
+                .isInstanceOf(InvalidSettingException.class).hasMessageNotContaining("abc");
+    }
+
+    @Test
+    void policyFromEnv() {
+        TransportPolicyConfig defaults = TransportPolicyConfig.fromEnv(env());
+        assertThat(defaults).isEqualTo(TransportPolicyConfig.defaults());
+        assertThat(defaults.rateLimit().enabled()).isFalse();
+
+        TransportPolicyConfig c = TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_ATTEMPTS", "5", "MAILROOM_RETRY_WAIT", "100ms",
+                "MAILROOM_RETRY_MAX_WAIT", "1s", "MAILROOM_BREAKER_WINDOW", "50", "MAILROOM_BREAKER_MIN_CALLS", "20",
+                "MAILROOM_BREAKER_FAILURE_RATE", "60", "MAILROOM_BREAKER_OPEN_WAIT", "1m", "MAILROOM_BREAKER_HALF_OPEN_CALLS", "5",
+                "MAILROOM_BULKHEAD_MAX_CONCURRENT", "4", "MAILROOM_BULKHEAD_MAX_WAIT", "0", "MAILROOM_RATE_LIMIT_PER_SECOND", "10"));
+        assertThat(c.retry()).isEqualTo(new TransportPolicyConfig.RetrySettings(5, Duration.ofMillis(100), Duration.ofSeconds(1)));
+        assertThat(c.breaker()).isEqualTo(new TransportPolicyConfig.BreakerSettings(50, 20, 60, Duration.ofMinutes(1), 5));
+        assertThat(c.bulkhead()).isEqualTo(new TransportPolicyConfig.BulkheadSettings(4, Duration.ZERO));
+        assertThat(c.rateLimit().enabled()).isTrue();
+        assertThat(c.toString()).contains("retryAttempts=5", "breakerOpenWait=1m", "rateLimitPerSecond=10");
+
+        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_ATTEMPTS", "0")),
+                "MAILROOM_RETRY_ATTEMPTS", "MAILROOM_RETRY_ATTEMPTS must be 1..10, got 0");
+        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_BREAKER_WINDOW", "5", "MAILROOM_BREAKER_MIN_CALLS", "6")),
+                "MAILROOM_BREAKER_MIN_CALLS", "MAILROOM_BREAKER_MIN_CALLS must be 1..5, got 6");
+        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_BREAKER_FAILURE_RATE", "0")),
+                "MAILROOM_BREAKER_FAILURE_RATE", "MAILROOM_BREAKER_FAILURE_RATE must be 1..100, got 0");
+        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_WAIT", "5s")),
+                "MAILROOM_RETRY_WAIT", "MAILROOM_RETRY_WAIT (5s) must not exceed MAILROOM_RETRY_MAX_WAIT (2s)");
+    }
+
+    @Test
+    void renderFromEnvFallsBackToTheSmtpSender() {
+        RenderConfig fromSmtp = RenderConfig.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <shop@example.com>"));
+        assertThat(fromSmtp.from()).isEqualTo(EmailAddress.of("shop@example.com", "Shop"));
+        assertThat(fromSmtp.maxBodyBytes()).isEqualTo(RenderConfig.DEFAULT_MAX_BODY_BYTES);
+        assertThat(fromSmtp.zone()).isEqualTo(ZoneId.of("UTC"));
+
+        RenderConfig own = RenderConfig.fromEnv(env("MAILROOM_SMTP_FROM", "bounces@example.com", "MAILROOM_MAIL_FROM", "Orders <orders@example.com>",
+                "MAILROOM_MAIL_TIMEZONE", "Europe/Berlin", "MAILROOM_MAX_BODY_BYTES", "65536", "MAILROOM_SHOP_NAME", "Ann's Mugs"));
+        assertThat(own.from().address()).isEqualTo("orders@example.com");
+        assertThat(own.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
+        assertThat(own.maxBodyBytes()).isEqualTo(65536);
+        assertThat(own.shopName()).isEqualTo("Ann's Mugs");
+
+        assertRejected(() -> RenderConfig.fromEnv(env()), "MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
+        assertRejected(() -> RenderConfig.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAX_BODY_BYTES", "10")),
+                "MAILROOM_MAX_BODY_BYTES", "MAILROOM_MAX_BODY_BYTES must be 1024..20971520, got 10");
+        assertRejected(() -> RenderConfig.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAIL_TIMEZONE", "Mars/Olympus")),
+                "MAILROOM_MAIL_TIMEZONE", "MAILROOM_MAIL_TIMEZONE is not a time zone id, got 'Mars/Olympus'");
+    }
+
+    @Test
+    void durationsAcceptSeveralSpellings() {
+        assertThat(Settings.parseDuration("X", "250ms")).isEqualTo(Duration.ofMillis(250));
+        assertThat(Settings.parseDuration("X", "15")).isEqualTo(Duration.ofSeconds(15));
+        assertThat(Settings.parseDuration("X", "5m")).isEqualTo(Duration.ofMinutes(5));
+        assertThat(Settings.parseDuration("X", "1h")).isEqualTo(Duration.ofHours(1));
+        assertThat(Settings.parseDuration("X", "PT0.5S")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Settings.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    }
+}

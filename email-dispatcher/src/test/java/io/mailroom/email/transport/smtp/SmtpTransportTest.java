@@ -1,0 +1,210 @@
+package io.mailroom.email.transport.smtp;
+
+import io.mailroom.email.TestEmails;
+import io.mailroom.email.transport.SendResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Reply-code classification and connection reuse, against a scripted SMTP server. */
+class SmtpTransportTest {
+
+    ScriptedSmtpServer server;
+    SmtpTransport transport;
+
+    @BeforeEach
+    void start() throws IOException {
+        server = ScriptedSmtpServer.start();
+        transport = new SmtpTransport(config(server.port()).build());
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        transport.close();
+        server.close();
+    }
+
+    static SmtpConfig.Builder config(int port) {
+        return SmtpConfig.builder().host("127.0.0.1").port(port).security(SmtpSecurity.NONE).from(TestEmails.SHOP)
+                .connectTimeout(Duration.ofSeconds(2)).readTimeout(Duration.ofMillis(500)).writeTimeout(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void acceptedMessageIsSentWithTheDeterministicIdAndTheServersReply() {
+        SendResult result = transport.send(TestEmails.sample(), "email-order-102");
+
+        assertThat(result).isInstanceOf(SendResult.Sent.class);
+        SendResult.Sent sent = (SendResult.Sent) result;
+        assertThat(sent.providerMessageId()).isEqualTo("<email-order-102.6ab1e78d346f7a0b@example.com>");
+        assertThat(sent.detailJson()).contains("\"transport\":\"smtp\"").contains("\"replyCode\":250").contains("queued as Q123");
+        assertThat(server.commands).contains("MAIL FROM:<shop@example.com>", "RCPT TO:<ann@example.com>");
+    }
+
+    @Test
+    void reusesOneConnectionForConsecutiveSends() {
+        for (int i = 0; i < 3; i++) {
+            assertThat(transport.send(TestEmails.sample(), "email-order-" + i)).isInstanceOf(SendResult.Sent.class);
+        }
+        assertThat(server.connections.get()).isEqualTo(1);
+        assertThat(transport.connectionsOpened()).isEqualTo(1);
+        assertThat(server.count("MAIL")).isEqualTo(3);
+    }
+
+    @Test
+    void opensANewConnectionAfterTheMessageLimitAndAfterAFailure() throws IOException {
+        transport.close();
+        transport = new SmtpTransport(config(server.port()).maxMessagesPerConnection(2).build());
+        for (int i = 0; i < 3; i++) {
+            transport.send(TestEmails.sample(), "k" + i);
+        }
+        assertThat(server.connections.get()).isEqualTo(2);
+
+        server.rcptReply = "550 5.1.1 user unknown";
+        assertThat(transport.send(TestEmails.sample(), "k3")).isInstanceOf(SendResult.Permanent.class);
+        server.rcptReply = "250 OK";
+        assertThat(transport.send(TestEmails.sample(), "k4")).isInstanceOf(SendResult.Sent.class);
+        assertThat(server.connections.get()).isEqualTo(3);
+    }
+
+    @Test
+    void recipientRefused5xxIsPermanentAnd4xxIsTransient() {
+        server.rcptReply = "550 5.1.1 <ann@example.com>: user unknown";
+        SendResult permanent = transport.send(TestEmails.sample(), "k1");
+        assertThat(permanent).isInstanceOf(SendResult.Permanent.class);
+        assertThat(((SendResult.Permanent) permanent).code()).isEqualTo("smtp-550");
+        assertThat(((SendResult.Permanent) permanent).error()).contains("user unknown");
+
+        server.rcptReply = "450 4.2.0 mailbox busy";
+        SendResult transientResult = transport.send(TestEmails.sample(), "k2");
+        assertThat(transientResult).isEqualTo(new SendResult.Transient("smtp-450",
+                ((SendResult.Transient) transientResult).error(), null, true));
+        assertThat(server.count("DATA")).isZero();
+    }
+
+    @Test
+    void authenticationRequiredIsMisconfigured() {
+        server.mailFromReply = "530 5.7.0 Authentication required";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(((SendResult.Misconfigured) result).code()).isEqualTo("smtp-530");
+    }
+
+    @Test
+    void senderRefusedWith5xxIsPermanent() {
+        server.mailFromReply = "553 5.1.8 sender domain does not exist";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Permanent.class);
+        assertThat(((SendResult.Permanent) result).code()).isEqualTo("smtp-553");
+    }
+
+    @Test
+    void dataCommandRefusedIsPermanentBecauseNoMessageDataWasSent() {
+        server.dataReply = "554 5.5.1 no valid recipients";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Permanent.class);
+        assertThat(server.messagesCompleted.get()).isZero();
+    }
+
+    @Test
+    void deferralAfterDataIsTransientButNotRetriedWithinTheAttempt() {
+        server.finalReply = "451 4.3.0 try again later";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Transient.class);
+        SendResult.Transient t = (SendResult.Transient) result;
+        assertThat(t.code()).isEqualTo("smtp-451");
+        assertThat(t.retryableInAttempt()).isFalse();
+    }
+
+    @Test
+    void rejectionAfterDataIsPermanent() {
+        server.finalReply = "554 5.7.1 message content rejected";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Permanent.class);
+        assertThat(((SendResult.Permanent) result).code()).isEqualTo("smtp-554");
+    }
+
+    @Test
+    void noFinalReplyAfterDataIsAmbiguous() {
+        server.finalReply = null;
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Ambiguous.class);
+        assertThat(((SendResult.Ambiguous) result).error()).contains("after the message data was sent");
+        assertThat(server.messagesCompleted.get()).isEqualTo(1);
+        assertThat(result.mayHaveBeenDelivered()).isTrue();
+    }
+
+    @Test
+    void serverThatRefusesTheSessionIsMisconfiguredAndA4xxGreetingTransient() {
+        server.greeting = "554 5.7.1 your IP is blocked";
+        SendResult refused = transport.send(TestEmails.sample(), "k1");
+        assertThat(refused).isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(((SendResult.Misconfigured) refused).code()).isEqualTo("smtp-554");
+
+        server.greeting = "421 4.3.2 too busy";
+        SendResult busy = transport.send(TestEmails.sample(), "k2");
+        assertThat(busy).isInstanceOf(SendResult.Transient.class);
+        assertThat(((SendResult.Transient) busy).code()).isEqualTo("smtp-421");
+    }
+
+    @Test
+    void serverThatIsDownIsTransient() throws IOException {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        try (SmtpTransport down = new SmtpTransport(config(closedPort).build())) {
+            SendResult result = down.send(TestEmails.sample(), "k1");
+            assertThat(result).isInstanceOf(SendResult.Transient.class);
+            SendResult.Transient t = (SendResult.Transient) result;
+            assertThat(t.code()).isEqualTo("smtp-connect");
+            assertThat(t.retryableInAttempt()).isTrue();
+            assertThat(t.error()).contains("127.0.0.1:" + closedPort);
+        }
+    }
+
+    @Test
+    void invalidIdempotencyKeyIsPermanentWithoutOpeningASession() {
+        for (String key : new String[]{"", "email order 102", "email-order-102\r\nBcc: eve@example.org", "k".repeat(256)}) {
+            SendResult result = transport.send(TestEmails.sample(), key);
+            assertThat(result).isInstanceOf(SendResult.Permanent.class);
+            assertThat(((SendResult.Permanent) result).code()).isEqualTo("invalid-idempotency-key");
+        }
+        assertThat(server.connections.get()).isZero();
+        assertThat(transport.connectionsOpened()).isZero();
+    }
+
+    @Test
+    void aPooledConnectionTheServerClosedIsReplacedWithoutFailingTheSend() {
+        server.closeAfterMessage = true;
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.sample(), "k2")).isInstanceOf(SendResult.Sent.class);
+        assertThat(server.connections.get()).isEqualTo(2);
+        assertThat(server.messagesCompleted.get()).isEqualTo(2);
+    }
+
+    @Test
+    void aConnectionIdleLongerThanMaxIdleIsNotReused() throws IOException {
+        transport.close();
+        transport = new SmtpTransport(config(server.port()).maxIdle(Duration.ofNanos(1)).build());
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.sample(), "k2")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.connectionsOpened()).isEqualTo(2);
+    }
+
+    @Test
+    void requiredStartTlsThatTheServerDoesNotOfferIsMisconfigured() throws IOException {
+        transport.close();
+        transport = new SmtpTransport(config(server.port()).security(SmtpSecurity.STARTTLS).build());
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(((SendResult.Misconfigured) result).code()).isEqualTo("smtp-starttls-unavailable");
+        assertThat(server.count("MAIL")).isZero();
+    }
+}
