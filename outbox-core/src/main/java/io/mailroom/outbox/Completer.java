@@ -182,6 +182,8 @@ final class Completer {
                 outcome = "claim_lost";
             } else if (f.kind().equals("retry") && status.equals("failed")) {
                 outcome = "failed";
+            } else if (f.kind().equals("release")) {
+                outcome = "released";
             } else {
                 outcome = f.kind();
             }

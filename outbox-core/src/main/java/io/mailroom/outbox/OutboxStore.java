@@ -123,7 +123,7 @@ final class OutboxStore {
 
     // --------------------------------------------------------------------------------------- finish
 
-    /** One outcome to write: {@code kind} is done, retry, failed or review. */
+    /** One outcome to write: {@code kind} is done, retry, failed, review or release (not attempted). */
     record Finish(ClaimedMessage message, String kind, String error, Duration delay, String detail, Instant finishedAt) {
     }
 
@@ -157,14 +157,19 @@ final class OutboxStore {
         Field<Instant> now = clock.now();
         Result<Record> rows = tx.resultQuery("""
                 UPDATE outbox_message AS m SET
-                  status = CASE WHEN v.kind <> 'retry' THEN v.kind
+                  status = CASE WHEN v.kind = 'release' THEN 'pending'
+                                WHEN v.kind <> 'retry' THEN v.kind
                                 WHEN m.attempts >= m.max_attempts THEN 'failed'
                                 ELSE 'pending' END,
-                  available_at = CASE WHEN v.kind = 'retry' THEN {0} + make_interval(secs => v.delay_ms / 1000.0)
+                  available_at = CASE WHEN v.kind IN ('retry', 'release')
+                                      THEN {0} + make_interval(secs => v.delay_ms / 1000.0)
                                       ELSE m.available_at END,
+                  attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END,
                   lease_until = NULL,
                   last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END,
-                  finished_at = CASE WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE {0} END,
+                  finished_at = CASE WHEN v.kind = 'release' THEN NULL
+                                     WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL
+                                     ELSE {0} END,
                   updated_at = {0}
                 FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[], {4}::varchar[], {5}::varchar[], {6}::bigint[])
                      AS v(id, created_at, claim_version, kind, error, delay_ms)

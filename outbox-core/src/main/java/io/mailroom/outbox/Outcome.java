@@ -49,6 +49,20 @@ public sealed interface Outcome {
         }
     }
 
+    /**
+     * Nothing was attempted (e.g. the provider's circuit breaker is open, or its bulkhead is full):
+     * the message goes back to {@code pending} after {@code after} and the attempt is not counted.
+     */
+    record NotAttempted(String reason, Duration after, String detail, TransactionalStep alsoInTransaction) implements Outcome {
+        public NotAttempted {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(after, "after");
+            if (after.isNegative()) {
+                throw new IllegalArgumentException("after must not be negative: " + after);
+            }
+        }
+    }
+
     /** The outcome is unknown and repeating could do harm: park for a person to decide ({@code review}). */
     record Review(String reason, String detail, TransactionalStep alsoInTransaction) implements Outcome {
         public Review {
@@ -74,6 +88,10 @@ public sealed interface Outcome {
 
     static Outcome failed(String reason) {
         return new Failed(reason, null, null);
+    }
+
+    static Outcome notAttempted(String reason, Duration after) {
+        return new NotAttempted(reason, after, null, null);
     }
 
     static Outcome review(String reason) {

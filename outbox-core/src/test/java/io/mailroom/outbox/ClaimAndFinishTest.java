@@ -229,4 +229,20 @@ class ClaimAndFinishTest {
                         + " || ' ' || current_setting('transaction_isolation')").get(0, String.class));
         assertThat(settings).isEqualTo("7s 11s read committed");
     }
+
+    @Test
+    void notAttemptedHandsTheMessageBackWithoutCountingTheAttempt() {
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("breaker-open").withMaxAttempts(1));
+        Dispatcher d = dispatcher((m, ctx) -> Outcome.notAttempted("circuit breaker open", Duration.ofSeconds(15)),
+                Backoff.DEFAULT);
+        for (int i = 0; i < 3; i++) {
+            assertThat(d.runOnce()).isEqualTo(1);
+            Record row = Fixtures.row(pg.dsl(), msg.id());
+            assertThat(row.get(OUTBOX_MESSAGE.STATUS)).as("never failed, though max attempts is 1").isEqualTo("pending");
+            assertThat(row.get(OUTBOX_MESSAGE.ATTEMPTS)).isZero();
+            assertThat(row.get(OUTBOX_MESSAGE.AVAILABLE_AT)).isEqualTo(clock.instant().plusSeconds(15));
+            clock.advance(Duration.ofSeconds(15));
+        }
+        assertThat(pg.dsl().fetch(OUTBOX_ATTEMPT).getValues(OUTBOX_ATTEMPT.OUTCOME)).containsOnly("released");
+    }
 }
