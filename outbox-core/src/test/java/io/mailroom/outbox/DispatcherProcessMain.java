@@ -14,7 +14,7 @@ import java.util.concurrent.CountDownLatch;
  * each delivery to {@code delivery_log} in its own autocommitted statement (the side effect, which
  * survives a crash of the process), then takes a few milliseconds, like a send would.
  *
- * <p>Arguments: JDBC URL with credentials, worker id, lease seconds.
+ * <p>Arguments: JDBC URL with credentials, worker id, lease seconds, milliseconds one "send" takes.
  */
 public final class DispatcherProcessMain {
 
@@ -22,6 +22,7 @@ public final class DispatcherProcessMain {
         String url = args[0];
         String worker = args[1];
         Duration lease = Duration.ofSeconds(Long.parseLong(args[2]));
+        long sendMillis = Long.parseLong(args[3]);
 
         HikariConfig pool = new HikariConfig();
         pool.setJdbcUrl(JdbcUrls.withKeepAlive(url));
@@ -31,7 +32,7 @@ public final class DispatcherProcessMain {
 
         DispatcherConfig config = DispatcherConfig.builder()
                 .workerId(worker).batchSize(20).concurrency(8)
-                .lease(lease).heartbeatInterval(lease.dividedBy(3))
+                .lease(lease).heartbeatInterval(Duration.ofSeconds(1))
                 .rescueInterval(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(200))
                 .shutdownDeadline(Duration.ofSeconds(5))
                 .backoff(new Backoff(Duration.ofMillis(200), Duration.ofSeconds(2), 2.0, 0.5))
@@ -45,7 +46,7 @@ public final class DispatcherProcessMain {
                 ps.setString(3, worker);
                 ps.executeUpdate();
             }
-            Thread.sleep(2); // the "send"
+            Thread.sleep(sendMillis); // the "send"
             return Outcome.done();
         }));
         CountDownLatch stopped = new CountDownLatch(1);

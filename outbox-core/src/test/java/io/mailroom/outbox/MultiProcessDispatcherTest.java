@@ -38,16 +38,16 @@ class MultiProcessDispatcherTest {
         Path logs = Files.createDirectories(Path.of("target", "multi-process"));
         List<Process> processes = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
-            processes.add(start("proc-" + i, logs.resolve("proc-" + i + ".log").toFile()));
+            // the victim sends slowly, so that it always holds claims when it is killed
+            processes.add(start("proc-" + i, i == 1 ? 100 : 2, logs.resolve("proc-" + i + ".log").toFile()));
         }
         Process victim = processes.getFirst();
         try {
             await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> deliveriesBy("proc-1") >= 300 && count("delivery_log") >= 2000);
+                    .until(() -> deliveriesBy("proc-1") >= 100 && count("delivery_log") >= 2000 && runningOf("proc-1") > 0);
             victim.destroyForcibly(); // SIGKILL: no shutdown hook, no hand-back
             assertThat(victim.waitFor(10, TimeUnit.SECONDS)).isTrue();
-            int runningOfVictim = pg.dsl().fetchCount(pg.dsl().selectFrom("outbox_message")
-                    .where("status = 'running' AND claimed_by = 'proc-1'"));
+            int runningOfVictim = runningOf("proc-1");
 
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(250))
                     .until(() -> Fixtures.countByStatus(pg.dsl(), "done") == n);
@@ -94,10 +94,15 @@ class MultiProcessDispatcherTest {
         }
     }
 
-    private Process start(String worker, File log) throws Exception {
+    private int runningOf(String worker) {
+        return pg.dsl().fetchCount(pg.dsl().selectFrom("outbox_message").where("status = 'running' AND claimed_by = ?", worker));
+    }
+
+    private Process start(String worker, long sendMillis, File log) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                DispatcherProcessMain.class.getName(), pg.database().jdbcUrlWithCredentials(), worker, "3");
+                DispatcherProcessMain.class.getName(), pg.database().jdbcUrlWithCredentials(), worker, "6",
+                String.valueOf(sendMillis));
         pb.redirectErrorStream(true);
         pb.redirectOutput(log);
         return pb.start();
