@@ -16,7 +16,7 @@ import java.nio.file.Path;
  * {@value #DEFAULT_PORT} unless {@code MAILROOM_EMBEDDED_PG_PORT} says otherwise, so that
  * {@code psql -h 127.0.0.1 -p 54329 -U postgres} can look at the rows.
  */
-final class EmbeddedDatabase implements AutoCloseable {
+public final class EmbeddedDatabase implements AutoCloseable {
 
     static final int DEFAULT_PORT = 54329;
     static final String ENV_PORT = "MAILROOM_EMBEDDED_PG_PORT";
@@ -30,7 +30,7 @@ final class EmbeddedDatabase implements AutoCloseable {
         this.postgres = postgres;
     }
 
-    static EmbeddedDatabase start(java.util.Map<String, String> env) {
+    public static EmbeddedDatabase start(java.util.Map<String, String> env) {
         int port = DEFAULT_PORT;
         String configured = env.get(ENV_PORT);
         if (configured != null && !configured.isBlank()) {
@@ -59,7 +59,7 @@ final class EmbeddedDatabase implements AutoCloseable {
         }
     }
 
-    String jdbcUrl() {
+    public String jdbcUrl() {
         return "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres?user=postgres";
     }
 

@@ -1,0 +1,172 @@
+package io.mailroom.email.service;
+
+import com.icegreen.greenmail.util.GreenMail;
+import com.icegreen.greenmail.util.ServerSetup;
+import io.mailroom.orders.EmbeddedDatabase;
+import io.mailroom.orders.OrderServiceApp;
+import io.mailroom.orders.OrderServiceConfig;
+import jakarta.mail.Address;
+import jakarta.mail.MessagingException;
+import jakarta.mail.internet.MimeMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The whole system in one process, for a first look: a PostgreSQL (embedded under
+ * {@code .mailroom/pg} unless {@code MAILROOM_DB_URL} names one), an SMTP sink on
+ * 127.0.0.1:3025 that keeps what it receives, the order service on :8081 and a dispatcher on :8082
+ * sending through the sink. It places three sample orders, prints every email as it arrives and
+ * where to look, and stops cleanly on Ctrl-C.
+ */
+public final class Demo implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Demo.class);
+    public static final int SMTP_PORT = 3025;
+
+    private EmbeddedDatabase embedded;
+    private GreenMail smtpSink;
+    private OrderServiceApp orders;
+    private DispatcherService dispatcher;
+    private ScheduledExecutorService mailboxWatcher;
+
+    public static void run(Map<String, String> environment) throws InterruptedException {
+        Demo demo = new Demo();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            demo.close();
+            stopped.countDown();
+        }, "demo-shutdown"));
+        demo.start(environment);
+        demo.placeSampleOrders();
+        stopped.await();
+    }
+
+    void start(Map<String, String> environment) {
+        Map<String, String> env = new HashMap<>(environment);
+        String url = env.get("MAILROOM_DB_URL");
+        if (url == null || url.isBlank()) {
+            embedded = EmbeddedDatabase.start(env);
+            url = embedded.jdbcUrl();
+        }
+        int smtpPort = Integer.parseInt(env.getOrDefault("MAILROOM_DEMO_SMTP_PORT", String.valueOf(SMTP_PORT)));
+        smtpSink = new GreenMail(new ServerSetup(smtpPort, "127.0.0.1", ServerSetup.PROTOCOL_SMTP));
+        smtpSink.start();
+
+        orders = OrderServiceApp.start(OrderServiceConfig.fromEnvironment(env).withJdbcUrl(url));
+
+        env.put("MAILROOM_DB_URL", url);
+        env.put("MAILROOM_MIGRATE", "false"); // the order service just did
+        env.putIfAbsent("MAILROOM_TRANSPORT", "smtp");
+        env.putIfAbsent("MAILROOM_SMTP_HOST", "127.0.0.1");
+        env.putIfAbsent("MAILROOM_SMTP_PORT", String.valueOf(smtpPort));
+        env.putIfAbsent("MAILROOM_SMTP_SECURITY", "none");
+        env.putIfAbsent("MAILROOM_SMTP_FROM", "Mailroom Shop <shop@mailroom.test>");
+        env.putIfAbsent("MAILROOM_POLL_INTERVAL", "1s");
+        env.putIfAbsent("MAILROOM_WORKER_ID", "demo-dispatcher");
+        dispatcher = DispatcherService.start(ServiceConfig.fromEnv(env));
+
+        mailboxWatcher = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("demo-mailbox").unstarted(r));
+        int[] seen = {0};
+        mailboxWatcher.scheduleWithFixedDelay(() -> {
+            MimeMessage[] received = smtpSink.getReceivedMessages();
+            for (; seen[0] < received.length; seen[0]++) {
+                describe(received[seen[0]]);
+            }
+        }, 500, 500, TimeUnit.MILLISECONDS);
+
+        int ordersPort = orders.server().port();
+        log.info("""
+
+                ============================================================================
+                 Mailroom demo is running.
+                   place an order : curl -X POST localhost:{}/orders -H 'Content-Type: application/json' \\
+                                      -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR",\\
+                                           "lines":[{"sku":"MUG-1","name":"Mug","quantity":1,"unitPrice":9.90}]}'
+                   order health   : http://localhost:{}/health/ready
+                   dispatcher     : http://localhost:{}/health/ready
+                   SMTP sink      : 127.0.0.1:{} (every email received is printed below)
+                   database       : {}
+                 Ctrl-C stops everything.
+                ============================================================================""",
+                ordersPort, ordersPort, dispatcher.port(), smtpPort, url.replaceAll("(?i)(password=)[^&]*", "$1****"));
+    }
+
+    void placeSampleOrders() {
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        String[][] customers = {{"ann@example.com", "Ann Lee"}, {"bob@example.com", "Bob <Builder> & Sons"},
+                {"chloe@example.com", "Chloé Martin"}};
+        for (String[] c : customers) {
+            String body = """
+                    {"customerEmail":"%s","customerName":"%s","currency":"EUR",
+                     "lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50},
+                              {"sku":"TEA-7","name":"Green tea","quantity":1,"unitPrice":6.90}]}""".formatted(c[0], c[1]);
+            try {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(
+                                URI.create("http://localhost:" + orders.server().port() + "/orders"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+                log.info("Sample order for {}: HTTP {} {}", c[0], r.statusCode(), r.body());
+            } catch (Exception e) {
+                log.warn("Could not place a sample order: {}", e.toString());
+            }
+        }
+    }
+
+    private static void describe(MimeMessage m) {
+        try {
+            Address[] to = m.getAllRecipients();
+            log.info("SMTP sink received: to {} | subject \"{}\" | Message-ID {}",
+                    to == null ? "?" : ((jakarta.mail.internet.InternetAddress) to[0]).toUnicodeString(),
+                    m.getSubject(), m.getMessageID());
+        } catch (MessagingException e) {
+            log.info("SMTP sink received a message it could not describe: {}", e.toString());
+        }
+    }
+
+    GreenMail smtpSink() {
+        return smtpSink;
+    }
+
+    OrderServiceApp orders() {
+        return orders;
+    }
+
+    DispatcherService dispatcher() {
+        return dispatcher;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (mailboxWatcher != null) {
+            mailboxWatcher.shutdownNow();
+        }
+        if (dispatcher != null) {
+            dispatcher.close();
+            dispatcher = null;
+        }
+        if (orders != null) {
+            orders.close();
+            orders = null;
+        }
+        if (smtpSink != null) {
+            smtpSink.stop();
+            smtpSink = null;
+        }
+        if (embedded != null) {
+            embedded.close();
+            embedded = null;
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package io.mailroom.email.service;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.javalin.Javalin;
+import io.mailroom.db.Schema;
+import io.mailroom.email.dispatch.EmailHandler;
+import io.mailroom.email.dispatch.TransportGate;
+import io.mailroom.email.render.OrderConfirmationRenderer;
+import io.mailroom.email.resilience.ResilientTransport;
+import io.mailroom.email.transport.MailTransport;
+import io.mailroom.email.transport.http.HttpMailTransport;
+import io.mailroom.email.transport.smtp.SmtpTransport;
+import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.JdbcUrls;
+import io.mailroom.outbox.OutboxControl;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The runnable dispatcher: a HikariCP pool of its own (TCP keepalive on; session timeouts set by
+ * the runtime), optional Flyway migration, the configured transport wrapped in its Resilience4j
+ * policies, the {@link EmailHandler} for order confirmations, the outbox {@link Dispatcher} gated by
+ * the transport's breaker, and {@code /health/live} + {@code /health/ready}. {@link #close()} is the
+ * graceful stop (also run on SIGTERM by {@link MailroomCli}).
+ */
+public final class DispatcherService implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(DispatcherService.class);
+    public static final String TOPIC = OrderConfirmationRenderer.TOPIC;
+
+    private final ServiceConfig config;
+    private final HikariDataSource pool;
+    private final ResilientTransport transport;
+    private final Dispatcher dispatcher;
+    private final OutboxControl control;
+    private final Javalin http;
+
+    private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
+                              Dispatcher dispatcher, Javalin http) {
+        this.config = config;
+        this.pool = pool;
+        this.transport = transport;
+        this.dispatcher = dispatcher;
+        this.control = new OutboxControl(pool);
+        this.http = http;
+    }
+
+    /** Starts everything; on failure, closes what was opened and rethrows. */
+    public static DispatcherService start(ServiceConfig config) {
+        return start(config, DispatcherListener.NONE);
+    }
+
+    public static DispatcherService start(ServiceConfig config, DispatcherListener listener) {
+        log.info("Starting dispatcher with {}", config);
+        HikariDataSource pool = pool(config);
+        ResilientTransport transport = null;
+        Dispatcher dispatcher = null;
+        try {
+            if (config.migrate()) {
+                var result = Schema.migrate(pool);
+                log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
+                        result.migrationsExecuted);
+            }
+            MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
+            transport = new ResilientTransport(raw, config.policies());
+            EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
+                    transport, config.ambiguity(), config.dispatcher().workerId(), null);
+            dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
+                    new TransportGate(Map.of(TOPIC, transport)), listener);
+            dispatcher.start();
+            DispatcherService[] self = new DispatcherService[1];
+            Javalin http = health(config, () -> self[0]);
+            self[0] = new DispatcherService(config, pool, transport, dispatcher, http);
+            log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
+                    config.host(), self[0].port());
+            return self[0];
+        } catch (RuntimeException e) {
+            if (dispatcher != null) {
+                dispatcher.stop();
+            }
+            if (transport != null) {
+                transport.close();
+            }
+            pool.close();
+            throw e;
+        }
+    }
+
+    public int port() {
+        return http.port();
+    }
+
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    public ResilientTransport transport() {
+        return transport;
+    }
+
+    public HikariDataSource dataSource() {
+        return pool;
+    }
+
+    /** Graceful stop: no new claims, in-flight sends finish or are handed back, then the pool closes. */
+    @Override
+    public synchronized void close() {
+        if (pool.isClosed()) {
+            return;
+        }
+        try {
+            http.stop();
+        } catch (RuntimeException e) {
+            log.warn("Health server did not stop cleanly: {}", e.toString());
+        }
+        dispatcher.stop();
+        transport.close();
+        pool.close();
+    }
+
+    /** Readiness as data, for the health endpoint and tests. */
+    public Map<String, Object> readiness() {
+        Map<String, Object> body = new LinkedHashMap<>();
+        boolean dbUp;
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+            st.execute("SELECT 1");
+            dbUp = true;
+        } catch (Exception e) {
+            dbUp = false;
+        }
+        body.put("status", dbUp && dispatcher.isRunning() ? "UP" : "DOWN");
+        body.put("database", dbUp ? "UP" : "DOWN");
+        body.put("dispatcher", dispatcher.isRunning() ? "RUNNING" : "STOPPED");
+        body.put("worker", config.dispatcher().workerId());
+        body.put("transport", transport.name());
+        body.put("breaker", transport.breakerState().name());
+        transport.halted().ifPresent(h -> body.put("halted", h.code() + " " + h.error() + " at " + h.at()));
+        body.put("inFlight", dispatcher.inFlightCount());
+        try {
+            body.put("paused", control.pausedScopes());
+        } catch (RuntimeException e) {
+            body.put("paused", "unknown");
+        }
+        return body;
+    }
+
+    private static HikariDataSource pool(ServiceConfig config) {
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
+        if (config.dbUser() != null) {
+            hc.setUsername(config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            hc.setPassword(config.dbPassword());
+        }
+        hc.setMaximumPoolSize(config.poolSize());
+        hc.setPoolName("mailroom-dispatcher");
+        hc.setConnectionTimeout(5_000);
+        hc.setInitializationFailTimeout(10_000);
+        return new HikariDataSource(hc);
+    }
+
+    private static Javalin health(ServiceConfig config, java.util.function.Supplier<DispatcherService> service) {
+        Javalin app = Javalin.create(c -> {
+            c.startup.showJavalinBanner = false;
+            c.startup.showOldJavalinVersionWarning = false;
+            QueuedThreadPool threads = new QueuedThreadPool(8, 2);
+            threads.setName("dispatcher-http");
+            c.jetty.threadPool = threads;
+            c.jetty.addConnector((server, httpConfig) -> {
+                ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
+                connector.setHost(config.host());
+                connector.setPort(config.port());
+                return connector;
+            });
+            c.routes.get("/health/live", ctx -> ctx.json(Map.of("status", "UP")));
+            c.routes.get("/health/ready", ctx -> {
+                DispatcherService s = service.get();
+                if (s == null) {
+                    ctx.status(503).json(Map.of("status", "STARTING"));
+                    return;
+                }
+                Map<String, Object> body = s.readiness();
+                ctx.status("UP".equals(body.get("status")) ? 200 : 503).json(body);
+            });
+        });
+        app.start();
+        return app;
+    }
+}

@@ -1,0 +1,79 @@
+package io.mailroom.email.service;
+
+import io.mailroom.email.config.InvalidSettingException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code mailroom}: the operator's command line. {@code mailroom dispatcher run} runs a dispatcher
+ * configured from the environment until SIGTERM; {@code mailroom demo} runs the whole system in one
+ * process.
+ */
+@Command(name = "mailroom", mixinStandardHelpOptions = true, version = "mailroom 0.1.0",
+        description = "Transactional outbox and idempotent email dispatcher for PostgreSQL.",
+        subcommands = {MailroomCli.DispatcherCommand.class, MailroomCli.DemoCommand.class})
+public final class MailroomCli implements Callable<Integer> {
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    public static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new MailroomCli());
+        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
+                cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());
+                return 2;
+            }
+            cmd.getErr().println("mailroom: " + e);
+            return 1;
+        });
+        return cli;
+    }
+
+    @Override
+    public Integer call() {
+        CommandLine.usage(this, System.out);
+        return 0;
+    }
+
+    @Command(name = "dispatcher", description = "Run and manage dispatchers.", subcommands = {RunCommand.class},
+            mixinStandardHelpOptions = true)
+    static final class DispatcherCommand implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            CommandLine.usage(this, System.out);
+            return 0;
+        }
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = "Run a dispatcher configured by MAILROOM_* environment variables (see README) until SIGTERM.")
+    static final class RunCommand implements Callable<Integer> {
+        @Override
+        public Integer call() throws InterruptedException {
+            DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(System.getenv()));
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                service.close();
+                stopped.countDown();
+            }, "dispatcher-shutdown"));
+            stopped.await();
+            return 0;
+        }
+    }
+
+    @Command(name = "demo", mixinStandardHelpOptions = true,
+            description = "Run everything in one process: embedded PostgreSQL (unless MAILROOM_DB_URL is set), an SMTP sink,"
+                    + " the order service and a dispatcher; places sample orders.")
+    static final class DemoCommand implements Callable<Integer> {
+        @Override
+        public Integer call() throws InterruptedException {
+            Demo.run(System.getenv());
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package io.mailroom.email.service;
+
+import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.email.config.Settings;
+import io.mailroom.email.dispatch.AmbiguityPolicy;
+import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.resilience.TransportPolicyConfig;
+import io.mailroom.email.transport.http.HttpMailConfig;
+import io.mailroom.email.transport.smtp.SmtpConfig;
+import io.mailroom.outbox.DispatcherConfig;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Everything the dispatcher service reads from its environment, validated at once: a bad value is
+ * refused with the variable named, before anything starts. {@link #toString()} masks secrets and is
+ * what the service logs once at start-up.
+ *
+ * @param transport which provider this instance sends through: {@code smtp} or {@code http}
+ */
+public record ServiceConfig(
+        String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate,
+        String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
+        TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
+        String host, int port) {
+
+    public static final int DEFAULT_PORT = 8082;
+    public static final String DEFAULT_HOST = "0.0.0.0";
+
+    public static ServiceConfig fromEnv(Map<String, String> env) {
+        Settings s = new Settings(env);
+        String url = s.string("MAILROOM_DB_URL");
+        if (url == null) {
+            throw new InvalidSettingException("MAILROOM_DB_URL",
+                    "MAILROOM_DB_URL is required, e.g. jdbc:postgresql://127.0.0.1:5432/mailroom?user=postgres");
+        }
+        if (!url.startsWith("jdbc:postgresql://")) {
+            throw new InvalidSettingException("MAILROOM_DB_URL", "MAILROOM_DB_URL must be a jdbc:postgresql:// URL");
+        }
+        String transport = s.string("MAILROOM_TRANSPORT", "smtp").toLowerCase(Locale.ROOT);
+        SmtpConfig smtp = null;
+        HttpMailConfig http = null;
+        AmbiguityPolicy ambiguity;
+        switch (transport) {
+            case "smtp" -> {
+                smtp = SmtpConfig.fromEnv(env);
+                ambiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS")));
+            }
+            case "http" -> {
+                http = HttpMailConfig.fromEnv(env);
+                Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
+                ambiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
+            }
+            default -> throw new InvalidSettingException("MAILROOM_TRANSPORT",
+                    "MAILROOM_TRANSPORT must be 'smtp' or 'http', got '" + transport + "'");
+        }
+        DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
+                .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
+                .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
+                .concurrency(s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY))
+                .lease(s.duration("MAILROOM_LEASE", DispatcherConfig.DEFAULT_LEASE))
+                .pollInterval(s.duration("MAILROOM_POLL_INTERVAL", DispatcherConfig.DEFAULT_POLL_INTERVAL))
+                .shutdownDeadline(s.duration("MAILROOM_SHUTDOWN_DEADLINE", DispatcherConfig.DEFAULT_SHUTDOWN_DEADLINE))
+                .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
+                .build());
+        int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", Math.min(50, dispatcher.concurrency() + 4));
+        if (poolSize < 3 || poolSize > 500) {
+            throw new InvalidSettingException("MAILROOM_DB_POOL_SIZE", "MAILROOM_DB_POOL_SIZE must be 3..500, got " + poolSize);
+        }
+        int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
+        if (port < 0 || port > 65535) {
+            throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
+        }
+        return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
+                bool(s, "MAILROOM_MIGRATE", true), transport, smtp, http, ambiguity,
+                TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher,
+                s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
+    }
+
+    private static boolean bool(Settings s, String name, boolean defaultValue) {
+        String v = s.string(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "yes", "1", "on" -> true;
+            case "false", "no", "0", "off" -> false;
+            default -> throw new InvalidSettingException(name, name + " must be true or false, got '" + v + "'");
+        };
+    }
+
+    private static <T> T parse(String name, java.util.function.Supplier<T> parser) {
+        try {
+            return parser.get();
+        } catch (InvalidSettingException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSettingException(name, e.getMessage());
+        }
+    }
+
+    public ServiceConfig withPort(int newPort) {
+        return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, transport, smtp, http, ambiguity,
+                policies, render, dispatcher, host, newPort);
+    }
+
+    @Override
+    public String toString() {
+        return "ServiceConfig[db=" + maskUrl(jdbcUrl) + (dbUser == null ? "" : ", dbUser=" + dbUser)
+                + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + ", migrate=" + migrate
+                + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
+                + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher
+                + ", listen=" + host + ":" + port + "]";
+    }
+
+    /** The URL with any password parameter masked. */
+    static String maskUrl(String url) {
+        return url.replaceAll("(?i)(password=)[^&]*", "$1****");
+    }
+}
