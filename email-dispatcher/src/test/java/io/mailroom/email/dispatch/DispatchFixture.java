@@ -1,0 +1,98 @@
+package io.mailroom.email.dispatch;
+
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.render.OrderConfirmationRenderer;
+import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.resilience.PolicyRegistries;
+import io.mailroom.email.resilience.ResilientTransport;
+import io.mailroom.email.resilience.TransportPolicyConfig;
+import io.mailroom.email.transport.MailTransport;
+import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.Backoff;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxEnqueuer;
+import org.jooq.DSLContext;
+import org.jooq.Record;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+
+import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
+import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
+
+/** Shared pieces of the dispatch tests: payloads, enqueueing, and a dispatcher around a transport. */
+final class DispatchFixture {
+
+    static final String TOPIC = OrderConfirmationRenderer.TOPIC;
+    static final EmailAddress SHOP = EmailAddress.of("shop@example.com", "Example Shop");
+
+    private DispatchFixture() {
+    }
+
+    static String payload(long orderId, String email, String name) {
+        return """
+                {"orderId":%d,"customerEmail":"%s","customerName":"%s","currency":"EUR","total":"25.00",
+                 "createdAt":"2026-12-02T10:00:00Z",
+                 "lines":[{"lineNo":1,"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":"12.50","lineTotal":"25.00"}]}"""
+                .formatted(orderId, email, name);
+    }
+
+    static String key(long orderId) {
+        return "email-order-" + orderId;
+    }
+
+    static void enqueue(DSLContext dsl, long orderId, String payload) {
+        new OutboxEnqueuer(null, false).enqueueAll(dsl, java.util.List.of(
+                NewMessage.of(TOPIC, "order", String.valueOf(orderId), key(orderId), payload)));
+    }
+
+    static void enqueueOrder(DSLContext dsl, long orderId) {
+        dsl.transaction(cfg -> enqueue(cfg.dsl(), orderId, payload(orderId, "customer" + orderId + "@example.com", "Customer " + orderId)));
+    }
+
+    static ResilientTransport resilient(MailTransport transport, TransportPolicyConfig policies) {
+        return new ResilientTransport(transport, policies, PolicyRegistries.create(), Clock.systemUTC());
+    }
+
+    static Dispatcher dispatcher(javax.sql.DataSource dataSource, ResilientTransport transport, AmbiguityPolicy policy,
+                                 int batchSize) {
+        return dispatcher(dataSource, transport, policy, batchSize, h -> h);
+    }
+
+    /** A dispatcher whose handler is wrapped, e.g. by {@link #dyingBeforeRecording}. */
+    static Dispatcher dispatcher(javax.sql.DataSource dataSource, ResilientTransport transport, AmbiguityPolicy policy,
+                                 int batchSize, java.util.function.UnaryOperator<io.mailroom.outbox.MessageHandler> wrap) {
+        io.mailroom.outbox.MessageHandler handler = wrap.apply(new EmailHandler(dataSource, new IdempotencyStore(),
+                new OrderConfirmationRenderer(RenderConfig.of(SHOP)), transport, policy, "test-worker", null));
+        DispatcherConfig config = DispatcherConfig.builder().workerId("test-worker").batchSize(batchSize)
+                .backoff(new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2, 0)).build();
+        return new Dispatcher(dataSource, config, Map.of(TOPIC, handler), new TransportGate(Map.of(TOPIC, transport)), null);
+    }
+
+    /** Makes every waiting message available now, as if its backoff had passed. */
+    static void makeDue(DSLContext dsl) {
+        dsl.execute("UPDATE outbox_message SET available_at = now() WHERE status = 'pending'");
+    }
+
+    static Record message(DSLContext dsl, long orderId) {
+        return dsl.selectFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key(orderId))).fetchSingle();
+    }
+
+    static Record idempotency(DSLContext dsl, long orderId) {
+        return dsl.selectFrom(IDEMPOTENCY_RECORD).where(IDEMPOTENCY_RECORD.EFFECT_KEY.eq(key(orderId))).fetchOne();
+    }
+
+    /**
+     * The crash window: the handler sends for real, and the process "dies" before the outcome (and
+     * with it the idempotency record) is written. The dispatcher sees only an exception.
+     */
+    static io.mailroom.outbox.MessageHandler dyingBeforeRecording(io.mailroom.outbox.MessageHandler real) {
+        return (message, context) -> {
+            real.handle(message, context);
+            throw new IllegalStateException("process died after the provider accepted, before recording");
+        };
+    }
+}
