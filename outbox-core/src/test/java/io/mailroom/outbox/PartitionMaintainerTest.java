@@ -288,6 +288,89 @@ class PartitionMaintainerTest {
     }
 
     @Test
+    void aRowParkedForReviewBetweenTheCheckAndTheDetachRollsTheDropBack() {
+        at("2031-10-15T08:00:00Z");
+        PartitionMaintainer m = maintainer(cfg());
+        m.ensurePartitions();
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("flaky-relay"));
+        AtomicReference<Outcome> next = new AtomicReference<>(Outcome.failed("554 transaction failed"));
+        Dispatcher d = dispatcher((claimed, ctx) -> next.get());
+        assertThat(d.runOnce()).isEqualTo(1);
+        at("2031-10-25T00:00:00Z");
+
+        var actions = new MessageActions(pg.dataSource(), clock, 0, Duration.ofMillis(1));
+        m.beforeDetach(partition -> {
+            if (partition.equals("outbox_message_p20311015")) {
+                // retried, claimed and parked for review, all after the unlocked check
+                actions.retryNow("flaky-relay", null);
+                next.set(Outcome.review("connection dropped after DATA"));
+                assertThat(d.runOnce()).isEqualTo(1);
+            }
+        });
+        var report = m.dropExpiredPartitions();
+
+        assertThat(report.kept()).containsExactly(
+                new PartitionMaintainer.Kept("outbox_message_p20311015", day("2031-10-15"), 0, 0, 1));
+        assertThat(partitions()).contains("outbox_message_p20311015");
+        assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("review");
+    }
+
+    @Test
+    void twoMaintainersDroppingAtOnceDropEachPartitionOnce() throws Exception {
+        at("2031-06-15T08:00:00Z");
+        maintainer(cfg().partitionsAhead(10)).ensurePartitions();
+        Fixtures.enqueue(pg.dsl(), clock, "mid-june", 5);
+        dispatcher((msg, ctx) -> Outcome.done()).runOnce();
+        at("2031-07-15T00:00:00Z");
+        List<String> expired = partitions();
+        assertThat(expired).hasSize(12);
+
+        PartitionMaintainer a = maintainer(cfg());
+        PartitionMaintainer b = maintainer(cfg());
+        CyclicBarrier start = new CyclicBarrier(2);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<PartitionMaintainer.DropReport> ra = threads.submit(() -> {
+                start.await();
+                return a.dropExpiredPartitions();
+            });
+            Future<PartitionMaintainer.DropReport> rb = threads.submit(() -> {
+                start.await();
+                return b.dropExpiredPartitions();
+            });
+            var reportA = ra.get(60, TimeUnit.SECONDS);
+            var reportB = rb.get(60, TimeUnit.SECONDS);
+
+            List<String> droppedByEither = new ArrayList<>(reportA.dropped());
+            droppedByEither.addAll(reportB.dropped());
+            assertThat(droppedByEither).containsExactlyInAnyOrderElementsOf(expired);
+            assertThat(reportA.busy()).isEmpty();
+            assertThat(reportB.busy()).isEmpty();
+            assertThat(partitions()).isEmpty();
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void maintainCreatesAheadThenDropsExpired() {
+        at("2031-01-10T08:00:00Z");
+        PartitionMaintainer m = maintainer(cfg().partitionsAhead(2));
+        var first = m.maintain();
+        assertThat(first.ensured().created()).containsExactlyElementsOf(range("2031-01-09", "2031-01-12"));
+        assertThat(first.dropped().dropped()).isEmpty();
+
+        at("2031-01-20T08:00:00Z");
+        var later = m.maintain();
+        assertThat(later.ensured().created()).containsExactlyElementsOf(range("2031-01-19", "2031-01-22"));
+        assertThat(later.dropped().dropped()).containsExactlyElementsOf(
+                range("2031-01-09", "2031-01-12").stream().map(RetentionStore::partitionName).toList());
+        assertThat(later.frozen().frozen()).isEmpty();
+        assertThat(partitions()).containsExactlyElementsOf(
+                range("2031-01-19", "2031-01-22").stream().map(RetentionStore::partitionName).toList());
+    }
+
+    @Test
     void aBusyQueueTableIsLeftForTheNextRun() throws Exception {
         at("2031-11-01T08:00:00Z");
         PartitionMaintainer m = maintainer(cfg().partitionsAhead(1).lockTimeout(Duration.ofMillis(100)));
