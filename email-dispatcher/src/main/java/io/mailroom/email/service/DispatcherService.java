@@ -45,15 +45,17 @@ public final class DispatcherService implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final OutboxControl control;
     private final Javalin http;
+    private final RetentionSchedule retention;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
-                              Dispatcher dispatcher, Javalin http) {
+                              Dispatcher dispatcher, Javalin http, RetentionSchedule retention) {
         this.config = config;
         this.pool = pool;
         this.transport = transport;
         this.dispatcher = dispatcher;
         this.control = new OutboxControl(pool);
         this.http = http;
+        this.retention = retention;
     }
 
     /** Starts everything; on failure, closes what was opened and rethrows. */
@@ -66,12 +68,14 @@ public final class DispatcherService implements AutoCloseable {
         HikariDataSource pool = pool(config);
         ResilientTransport transport = null;
         Dispatcher dispatcher = null;
+        RetentionSchedule retention = null;
         try {
             if (config.migrate()) {
                 var result = Schema.migrate(pool);
                 log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
                         result.migrationsExecuted);
             }
+            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
             transport = new ResilientTransport(raw, config.policies());
             EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
@@ -81,13 +85,16 @@ public final class DispatcherService implements AutoCloseable {
             dispatcher.start();
             DispatcherService[] self = new DispatcherService[1];
             Javalin http = health(config, () -> self[0]);
-            self[0] = new DispatcherService(config, pool, transport, dispatcher, http);
+            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention);
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), self[0].port());
             return self[0];
         } catch (RuntimeException e) {
             if (dispatcher != null) {
                 dispatcher.stop();
+            }
+            if (retention != null) {
+                retention.close();
             }
             if (transport != null) {
                 transport.close();
@@ -124,6 +131,7 @@ public final class DispatcherService implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Health server did not stop cleanly: {}", e.toString());
         }
+        retention.close();
         dispatcher.stop();
         transport.close();
         pool.close();

@@ -8,6 +8,7 @@ import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
 import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.RetentionConfig;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -24,7 +25,7 @@ public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate,
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
         TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
-        String host, int port) {
+        RetentionConfig retention, Duration retentionInterval, String host, int port) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -69,13 +70,22 @@ public record ServiceConfig(
         if (poolSize < 3 || poolSize > 500) {
             throw new InvalidSettingException("MAILROOM_DB_POOL_SIZE", "MAILROOM_DB_POOL_SIZE must be 3..500, got " + poolSize);
         }
+        RetentionConfig retention = parse("MAILROOM_RETENTION_*", () -> RetentionConfig.builder()
+                .hotRetention(s.duration("MAILROOM_RETENTION_HOT", RetentionConfig.defaults().hotRetention()))
+                .historyRetention(s.duration("MAILROOM_RETENTION_HISTORY", RetentionConfig.defaults().historyRetention()))
+                .build());
+        Duration retentionInterval = s.duration("MAILROOM_RETENTION_INTERVAL", Duration.ofHours(1));
+        if (retentionInterval.compareTo(Duration.ofSeconds(10)) < 0 || retentionInterval.compareTo(Duration.ofDays(1)) > 0) {
+            throw new InvalidSettingException("MAILROOM_RETENTION_INTERVAL",
+                    "MAILROOM_RETENTION_INTERVAL must be between 10s and 1 day, got " + Settings.format(retentionInterval));
+        }
         int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
         if (port < 0 || port > 65535) {
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
         }
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), transport, smtp, http, ambiguity,
-                TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher,
+                TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
                 s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
     }
 
@@ -103,7 +113,7 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, transport, smtp, http, ambiguity,
-                policies, render, dispatcher, host, newPort);
+                policies, render, dispatcher, retention, retentionInterval, host, newPort);
     }
 
     @Override
@@ -112,6 +122,7 @@ public record ServiceConfig(
                 + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + ", migrate=" + migrate
                 + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
                 + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher
+                + ", retention=" + retention + " every " + Settings.format(retentionInterval)
                 + ", listen=" + host + ":" + port + "]";
     }
 

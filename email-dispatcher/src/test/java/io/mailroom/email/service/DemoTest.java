@@ -1,0 +1,47 @@
+package io.mailroom.email.service;
+
+import io.mailroom.testing.PostgresExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The one-command demo, against a test database: sample orders become emails at the sink. */
+class DemoTest {
+
+    @RegisterExtension
+    static final PostgresExtension pg = new PostgresExtension();
+
+    @Test
+    void theDemoPlacesSampleOrdersAndDeliversTheirEmails() throws Exception {
+        int smtpPort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            smtpPort = s.getLocalPort();
+        }
+        try (Demo demo = new Demo()) {
+            demo.start(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(),
+                    "MAILROOM_ORDERS_PORT", "0", "MAILROOM_DISPATCHER_PORT", "0",
+                    "MAILROOM_DEMO_SMTP_PORT", String.valueOf(smtpPort), "MAILROOM_POLL_INTERVAL", "200ms"));
+            demo.placeSampleOrders();
+            await().atMost(Duration.ofSeconds(30)).until(() -> demo.smtpSink().getReceivedMessages().length == 3);
+
+            HttpClient http = HttpClient.newHttpClient();
+            for (int port : new int[]{demo.orders().server().port(), demo.dispatcher().port()}) {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready"))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as("health on %s", port).isEqualTo(200);
+            }
+            assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'").get(0, Integer.class))
+                    .isEqualTo(3);
+        }
+    }
+}

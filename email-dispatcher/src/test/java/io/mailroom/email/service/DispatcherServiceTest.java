@@ -1,0 +1,109 @@
+package io.mailroom.email.service;
+
+import com.icegreen.greenmail.junit5.GreenMailExtension;
+import com.icegreen.greenmail.util.ServerSetupTest;
+import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.testing.PostgresExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** The runnable service: configuration from the environment, health endpoints, sending, graceful stop. */
+class DispatcherServiceTest {
+
+    @RegisterExtension
+    static final PostgresExtension pg = new PostgresExtension();
+
+    @RegisterExtension
+    static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private Map<String, String> env() {
+        Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials());
+        env.put("MAILROOM_MIGRATE", "true");
+        env.put("MAILROOM_TRANSPORT", "smtp");
+        env.put("MAILROOM_SMTP_HOST", "127.0.0.1");
+        env.put("MAILROOM_SMTP_PORT", String.valueOf(greenMail.getSmtp().getPort()));
+        env.put("MAILROOM_SMTP_SECURITY", "none");
+        env.put("MAILROOM_SMTP_FROM", "Shop <shop@example.com>");
+        env.put("MAILROOM_DB_PASSWORD", "db-s3cret-value");
+        env.put("MAILROOM_DISPATCHER_PORT", "0");
+        env.put("MAILROOM_DISPATCHER_HOST", "127.0.0.1");
+        env.put("MAILROOM_POLL_INTERVAL", "200ms");
+        return env;
+    }
+
+    private HttpResponse<String> get(int port, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void configurationIsValidatedNamingTheVariableAndPrintedWithSecretsMasked() {
+        Map<String, String> env = env();
+        env.put("MAILROOM_SMTP_USERNAME", "shop");
+        env.put("MAILROOM_SMTP_PASSWORD", "smtp-s3cret-value");
+        String printed = ServiceConfig.fromEnv(env).toString();
+        assertThat(printed).doesNotContain("smtp-s3cret-value").doesNotContain("db-s3cret-value").contains("transport=smtp");
+
+        Map<String, String> noUrl = env();
+        noUrl.remove("MAILROOM_DB_URL");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(noUrl)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("MAILROOM_DB_URL");
+        Map<String, String> badTransport = env();
+        badTransport.put("MAILROOM_TRANSPORT", "pigeon");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(badTransport)).hasMessageContaining("MAILROOM_TRANSPORT");
+        Map<String, String> badBatch = env();
+        badBatch.put("MAILROOM_BATCH_SIZE", "0");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(badBatch)).hasMessageContaining("batchSize");
+        Map<String, String> badPolicy = env();
+        badPolicy.put("MAILROOM_SMTP_AMBIGUOUS", "maybe");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(badPolicy)).hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS");
+        Map<String, String> badUrl = env();
+        badUrl.put("MAILROOM_DB_URL", "jdbc:mysql://x/y?password=hunter2");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(badUrl)).hasMessageContaining("MAILROOM_DB_URL")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hunter2"));
+    }
+
+    @Test
+    void theServiceAnswersHealthSendsAndStopsGracefully() throws Exception {
+        int port;
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env()))) {
+            port = service.port();
+            assertThat(get(port, "/health/live").statusCode()).isEqualTo(200);
+            HttpResponse<String> ready = get(port, "/health/ready");
+            assertThat(ready.statusCode()).isEqualTo(200);
+            assertThat(ready.body()).contains("\"database\":\"UP\"").contains("\"breaker\":\"CLOSED\"");
+
+            pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC,
+                    "order", "77", "email-order-77", """
+                            {"orderId":77,"customerEmail":"dora@example.com","customerName":"Dora","currency":"EUR",
+                             "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
+                             "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""")));
+            await().atMost(Duration.ofSeconds(20)).until(() -> greenMail.getReceivedMessages().length == 1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> "done".equals(pg.dsl()
+                    .fetchSingle("SELECT status FROM outbox_message WHERE idempotency_key = 'email-order-77'").get(0, String.class)));
+            // partitions for the coming days were ensured at start
+            assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM pg_class WHERE relname LIKE 'outbox_message_p%'"
+                    + " AND relname >= 'outbox_message_p' || to_char(now() AT TIME ZONE 'UTC' + interval '6 days', 'YYYYMMDD')")
+                    .get(0, Integer.class)).isGreaterThanOrEqualTo(1);
+        }
+        assertThatThrownBy(() -> get(port, "/health/live")).isInstanceOf(ConnectException.class);
+    }
+}
