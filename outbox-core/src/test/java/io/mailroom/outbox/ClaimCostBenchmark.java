@@ -13,8 +13,7 @@ import java.util.List;
  * without it, on the same data (claims are rolled back, so both variants see identical tables),
  * alternating to share the machine's noise. Prints figures; asserts nothing.
  *
- * <p>Run: {@code ./mvnw -q -pl outbox-core -am test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=io.mailroom.outbox.ClaimCostBenchmark -Dexec.args="100000 50 300"}
+ * <p>Run: {@code scripts/run-test-main.sh outbox-core io.mailroom.outbox.ClaimCostBenchmark 100000 50 300}
  * (pending messages, batch size, rounds).
  */
 public final class ClaimCostBenchmark {
