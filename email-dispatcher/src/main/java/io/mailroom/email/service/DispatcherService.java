@@ -6,6 +6,10 @@ import io.javalin.Javalin;
 import io.mailroom.db.Schema;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.TransportGate;
+import io.mailroom.email.metrics.DispatcherMetrics;
+import io.mailroom.email.metrics.MetricsRegistry;
+import io.mailroom.email.metrics.QueueSampler;
+import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.render.OrderConfirmationRenderer;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.transport.MailTransport;
@@ -31,7 +35,8 @@ import java.util.Map;
  * The runnable dispatcher: a HikariCP pool of its own (TCP keepalive on; session timeouts set by
  * the runtime), optional Flyway migration, the configured transport wrapped in its Resilience4j
  * policies, the {@link EmailHandler} for order confirmations, the outbox {@link Dispatcher} gated by
- * the transport's breaker, and {@code /health/live} + {@code /health/ready}. {@link #close()} is the
+ * the transport's breaker, {@code /health/live} + {@code /health/ready} and {@code /metrics}
+ * (Prometheus). {@link #close()} is the
  * graceful stop (also run on SIGTERM by {@link MailroomCli}).
  */
 public final class DispatcherService implements AutoCloseable {
@@ -46,9 +51,12 @@ public final class DispatcherService implements AutoCloseable {
     private final OutboxControl control;
     private final Javalin http;
     private final RetentionSchedule retention;
+    private final MetricsRegistry metrics;
+    private final QueueSampler sampler;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
-                              Dispatcher dispatcher, Javalin http, RetentionSchedule retention) {
+                              Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
+                              MetricsRegistry metrics, QueueSampler sampler) {
         this.config = config;
         this.pool = pool;
         this.transport = transport;
@@ -56,16 +64,17 @@ public final class DispatcherService implements AutoCloseable {
         this.control = new OutboxControl(pool);
         this.http = http;
         this.retention = retention;
+        this.metrics = metrics;
+        this.sampler = sampler;
     }
 
     /** Starts everything; on failure, closes what was opened and rethrows. */
     public static DispatcherService start(ServiceConfig config) {
-        return start(config, DispatcherListener.NONE);
-    }
-
-    public static DispatcherService start(ServiceConfig config, DispatcherListener listener) {
         log.info("Starting dispatcher with {}", config);
         HikariDataSource pool = pool(config);
+        PolicyRegistries policies = PolicyRegistries.create();
+        MetricsRegistry metrics = new MetricsRegistry(policies);
+        QueueSampler sampler = null;
         ResilientTransport transport = null;
         Dispatcher dispatcher = null;
         RetentionSchedule retention = null;
@@ -77,15 +86,17 @@ public final class DispatcherService implements AutoCloseable {
             }
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
-            transport = new ResilientTransport(raw, config.policies());
+            transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
+            DispatcherListener listener = new DispatcherMetrics(metrics.registry(), transport.name());
+            sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
                     transport, config.ambiguity(), config.dispatcher().workerId(), null);
             dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
                     new TransportGate(Map.of(TOPIC, transport)), listener);
             dispatcher.start();
             DispatcherService[] self = new DispatcherService[1];
-            Javalin http = health(config, () -> self[0]);
-            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention);
+            Javalin http = health(config, () -> self[0], metrics);
+            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler);
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), self[0].port());
             return self[0];
@@ -96,6 +107,10 @@ public final class DispatcherService implements AutoCloseable {
             if (retention != null) {
                 retention.close();
             }
+            if (sampler != null) {
+                sampler.close();
+            }
+            metrics.close();
             if (transport != null) {
                 transport.close();
             }
@@ -133,8 +148,20 @@ public final class DispatcherService implements AutoCloseable {
         }
         retention.close();
         dispatcher.stop();
+        sampler.close();
+        metrics.close();
         transport.close();
         pool.close();
+    }
+
+    /** The Prometheus registry ({@code /metrics}). */
+    public MetricsRegistry metrics() {
+        return metrics;
+    }
+
+    /** Samples the database-derived gauges now instead of waiting for the schedule. */
+    public void sampleNow() {
+        sampler.sample();
     }
 
     /** Readiness as data, for the health endpoint and tests. */
@@ -179,7 +206,8 @@ public final class DispatcherService implements AutoCloseable {
         return new HikariDataSource(hc);
     }
 
-    private static Javalin health(ServiceConfig config, java.util.function.Supplier<DispatcherService> service) {
+    private static Javalin health(ServiceConfig config, java.util.function.Supplier<DispatcherService> service,
+                                  MetricsRegistry metrics) {
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;
@@ -193,6 +221,7 @@ public final class DispatcherService implements AutoCloseable {
                 return connector;
             });
             c.routes.get("/health/live", ctx -> ctx.json(Map.of("status", "UP")));
+            c.routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.scrape()));
             c.routes.get("/health/ready", ctx -> {
                 DispatcherService s = service.get();
                 if (s == null) {

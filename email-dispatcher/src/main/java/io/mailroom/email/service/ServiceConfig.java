@@ -25,7 +25,7 @@ public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate,
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
         TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
-        RetentionConfig retention, Duration retentionInterval, String host, int port) {
+        RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval, String host, int port) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -79,6 +79,11 @@ public record ServiceConfig(
             throw new InvalidSettingException("MAILROOM_RETENTION_INTERVAL",
                     "MAILROOM_RETENTION_INTERVAL must be between 10s and 1 day, got " + Settings.format(retentionInterval));
         }
+        Duration metricsSample = s.duration("MAILROOM_METRICS_SAMPLE_INTERVAL", Duration.ofSeconds(15));
+        if (metricsSample.compareTo(Duration.ofMillis(100)) < 0 || metricsSample.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new InvalidSettingException("MAILROOM_METRICS_SAMPLE_INTERVAL",
+                    "MAILROOM_METRICS_SAMPLE_INTERVAL must be between 100ms and 10m, got " + Settings.format(metricsSample));
+        }
         int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
         if (port < 0 || port > 65535) {
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
@@ -86,7 +91,7 @@ public record ServiceConfig(
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), transport, smtp, http, ambiguity,
                 TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
-                s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
+                metricsSample, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
     }
 
     private static boolean bool(Settings s, String name, boolean defaultValue) {
@@ -113,7 +118,7 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, transport, smtp, http, ambiguity,
-                policies, render, dispatcher, retention, retentionInterval, host, newPort);
+                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, host, newPort);
     }
 
     @Override
