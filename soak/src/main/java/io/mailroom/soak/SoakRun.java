@@ -1,0 +1,353 @@
+package io.mailroom.soak;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.Outcome;
+import io.mailroom.testing.TestDatabase;
+import io.mailroom.testing.TestDatabases;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The bloat soak (issue 7): measures the dispatcher's capacity with a no-op handler, then drives it
+ * at a share of that capacity (default 80 %) for a set time while, in the middle, a REPEATABLE READ
+ * transaction stays open (holding back VACUUM, as a long report or a hung worker would). Every few
+ * seconds it records claim p50/p99, throughput, dead tuples, hot table and index size and pending
+ * depth; it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
+ *
+ * <p>{@code scripts/soak.sh} runs it; options are {@code key=value} arguments: {@code duration=20m
+ * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak}.
+ */
+public final class SoakRun {
+
+    static final String TOPIC = "soak.noop";
+
+    /** One row of the record. */
+    record Sample(double t, String phase, double claimP50, double claimP99, double throughput, double enqueued,
+                  long deadTuples, long tableBytes, long indexBytes, long pending) {
+    }
+
+    /** What a run found, for the summary and for tests. */
+    record Result(double capacity, double rate, List<Sample> samples, long enqueued, long done, Path dir) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = new java.util.HashMap<>();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("options are key=value, got '" + a + "'");
+            }
+            opts.put(a.substring(0, eq), a.substring(eq + 1));
+        }
+        Duration duration = duration(opts.getOrDefault("duration", "20m"));
+        Result r = run(duration, percent(opts.getOrDefault("txnStart", "30%")), percent(opts.getOrDefault("txnLength", "30%")),
+                Double.parseDouble(opts.getOrDefault("load", "0.8")), duration(opts.getOrDefault("sample", "5s")),
+                Path.of(opts.getOrDefault("out", "soak/target/soak")), Integer.parseInt(opts.getOrDefault("capacityMessages", "20000")));
+        System.out.println(Files.readString(r.dir().resolve("soak.md")));
+    }
+
+    static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
+                      int capacityMessages) throws Exception {
+        if (load <= 0 || load > 1.5) {
+            throw new IllegalArgumentException("load must be in (0, 1.5], got " + load);
+        }
+        Files.createDirectories(dir);
+        try (TestDatabase db = TestDatabases.create(); HikariDataSource pool = pool(db, 24)) {
+            DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+            ConcurrentLinkedQueue<Long> claimNanos = new ConcurrentLinkedQueue<>();
+            DispatcherListener listener = new DispatcherListener() {
+                @Override
+                public void claimed(int requested, int claimed, Duration took) {
+                    claimNanos.add(took.toNanos());
+                }
+            };
+            DispatcherConfig config = DispatcherConfig.builder().workerId("soak").batchSize(50).concurrency(16)
+                    .pollInterval(Duration.ofMillis(200)).build();
+            Map<String, io.mailroom.outbox.MessageHandler> handlers = Map.of(TOPIC, (ClaimedMessage m, io.mailroom.outbox.ClaimContext c) -> Outcome.done());
+
+            // 1. capacity: drain a preloaded backlog with the no-op handler
+            preload(dsl, capacityMessages);
+            Dispatcher probe = new Dispatcher(pool, config, handlers, null, listener);
+            long t0 = System.nanoTime();
+            probe.start();
+            while (count(dsl, "done") < capacityMessages) {
+                Thread.sleep(100);
+            }
+            double capacity = capacityMessages / ((System.nanoTime() - t0) / 1e9);
+            probe.stop();
+            dsl.execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+            dsl.execute("VACUUM ANALYZE outbox_message");
+            claimNanos.clear();
+            double rate = capacity * load;
+            System.out.printf(Locale.ROOT, "capacity %.0f msg/s; soaking at %.0f msg/s for %s%n", capacity, rate, duration);
+
+            // 2. soak
+            Dispatcher dispatcher = new Dispatcher(pool, config, handlers, null, listener);
+            dispatcher.start();
+            AtomicLong enqueued = new AtomicLong();
+            Thread producer = Thread.ofPlatform().name("soak-producer").start(() -> produce(pool, rate, duration, enqueued));
+            long start = System.nanoTime();
+            long txnFrom = (long) (duration.toNanos() * txnStart);
+            long txnTo = txnFrom + (long) (duration.toNanos() * txnLength);
+            Connection longTxn = null;
+            List<Sample> samples = new ArrayList<>();
+            long lastDone = 0;
+            long lastEnqueued = 0;
+            double lastT = 0;
+            try {
+                while (System.nanoTime() - start < duration.toNanos()) {
+                    Thread.sleep(sampleEvery.toMillis());
+                    long elapsed = System.nanoTime() - start;
+                    if (longTxn == null && elapsed >= txnFrom && elapsed < txnTo) {
+                        longTxn = db.newConnection();
+                        longTxn.setAutoCommit(false);
+                        longTxn.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+                        try (Statement st = longTxn.createStatement()) {
+                            st.executeQuery("SELECT count(*) FROM outbox_effect").close(); // takes the snapshot
+                        }
+                    } else if (longTxn != null && elapsed >= txnTo) {
+                        longTxn.commit();
+                        longTxn.close();
+                        longTxn = null;
+                    }
+                    String phase = elapsed < txnFrom ? "before" : elapsed < txnTo ? "long_txn" : "after";
+                    List<Long> claims = new ArrayList<>();
+                    for (Long n; (n = claimNanos.poll()) != null; ) {
+                        claims.add(n);
+                    }
+                    double t = elapsed / 1e9;
+                    long done = count(dsl, "done");
+                    long enq = enqueued.get();
+                    var stats = dsl.fetchSingle("""
+                            SELECT coalesce(sum(s.n_dead_tup), 0) AS dead,
+                                   coalesce(sum(pg_relation_size(c.oid)), 0) AS tbl,
+                                   coalesce(sum(pg_indexes_size(c.oid)), 0) AS idx
+                            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                            JOIN pg_stat_user_tables s ON s.relid = c.oid
+                            WHERE i.inhparent = 'outbox_message'::regclass""");
+                    samples.add(new Sample(t, phase, percentile(claims, 0.50), percentile(claims, 0.99),
+                            (done - lastDone) / (t - lastT), (enq - lastEnqueued) / (t - lastT),
+                            stats.get("dead", Long.class), stats.get("tbl", Long.class), stats.get("idx", Long.class),
+                            count(dsl, "pending")));
+                    Sample s = samples.getLast();
+                    System.out.printf(Locale.ROOT, "t=%5.0fs %-8s claim p50 %6.2f ms p99 %7.2f ms  %6.0f msg/s  dead %8d  table %6.1f MB  index %6.1f MB  pending %d%n",
+                            s.t(), s.phase(), s.claimP50(), s.claimP99(), s.throughput(), s.deadTuples(),
+                            s.tableBytes() / 1e6, s.indexBytes() / 1e6, s.pending());
+                    lastDone = done;
+                    lastEnqueued = enq;
+                    lastT = t;
+                }
+            } finally {
+                if (longTxn != null) {
+                    longTxn.rollback();
+                    longTxn.close();
+                }
+                producer.join();
+                // let the backlog drain so "nothing lost" can be checked
+                long drainUntil = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+                while (count(dsl, "done") < enqueued.get() && System.nanoTime() < drainUntil) {
+                    Thread.sleep(200);
+                }
+                dispatcher.stop();
+            }
+            Result result = new Result(capacity, rate, samples, enqueued.get(), count(dsl, "done"), dir);
+            write(result, txnFrom / 1e9, txnTo / 1e9);
+            return result;
+        }
+    }
+
+    private static void produce(javax.sql.DataSource pool, double rate, Duration duration, AtomicLong enqueued) {
+        OutboxEnqueuer enqueuer = new OutboxEnqueuer();
+        DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+        long start = System.nanoTime();
+        long tickNanos = 100_000_000L;
+        long n = 0;
+        while (System.nanoTime() - start < duration.toNanos()) {
+            long due = (long) (rate * (System.nanoTime() - start) / 1e9);
+            int batch = (int) Math.min(1000, due - n);
+            if (batch > 0) {
+                long from = n;
+                List<NewMessage> messages = new ArrayList<>(batch);
+                for (int i = 0; i < batch; i++) {
+                    String key = "soak-" + (from + i);
+                    messages.add(NewMessage.of(TOPIC, "order", key, key, "{\"n\":" + (from + i) + "}"));
+                }
+                dsl.transaction(cfg -> enqueuer.enqueueAll(cfg.dsl(), messages));
+                n += batch;
+                enqueued.set(n);
+            }
+            try {
+                Thread.sleep(tickNanos / 1_000_000);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private static void preload(DSLContext dsl, int n) {
+        dsl.execute("""
+                WITH m AS (
+                  INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, payload)
+                  SELECT {0}, 'order', g::text, 'cap-' || g, '{}'::jsonb FROM generate_series(1, {1}) g
+                  RETURNING id, created_at, idempotency_key, aggregate_id)
+                INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                                           message_created_at, max_attempts)
+                SELECT idempotency_key, {0}, 'order', aggregate_id, id, created_at, 10 FROM m""", TOPIC, n);
+        dsl.execute("VACUUM ANALYZE outbox_message");
+    }
+
+    private static long count(DSLContext dsl, String status) {
+        return dsl.fetchSingle("SELECT count(*) FROM outbox_message WHERE status = {0}", status).get(0, Long.class);
+    }
+
+    private static HikariDataSource pool(TestDatabase db, int size) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(db.jdbcUrlWithCredentials());
+        c.setMaximumPoolSize(size);
+        c.setPoolName("soak");
+        return new HikariDataSource(c);
+    }
+
+    static double percentile(List<Long> nanos, double p) {
+        if (nanos.isEmpty()) {
+            return Double.NaN;
+        }
+        long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
+        return s[Math.min(s.length - 1, (int) Math.floor(p * s.length))] / 1e6;
+    }
+
+    private static void write(Result r, double txnFrom, double txnTo) throws IOException {
+        StringBuilder csv = new StringBuilder("t_s,phase,claim_p50_ms,claim_p99_ms,throughput_per_s,enqueued_per_s,"
+                + "n_dead_tup,table_bytes,index_bytes,pending\n");
+        for (Sample s : r.samples()) {
+            csv.append(String.format(Locale.ROOT, "%.1f,%s,%.3f,%.3f,%.1f,%.1f,%d,%d,%d,%d%n", s.t(), s.phase(), s.claimP50(),
+                    s.claimP99(), s.throughput(), s.enqueued(), s.deadTuples(), s.tableBytes(), s.indexBytes(), s.pending()));
+        }
+        Files.writeString(r.dir().resolve("soak.csv"), csv);
+        chart(r, txnFrom, txnTo);
+        Files.writeString(r.dir().resolve("soak.md"), summary(r, txnFrom, txnTo));
+    }
+
+    private static void chart(Result r, double txnFrom, double txnTo) throws IOException {
+        List<Sample> s = r.samples();
+        if (s.isEmpty()) {
+            return;
+        }
+        double[] t = s.stream().mapToDouble(Sample::t).toArray();
+        XYChart claims = chart("Claim duration (ms)", "ms");
+        claims.addSeries("p50", t, s.stream().mapToDouble(x -> nan0(x.claimP50())).toArray());
+        claims.addSeries("p99", t, s.stream().mapToDouble(x -> nan0(x.claimP99())).toArray());
+        XYChart dead = chart("Dead tuples and pending depth", "rows");
+        dead.addSeries("n_dead_tup", t, s.stream().mapToDouble(Sample::deadTuples).toArray());
+        dead.addSeries("pending", t, s.stream().mapToDouble(Sample::pending).toArray());
+        XYChart size = chart("Hot table and index size (MB)", "MB");
+        size.addSeries("table", t, s.stream().mapToDouble(x -> x.tableBytes() / 1e6).toArray());
+        size.addSeries("indexes", t, s.stream().mapToDouble(x -> x.indexBytes() / 1e6).toArray());
+        XYChart rate = chart("Throughput (msg/s)", "msg/s");
+        rate.addSeries("done", t, s.stream().mapToDouble(Sample::throughput).toArray());
+        rate.addSeries("enqueued", t, s.stream().mapToDouble(Sample::enqueued).toArray());
+        for (XYChart c : List.of(claims, dead, size, rate)) {
+            double top = c.getSeriesMap().values().stream()
+                    .flatMapToDouble(x -> java.util.Arrays.stream(x.getYData())).filter(d -> !Double.isNaN(d)).max().orElse(1);
+            c.addSeries("long transaction", new double[]{txnFrom, txnFrom, txnTo, txnTo}, new double[]{0, top, top, 0});
+        }
+        BitmapEncoder.saveBitmap(List.of(claims, rate, dead, size), 2, 2, r.dir().resolve("soak").toString(),
+                BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static XYChart chart(String title, String y) {
+        XYChart c = new XYChartBuilder().width(700).height(380).title(title).xAxisTitle("seconds").yAxisTitle(y).build();
+        c.getStyler().setMarkerSize(0);
+        return c;
+    }
+
+    private static double nan0(double d) {
+        return Double.isNaN(d) ? 0 : d;
+    }
+
+    static String summary(Result r, double txnFrom, double txnTo) {
+        List<Sample> s = r.samples();
+        Sample first = s.stream().filter(x -> x.t() > 10).findFirst().orElse(s.getFirst());
+        Sample worst = s.stream().filter(x -> x.phase().equals("long_txn")).filter(x -> !Double.isNaN(x.claimP99()))
+                .max(java.util.Comparator.comparingDouble(Sample::claimP99)).orElse(null);
+        Sample after = s.stream().filter(x -> x.t() >= txnTo + 120).findFirst()
+                .orElse(s.stream().filter(x -> x.phase().equals("after")).reduce((a, b) -> b).orElse(null));
+        Sample last = s.getLast();
+        long maxDead = s.stream().mapToLong(Sample::deadTuples).max().orElse(0);
+        StringBuilder md = new StringBuilder();
+        md.append("# Soak summary\n\n");
+        md.append(String.format(Locale.ROOT, "- capacity (no-op handler, batch 50, concurrency 16): **%.0f msg/s**; soak rate **%.0f msg/s** (%.0f %%)%n",
+                r.capacity(), r.rate(), 100 * r.rate() / r.capacity()));
+        md.append(String.format(Locale.ROOT, "- run: %.0f s, REPEATABLE READ transaction open from %.0f s to %.0f s; %d enqueued, %d done (%s)%n",
+                last.t(), txnFrom, txnTo, r.enqueued(), r.done(), r.enqueued() == r.done() ? "nothing lost" : "NOT ALL DONE"));
+        md.append("\n| moment | t (s) | claim p50 (ms) | claim p99 (ms) | msg/s | dead tuples | table (MB) | indexes (MB) | pending |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|\n");
+        row(md, "start", first);
+        row(md, "worst during the long transaction", worst);
+        row(md, "2 min after it ended (or last)", after);
+        row(md, "end", last);
+        md.append(String.format(Locale.ROOT, "%n- most dead tuples seen: %d%n", maxDead));
+        md.append("\nFiles: `soak.csv` (every sample), `soak.png` (charts; the shaded band is the long transaction).\n");
+        return md.toString();
+    }
+
+    private static void row(StringBuilder md, String label, Sample s) {
+        if (s == null) {
+            md.append("| ").append(label).append(" | – | – | – | – | – | – | – | – |\n");
+            return;
+        }
+        md.append(String.format(Locale.ROOT, "| %s | %.0f | %.2f | %.2f | %.0f | %d | %.1f | %.1f | %d |%n", label, s.t(),
+                s.claimP50(), s.claimP99(), s.throughput(), s.deadTuples(), s.tableBytes() / 1e6, s.indexBytes() / 1e6, s.pending()));
+    }
+
+    static Duration duration(String v) {
+        String s = v.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (s.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
+            }
+            long n = Long.parseLong(s.substring(0, s.length() - 1));
+            return switch (s.charAt(s.length() - 1)) {
+                case 's' -> Duration.ofSeconds(n);
+                case 'm' -> Duration.ofMinutes(n);
+                case 'h' -> Duration.ofHours(n);
+                default -> throw new IllegalArgumentException("unknown unit in '" + v + "'");
+            };
+        } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("not a duration like 90s, 20m or 500ms: '" + v + "'");
+        }
+    }
+
+    static double percent(String v) {
+        String s = v.trim();
+        double d = s.endsWith("%") ? Double.parseDouble(s.substring(0, s.length() - 1)) / 100 : Double.parseDouble(s);
+        if (d < 0 || d > 1) {
+            throw new IllegalArgumentException("a share between 0% and 100%, got '" + v + "'");
+        }
+        return d;
+    }
+}
