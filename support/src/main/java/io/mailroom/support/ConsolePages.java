@@ -473,7 +473,7 @@ final class ConsolePages {
         int h = 220;
         int left = 44;
         int right = 44;
-        int top = 14;
+        int top = 22;
         int bottom = 28;
         int plotW = w - left - right;
         int plotH = h - top - bottom;
@@ -483,6 +483,8 @@ final class ConsolePages {
             maxCount = Math.max(maxCount, Math.max(m.sent(), m.failed()));
             maxDepth = Math.max(maxDepth, m.pendingDepth());
         }
+        maxCount = niceMax(maxCount);
+        maxDepth = niceMax(maxDepth);
         int n = Math.max(1, minutes.size());
         double slot = plotW / (double) n;
         double bar = Math.max(1, (slot - 2) / 2);
@@ -495,10 +497,14 @@ final class ConsolePages {
             b.append("<line class=\"grid\" x1=\"").append(left).append("\" x2=\"").append(left + plotW).append("\" y1=\"")
                     .append(fmt(y)).append("\" y2=\"").append(fmt(y)).append("\"/>");
             b.append("<text class=\"axis\" x=\"").append(left - 6).append("\" y=\"").append(fmt(y + 4)).append("\" text-anchor=\"end\">")
-                    .append(Math.round(maxCount * i / 4.0)).append("</text>");
+                    .append(maxCount * i / 4).append("</text>");
             b.append("<text class=\"axis depth\" x=\"").append(left + plotW + 6).append("\" y=\"").append(fmt(y + 4)).append("\">")
-                    .append(Math.round(maxDepth * i / 4.0)).append("</text>");
+                    .append(maxDepth * i / 4).append("</text>");
         }
+        b.append("<text class=\"axis\" x=\"").append(left).append("\" y=\"").append(top - 10)
+                .append("\">sent and failed per minute</text>");
+        b.append("<text class=\"axis depth\" x=\"").append(left + plotW).append("\" y=\"").append(top - 10)
+                .append("\" text-anchor=\"end\">emails waiting</text>");
         for (int i = 0; i < minutes.size(); i++) {
             QueueStats.Minute m = minutes.get(i);
             double x = left + i * slot + 1;
@@ -527,6 +533,12 @@ final class ConsolePages {
         b.append("<text class=\"axis\" x=\"").append(left + plotW).append("\" y=\"").append(h - 8).append("\" text-anchor=\"end\">now</text>");
         b.append("</svg>");
         return b.toString();
+    }
+
+    /** The smallest multiple of 4 at or above {@code max}, so the four grid lines carry whole numbers. */
+    static long niceMax(long max) {
+        long step = Math.max(1, (max + 3) / 4);
+        return step * 4;
     }
 
     private static String fmt(double v) {

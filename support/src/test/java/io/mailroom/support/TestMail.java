@@ -95,8 +95,8 @@ final class TestMail {
             Result result = script.apply(m.idempotencyKey());
             String key = m.idempotencyKey();
             if (result != Result.SENT_WITHOUT_RECORD) {
-                String descriptor = "{\"recipient\":\"" + recipient(m) + "\",\"subject\":\"Your order " + m.aggregateId()
-                        + " is confirmed\"}";
+                String subject = "Your order " + m.aggregateId() + (m.topic().equals(SHIPPED) ? " is on its way" : " is confirmed");
+                String descriptor = "{\"recipient\":\"" + recipient(m) + "\",\"subject\":\"" + subject + "\"}";
                 Reservation r = dsl.transactionResult(cfg -> store.reserve(cfg.dsl(), key, Fingerprint.of(key), "test-dispatcher", descriptor));
                 if (!(r instanceof Reservation.Reserved)) {
                     throw new IllegalStateException("test handler could not reserve " + key + ": " + r);
