@@ -7,7 +7,6 @@ import io.javalin.http.Context;
 
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -125,8 +124,7 @@ final class ApiRoutes {
         if (node == null || !node.isObject()) {
             throw new InvalidParameterException("body", "the body must be a JSON object");
         }
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> field = it.next();
+        for (Map.Entry<String, JsonNode> field : node.properties()) {
             String name = field.getKey();
             if (!allowed.contains(name)) {
                 String shown = name.length() > 40 || !name.matches("^[A-Za-z][A-Za-z0-9_]*$") ? "body" : name;

@@ -24,7 +24,7 @@ public record QueueStats(Instant at, Map<String, Long> counts, long pendingDue, 
                          boolean transportStateKnown) {
 
     public QueueStats {
-        counts = Map.copyOf(counts);
+        counts = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(counts)); // keeps the order shown
         perMinute = List.copyOf(perMinute);
         paused = List.copyOf(paused);
         transports = List.copyOf(transports);

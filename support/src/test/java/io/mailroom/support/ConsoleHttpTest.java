@@ -177,6 +177,25 @@ class ConsoleHttpTest {
     }
 
     @Test
+    void demoModeOffersASignInWithoutTokenAndOnlyThere() {
+        assertThat(http.get("/console/login").body()).doesNotContain("Enter the demo");
+        HttpResponse<String> form = http.get("/console/login");
+        HttpResponse<String> refused = http.postForm("/console/login", Map.of("csrf", Http.hidden(form.body(), "csrf"), "demo", "1"),
+                "Cookie", "mailroom_login=" + Http.cookies(form).get("mailroom_login"), "Origin", http.origin());
+        assertThat(refused.statusCode()).isEqualTo(401);
+        try (SupportServer demo = SupportServer.start(pg.dataSource(), SupportConfig.builder().host("127.0.0.1").port(0).demo(true).build())) {
+            Http h = new Http(demo.baseUri());
+            HttpResponse<String> page = h.get("/console/login");
+            assertThat(page.body()).contains("Enter the demo without a token");
+            HttpResponse<String> in = h.postForm("/console/login", Map.of("csrf", Http.hidden(page.body(), "csrf"), "demo", "1"),
+                    "Cookie", "mailroom_login=" + Http.cookies(page).get("mailroom_login"), "Origin", h.origin());
+            assertThat(in.statusCode()).isEqualTo(303);
+            String orders = h.get("/console/orders", "Cookie", "mailroom_session=" + Http.cookies(in).get("mailroom_session")).body();
+            assertThat(orders).contains("<span class=\"who-name\">demo</span>").contains("operator");
+        }
+    }
+
+    @Test
     void signingOutEndsTheSession() {
         Browser alice = signIn(SUPPORT);
         HttpResponse<String> out = http.postForm("/console/logout", Map.of("csrf", alice.csrf()), alice.headers(http.origin()));

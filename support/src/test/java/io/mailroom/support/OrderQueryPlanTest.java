@@ -1,7 +1,6 @@
 package io.mailroom.support;
 
 import io.mailroom.testing.PostgresExtension;
-import org.jooq.conf.ParamType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -26,7 +25,7 @@ class OrderQueryPlanTest {
     }
 
     static String explain(org.jooq.Query query) {
-        return pg.dsl().fetch("EXPLAIN " + query.getSQL(ParamType.INLINED)).stream()
+        return pg.dsl().fetch("EXPLAIN " + pg.dsl().renderInlined(query)).stream()
                 .map(r -> r.get(0, String.class)).collect(Collectors.joining("\n"));
     }
 
