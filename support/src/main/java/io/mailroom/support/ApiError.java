@@ -1,0 +1,19 @@
+package io.mailroom.support;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * The body of every error answer of the JSON API.
+ *
+ * @param error     what went wrong, in words
+ * @param code      a stable word for programs: bad_request, unauthorized, forbidden, not_found, busy, not_allowed, ...
+ * @param parameter the request parameter at fault, for 400
+ * @param status    for not_allowed: the email's current status
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record ApiError(String error, String code, String parameter, String status) {
+
+    public ApiError(String error, String code, String parameter) {
+        this(error, code, parameter, null);
+    }
+}

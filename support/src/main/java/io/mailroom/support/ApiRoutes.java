@@ -1,0 +1,144 @@
+package io.mailroom.support;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The JSON API. Reads need {@code viewer}, email actions {@code support}, pause/resume
+ * {@code operator}. Every error is an {@link ApiError}; 400 names the parameter.
+ *
+ * <ul>
+ *   <li>{@code GET /api/orders/{orderId}/emails} → {@link OrderEmails}</li>
+ *   <li>{@code GET /api/emails?status=failed|review|pending|sent|cancelled&since=&until=&olderThan=&cursor=&limit=}
+ *       → {@link EmailPage}; {@code since}/{@code until} are ISO-8601 times or times ago ({@code 1h}),
+ *       {@code olderThan} a duration ({@code 30m}); pass {@code nextCursor} as {@code cursor} for the next page</li>
+ *   <li>{@code GET /api/emails/{key}} → {@link EmailView}, 404 if there is none</li>
+ *   <li>{@code POST /api/emails/{key}/retry | resend | confirm-sent | cancel} with an optional JSON body
+ *       {@code {"reason": "...", "providerMessageId": "..."}} (a reason is required for resend) →
+ *       200 {@link ActionAnswer}; 409 {@code busy} when a dispatcher holds the email (with
+ *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 404 when there is no such email</li>
+ *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
+ *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
+ *   <li>{@code GET /api/me} → who the token belongs to</li>
+ * </ul>
+ */
+final class ApiRoutes {
+
+    private final SupportService service;
+
+    ApiRoutes(SupportService service) {
+        this.service = service;
+    }
+
+    record Me(String name, String role) {
+    }
+
+    void register(JavalinConfig c) {
+        c.routes.get("/api/orders/{orderId}/emails", ctx -> ctx.json(service.emailsOfOrder(ctx.pathParam("orderId"))), Role.VIEWER);
+        c.routes.get("/api/emails", this::list, Role.VIEWER);
+        c.routes.get("/api/emails/{key}", this::one, Role.VIEWER);
+        c.routes.post("/api/emails/{key}/retry", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
+            answer(ctx, service.retry(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/emails/{key}/resend", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
+            answer(ctx, service.resend(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/emails/{key}/confirm-sent", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.REASON, SupportParams.PROVIDER_MESSAGE_ID));
+            answer(ctx, service.confirmSent(SupportServer.actor(ctx), ctx.pathParam("key"),
+                    body.get(SupportParams.PROVIDER_MESSAGE_ID), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/emails/{key}/cancel", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
+            answer(ctx, service.cancel(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
+        c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);
+        c.routes.post("/api/control/pause", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));
+            ctx.json(service.pause(SupportServer.actor(ctx), body.get(SupportParams.SCOPE), body.get(SupportParams.REASON)));
+        }, Role.OPERATOR);
+        c.routes.post("/api/control/resume", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));
+            ctx.json(service.resume(SupportServer.actor(ctx), body.get(SupportParams.SCOPE), body.get(SupportParams.REASON)));
+        }, Role.OPERATOR);
+        c.routes.get("/api/me", ctx -> {
+            Actor a = SupportServer.actor(ctx);
+            ctx.json(new Me(a.name(), a.role().word()));
+        }, Role.VIEWER);
+    }
+
+    private void list(Context ctx) {
+        EmailFilter filter = Params.filter(ctx.queryParam(SupportParams.STATUS), ctx.queryParam(SupportParams.SINCE),
+                ctx.queryParam(SupportParams.UNTIL), ctx.queryParam(SupportParams.OLDER_THAN),
+                ctx.queryParam(SupportParams.CURSOR), ctx.queryParam(SupportParams.LIMIT), Instant.now());
+        ctx.json(service.emails(filter));
+    }
+
+    private void one(Context ctx) {
+        String key = ctx.pathParam("key");
+        EmailView email = service.email(key)
+                .orElseThrow(() -> HttpFailure.notFound("no email with key " + key, SupportParams.KEY));
+        ctx.json(email);
+    }
+
+    static void answer(Context ctx, ActionResult result) {
+        switch (result) {
+            case ActionResult.Applied a -> ctx.json(ActionAnswer.of(a, ctx.pathParam("key")));
+            case ActionResult.Busy b -> ctx.status(409).header("Retry-After", "1").json(new ApiError(b.message(), "busy", null));
+            case ActionResult.NotFound n -> ctx.status(404).json(new ApiError(n.message(), "not_found", SupportParams.KEY));
+            case ActionResult.NotAllowed n -> ctx.status(409).json(new ApiError(n.message(), "not_allowed", null, n.current().code()));
+        }
+    }
+
+    /**
+     * The JSON object body of an action: empty is fine; otherwise {@code application/json}, an object
+     * whose fields are among {@code allowed} and are strings (or null).
+     */
+    static Map<String, String> body(Context ctx, Set<String> allowed) {
+        String raw = ctx.body();
+        Map<String, String> out = new HashMap<>();
+        if (raw.isBlank()) {
+            return out;
+        }
+        String type = ctx.header("Content-Type");
+        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/json")) {
+            throw new HttpFailure(415, "unsupported_media_type", "the body must be JSON (Content-Type: application/json)", "body");
+        }
+        JsonNode node;
+        try {
+            node = SupportJson.mapper().readTree(raw);
+        } catch (JsonProcessingException e) {
+            throw new InvalidParameterException("body", "the body is not valid JSON");
+        }
+        if (node == null || !node.isObject()) {
+            throw new InvalidParameterException("body", "the body must be a JSON object");
+        }
+        for (Map.Entry<String, JsonNode> field : node.properties()) {
+            String name = field.getKey();
+            if (!allowed.contains(name)) {
+                String shown = name.length() > 40 || !name.matches("^[A-Za-z][A-Za-z0-9_]*$") ? "body" : name;
+                throw new InvalidParameterException(shown, "unknown field " + shown + "; expected " + String.join(", ", allowed.stream().sorted().toList()));
+            }
+            JsonNode value = field.getValue();
+            if (value.isNull()) {
+                continue;
+            }
+            if (!value.isTextual()) {
+                throw new InvalidParameterException(name, name + " must be a string");
+            }
+            out.put(name, value.textValue());
+        }
+        return out;
+    }
+}

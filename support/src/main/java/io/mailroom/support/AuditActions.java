@@ -1,0 +1,18 @@
+package io.mailroom.support;
+
+/** The {@code audit_log.action} values this module writes. */
+public final class AuditActions {
+
+    public static final String RETRY = "retry";
+    /** On the email that was resent; the detail names the new key. */
+    public static final String RESEND = "resend";
+    /** Shown on the new email of a resend (derived from the {@link #RESEND} row, not stored twice). */
+    public static final String RESEND_CREATED = "resend_created";
+    public static final String CONFIRM_SENT = "confirm_sent";
+    public static final String CANCEL = "cancel";
+    public static final String PAUSE = "pause";
+    public static final String RESUME = "resume";
+
+    private AuditActions() {
+    }
+}

@@ -1,0 +1,376 @@
+package io.mailroom.support;
+
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import static io.mailroom.support.Html.url;
+
+/**
+ * The web console: server-rendered pages behind a login form.
+ *
+ * <p>Signing in exchanges an access token for a session cookie ({@code HttpOnly},
+ * {@code SameSite=Strict}, {@code Secure} when configured). Every form post is checked twice
+ * against cross-site request forgery: its {@code Origin} (or {@code Referer}) must be this
+ * server's, and it must carry the session's synchronizer token. The sign-in form, which has no
+ * session yet, uses a double-submit cookie instead. Actions follow post/redirect/get: the result
+ * is shown once, as a message on the page the person came from.
+ */
+final class ConsoleRoutes {
+
+    private static final Logger log = LoggerFactory.getLogger(ConsoleRoutes.class);
+
+    static final String SESSION_COOKIE = "mailroom_session";
+    static final String LOGIN_COOKIE = "mailroom_login";
+    private static final String HOME = "/console/orders";
+    /** Where a form may send the person back to: a console page, nothing else. */
+    private static final Pattern LOCAL_PATH = Pattern.compile("^/console/[A-Za-z0-9/._~%?=&:@+-]*$");
+    private static final Map<String, String> ASSETS = Map.of(
+            "app.css", "text/css; charset=utf-8",
+            "app.js", "text/javascript; charset=utf-8");
+
+    /** A 303 to {@code location}, raised from a handler or the access check. */
+    static final class Redirect extends RuntimeException {
+        private final String location;
+
+        Redirect(String location) {
+            super(location, null, false, false);
+            this.location = location;
+        }
+
+        String location() {
+            return location;
+        }
+    }
+
+    private final SupportService service;
+    private final Authenticator auth;
+    private final Sessions sessions;
+    private final SupportConfig config;
+
+    ConsoleRoutes(SupportService service, Authenticator auth, Sessions sessions, SupportConfig config) {
+        this.service = service;
+        this.auth = auth;
+        this.sessions = sessions;
+        this.config = config;
+    }
+
+    void register(JavalinConfig c) {
+        c.routes.get("/", ctx -> {
+            throw new Redirect(HOME);
+        });
+        c.routes.get("/console", ctx -> {
+            throw new Redirect(HOME);
+        });
+        c.routes.get("/console/", ctx -> {
+            throw new Redirect(HOME);
+        });
+        c.routes.get("/console/assets/{file}", this::asset);
+        c.routes.get("/console/login", this::loginForm);
+        c.routes.post("/console/login", this::login);
+        c.routes.post("/console/logout", this::logout, Role.VIEWER);
+        c.routes.get("/console/orders", this::orders, Role.VIEWER);
+        c.routes.get("/console/emails", this::list, Role.VIEWER);
+        c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
+        c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
+        c.routes.get("/console/queue", this::queue, Role.VIEWER);
+        c.routes.post("/console/control/{action}", this::control, Role.OPERATOR);
+    }
+
+    // ------------------------------------------------------------------------------- sessions
+
+    /** The signed-in session, or: a GET goes to the sign-in page, anything else gets 401. */
+    Sessions.Session requireSession(Context ctx) {
+        Sessions.Session s = sessions.find(ctx.cookie(SESSION_COOKIE)).orElse(null);
+        if (s != null) {
+            return s;
+        }
+        if (ctx.method().name().equals("GET")) {
+            String next = ctx.path() + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
+            throw new Redirect("/console/login" + (LOCAL_PATH.matcher(next).matches() ? "?next=" + url(next) : ""));
+        }
+        throw HttpFailure.unauthorized("your session has ended; sign in again");
+    }
+
+    /** Both CSRF checks of a signed-in form post: same origin, and the session's token. */
+    void checkCsrf(Context ctx, Sessions.Session session) {
+        if (!sameOrigin(ctx)) {
+            log.info("Refused {} {} by {}: the form came from another origin", ctx.method(), ctx.path(), session.actor.name());
+            throw HttpFailure.forbidden("this form was not sent from the console itself; reload the page and try again");
+        }
+        if (!constantTimeEquals(session.csrfToken, ctx.formParam("csrf"))) {
+            log.info("Refused {} {} by {}: missing or wrong CSRF token", ctx.method(), ctx.path(), session.actor.name());
+            throw HttpFailure.forbidden("this form has expired; reload the page and try again");
+        }
+    }
+
+    /**
+     * Whether a form post comes from this server's own pages: {@code Origin} (else {@code Referer})
+     * must match the configured public origin, or the {@code Host} the browser addressed. A request
+     * with neither header is left to the token check (SameSite=Strict already keeps the cookie off
+     * cross-site posts); an opaque {@code Origin: null} is refused.
+     */
+    boolean sameOrigin(Context ctx) {
+        String origin = ctx.header("Origin");
+        if (origin == null) {
+            String referer = ctx.header("Referer");
+            if (referer == null) {
+                return true;
+            }
+            origin = originOf(referer);
+            if (origin == null) {
+                return false;
+            }
+        }
+        if (origin.equals("null")) {
+            return false;
+        }
+        if (config.publicOrigin() != null) {
+            return origin.equalsIgnoreCase(config.publicOrigin());
+        }
+        String host = ctx.header("Host");
+        if (host == null) {
+            return false;
+        }
+        try {
+            URI u = new URI(origin);
+            if (u.getHost() == null) {
+                return false;
+            }
+            String hostPort = u.getHost() + (u.getPort() == -1 ? "" : ":" + u.getPort());
+            return hostPort.equalsIgnoreCase(host.trim());
+        } catch (URISyntaxException e) {
+            return false;
+        }
+    }
+
+    private static String originOf(String url) {
+        try {
+            URI u = new URI(url);
+            if (u.getScheme() == null || u.getHost() == null) {
+                return null;
+            }
+            return u.getScheme() + "://" + u.getHost() + (u.getPort() == -1 ? "" : ":" + u.getPort());
+        } catch (URISyntaxException e) {
+            return null;
+        }
+    }
+
+    static boolean constantTimeEquals(String expected, String presented) {
+        if (expected == null || presented == null) {
+            return false;
+        }
+        return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void setCookie(Context ctx, String name, String value, String path, long maxAgeSeconds) {
+        StringBuilder c = new StringBuilder(name).append('=').append(value).append("; Path=").append(path)
+                .append("; Max-Age=").append(maxAgeSeconds).append("; HttpOnly; SameSite=Strict");
+        if (config.secureCookies()) {
+            c.append("; Secure");
+        }
+        ctx.res().addHeader("Set-Cookie", c.toString());
+    }
+
+    // ---------------------------------------------------------------------------------- pages
+
+    private void loginForm(Context ctx) {
+        if (sessions.find(ctx.cookie(SESSION_COOKIE)).isPresent()) {
+            throw new Redirect(safeLocal(ctx.queryParam("next"), HOME));
+        }
+        renderLogin(ctx, 200, safeLocal(ctx.queryParam("next"), HOME), null);
+    }
+
+    private void renderLogin(Context ctx, int status, String next, String error) {
+        String loginCsrf = Sessions.randomToken();
+        setCookie(ctx, LOGIN_COOKIE, loginCsrf, "/console/login", 1800);
+        ctx.status(status).html(ConsolePages.layout("Sign in", null, null, null,
+                ConsolePages.login(loginCsrf, next, error, auth.demo())));
+    }
+
+    private void login(Context ctx) {
+        if (!sameOrigin(ctx)) {
+            throw HttpFailure.forbidden("this sign-in form was not sent from the console itself");
+        }
+        if (!constantTimeEquals(ctx.cookie(LOGIN_COOKIE), ctx.formParam("csrf"))) {
+            throw HttpFailure.forbidden("the sign-in form has expired; open the sign-in page again");
+        }
+        String next = safeLocal(ctx.formParam("next"), HOME);
+        Actor actor;
+        if (auth.demo() && ctx.formParam("demo") != null) {
+            actor = Authenticator.DEMO;
+        } else {
+            actor = auth.byToken(ctx.formParam("token")).orElse(null);
+            if (actor == null) {
+                log.info("Failed console sign-in from {}", ctx.ip());
+                renderLogin(ctx, 401, next, "That token is not valid. Check it and try again.");
+                return;
+            }
+        }
+        String id = sessions.create(actor).orElseThrow(() ->
+                new HttpFailure(503, "unavailable", "too many people are signed in; try again later", null));
+        setCookie(ctx, SESSION_COOKIE, id, "/", sessions.ttl().toSeconds());
+        setCookie(ctx, LOGIN_COOKIE, "", "/console/login", 0);
+        log.info("{} ({}) signed in to the console from {}", actor.name(), actor.role().word(), ctx.ip());
+        throw new Redirect(next);
+    }
+
+    private void logout(Context ctx) {
+        sessions.remove(ctx.cookie(SESSION_COOKIE));
+        setCookie(ctx, SESSION_COOKIE, "", "/", 0);
+        throw new Redirect("/console/login");
+    }
+
+    private ConsolePages.Viewer viewer(Context ctx) {
+        Sessions.Session s = ctx.attribute(SupportServer.SESSION);
+        return new ConsolePages.Viewer(s.actor, s.csrfToken);
+    }
+
+    private Sessions.Flash flash(Context ctx) {
+        Sessions.Session s = ctx.attribute(SupportServer.SESSION);
+        return s.takeFlash();
+    }
+
+    private void page(Context ctx, String title, String active, String body) {
+        ctx.html(ConsolePages.layout(title, viewer(ctx), active, flash(ctx), body));
+    }
+
+    private void orders(Context ctx) {
+        String raw = ctx.queryParam(SupportParams.ORDER_ID);
+        if (raw == null || raw.isBlank()) {
+            page(ctx, "Find an order", "orders", ConsolePages.orderPage(null, null, viewer(ctx)));
+            return;
+        }
+        OrderEmails order = service.emailsOfOrder(raw);
+        page(ctx, "Order " + order.orderId(), "orders", ConsolePages.orderPage(order.orderId(), order, viewer(ctx)));
+    }
+
+    private void email(Context ctx) {
+        String key = ctx.pathParam("key");
+        EmailView e = service.email(key).orElseThrow(() -> HttpFailure.notFound("no email with key " + key, SupportParams.KEY));
+        page(ctx, e.kind() + " " + e.key(), null, ConsolePages.emailPage(e, viewer(ctx)));
+    }
+
+    private void list(Context ctx) {
+        String status = ctx.queryParam(SupportParams.STATUS);
+        String since = ctx.queryParam(SupportParams.SINCE);
+        String olderThan = ctx.queryParam(SupportParams.OLDER_THAN);
+        EmailFilter filter = Params.filter(status, since, ctx.queryParam(SupportParams.UNTIL), olderThan,
+                ctx.queryParam(SupportParams.CURSOR), ctx.queryParam(SupportParams.LIMIT), Instant.now());
+        EmailPage result = service.emails(filter);
+        String base = "/console/emails?status=" + url(filter.status().code())
+                + (since == null || since.isBlank() ? "" : "&since=" + url(since.trim()))
+                + (olderThan == null || olderThan.isBlank() ? "" : "&olderThan=" + url(olderThan.trim()));
+        String next = result.nextCursor() == null ? null : base + "&cursor=" + url(result.nextCursor());
+        String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
+        String active = switch (filter.status()) {
+            case FAILED -> "failed";
+            case REVIEW -> "review";
+            case PENDING -> "pending";
+            default -> null;
+        };
+        page(ctx, ConsolePages.listTitle(filter.status()), active,
+                ConsolePages.listPage(new ConsolePages.ListInput(status, since, olderThan), result, next, viewer(ctx),
+                        safeLocal(back, base)));
+    }
+
+    private void queue(Context ctx) {
+        page(ctx, "Queue", "queue", ConsolePages.queuePage(service.stats(), service.control(), viewer(ctx)));
+    }
+
+    private void act(Context ctx) {
+        Actor actor = SupportServer.actor(ctx);
+        Sessions.Session session = ctx.attribute(SupportServer.SESSION);
+        String key = ctx.pathParam("key");
+        String reason = ctx.formParam(SupportParams.REASON);
+        ActionResult result = switch (ctx.pathParam("action")) {
+            case EmailView.RETRY -> service.retry(actor, key, reason);
+            case EmailView.RESEND -> service.resend(actor, key, reason);
+            case EmailView.CONFIRM_SENT -> service.confirmSent(actor, key, ctx.formParam(SupportParams.PROVIDER_MESSAGE_ID), reason);
+            case EmailView.CANCEL -> service.cancel(actor, key, reason);
+            default -> throw HttpFailure.notFound("there is no such action", "action");
+        };
+        String k = Params.key(SupportParams.KEY, key);
+        switch (result) {
+            case ActionResult.Applied a -> session.flash(switch (a.action()) {
+                case AuditActions.RETRY -> "Retry requested for " + k + ". It goes out within a few seconds.";
+                case AuditActions.RESEND -> "A new email " + a.newKey() + " was queued; it goes out within a few seconds.";
+                case AuditActions.CONFIRM_SENT -> k + " is now recorded as sent.";
+                case AuditActions.CANCEL -> k + " was cancelled; it will not be sent.";
+                default -> "Done.";
+            }, false);
+            case ActionResult.Busy b -> session.flash("A dispatcher is working on " + k
+                    + " right now, so nothing was changed. Try again in a moment.", true);
+            case ActionResult.NotFound n -> session.flash(capitalize(n.message()) + ".", true);
+            case ActionResult.NotAllowed n -> session.flash(capitalize(n.message()) + ".", true);
+        }
+        throw new Redirect(safeLocal(ctx.formParam("back"), "/console/emails/" + url(k)));
+    }
+
+    private void control(Context ctx) {
+        Actor actor = SupportServer.actor(ctx);
+        Sessions.Session session = ctx.attribute(SupportServer.SESSION);
+        String scope = ctx.formParam(SupportParams.SCOPE);
+        String reason = ctx.formParam(SupportParams.REASON);
+        switch (ctx.pathParam("action")) {
+            case "pause" -> {
+                service.pause(actor, scope, reason);
+                session.flash("Sending is paused. Every dispatcher stops taking new emails within a few seconds.", false);
+            }
+            case "resume" -> {
+                service.resume(actor, scope, reason);
+                session.flash("Sending is running again.", false);
+            }
+            default -> throw HttpFailure.notFound("there is no such action", "action");
+        }
+        throw new Redirect("/console/queue");
+    }
+
+    private void asset(Context ctx) throws IOException {
+        String file = ctx.pathParam("file");
+        String type = ASSETS.get(file);
+        if (type == null) {
+            throw HttpFailure.notFound("no such file", null);
+        }
+        try (InputStream in = ConsoleRoutes.class.getResourceAsStream("console/" + file)) {
+            if (in == null) {
+                throw new IllegalStateException("console asset " + file + " is missing from the jar");
+            }
+            ctx.header("Cache-Control", "max-age=300").contentType(type).result(in.readAllBytes());
+        }
+    }
+
+    void errorPage(Context ctx, int status, String message, String parameter) {
+        Sessions.Session s = ctx.attribute(SupportServer.SESSION);
+        ConsolePages.Viewer viewer = s == null ? null : new ConsolePages.Viewer(s.actor, s.csrfToken);
+        String body = ConsolePages.error(status, message, parameter);
+        if (status == 401) {
+            body += "<p><a class=\"button primary\" href=\"/console/login\">Sign in</a></p>";
+        }
+        ctx.status(status).html(ConsolePages.layout(ConsolePages.title(status), viewer, null, null, body));
+    }
+
+    private static String safeLocal(String candidate, String fallback) {
+        if (candidate == null || candidate.length() > 1000 || !LOCAL_PATH.matcher(candidate).matches()
+                || candidate.contains("//") || candidate.contains("/../")) {
+            return fallback;
+        }
+        return candidate;
+    }
+
+    private static String capitalize(String s) {
+        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1);
+    }
+}

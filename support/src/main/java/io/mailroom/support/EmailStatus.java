@@ -1,0 +1,88 @@
+package io.mailroom.support;
+
+import com.fasterxml.jackson.annotation.JsonValue;
+
+import java.util.Locale;
+
+/**
+ * The status of an email as support staff read it, derived from the effect's stored status and,
+ * while it is being sent, from its queue row: a queue row that is {@code running} means
+ * {@link #SENDING}; otherwise the effect's status decides.
+ */
+public enum EmailStatus {
+    PENDING("pending", "Waiting to send", "The email is queued and will be sent shortly, or after a short pause if an earlier try failed."),
+    SENDING("sending", "Sending now", "A dispatcher is sending this email right now."),
+    SENT("sent", "Sent", "The mail provider accepted this email."),
+    FAILED("failed", "Failed", "The email could not be sent and no more tries are planned. It can be retried."),
+    REVIEW("review", "Needs review", "It is not known whether this email went out. Check with the customer or the provider, then confirm it as sent or resend it."),
+    CANCELLED("cancelled", "Cancelled", "Someone cancelled this email before it was sent.");
+
+    private final String code;
+    private final String words;
+    private final String explanation;
+
+    EmailStatus(String code, String words, String explanation) {
+        this.code = code;
+        this.words = words;
+        this.explanation = explanation;
+    }
+
+    /** The status in the API and CLI, e.g. {@code sent}. */
+    @JsonValue
+    public String code() {
+        return code;
+    }
+
+    /** The status in words for the console, e.g. "Waiting to send". */
+    public String words() {
+        return words;
+    }
+
+    /** One sentence saying what the status means for the customer. */
+    public String explanation() {
+        return explanation;
+    }
+
+    /** The value of {@code outbox_effect.status} this status is stored as (sending is stored as pending). */
+    public String storedStatus() {
+        return switch (this) {
+            case PENDING, SENDING -> "pending";
+            case SENT -> "done";
+            case FAILED -> "failed";
+            case REVIEW -> "review";
+            case CANCELLED -> "cancelled";
+        };
+    }
+
+    /**
+     * @param effectStatus {@code outbox_effect.status}
+     * @param queueStatus  {@code outbox_message.status} of the current queue row, or null when it is gone
+     */
+    public static EmailStatus derive(String effectStatus, String queueStatus) {
+        if ("running".equals(queueStatus) || "running".equals(effectStatus)) {
+            return SENDING;
+        }
+        return switch (effectStatus) {
+            case "pending" -> PENDING;
+            case "done" -> SENT;
+            case "failed" -> FAILED;
+            case "review" -> REVIEW;
+            case "cancelled" -> CANCELLED;
+            default -> throw new IllegalStateException("unknown outbox_effect.status '" + effectStatus + "'");
+        };
+    }
+
+    /** Parses a status code as the API and CLI take it; null if it is none. */
+    public static EmailStatus parse(String value) {
+        if (value == null) {
+            return null;
+        }
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        for (EmailStatus s : values()) {
+            if (s.code.equals(v)) {
+                return s;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,243 @@
+package io.mailroom.support;
+
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Turns raw request values (query parameters, form fields, CLI options) into typed ones, or throws
+ * {@link InvalidParameterException} naming the parameter. Everything a person can type passes
+ * through here before it reaches SQL or a page; patterns are strict allow-lists.
+ */
+public final class Params {
+
+    /** Order numbers: positive whole numbers that fit a bigint. */
+    static final Pattern ORDER_ID = Pattern.compile("^[1-9][0-9]{0,18}$");
+    /**
+     * Idempotency keys as support addresses them: letters, digits and {@code . _ : @ + -}, starting
+     * with a letter or digit, at most 200 characters ({@code email-order-102-resend-1}).
+     */
+    public static final Pattern KEY = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$");
+    /** A pause scope: {@code *} (everything) or a topic. */
+    static final Pattern SCOPE = Pattern.compile("^(\\*|[a-z0-9][a-z0-9._-]{0,199})$");
+    /** A relative time or duration: {@code 90s}, {@code 30m}, {@code 1h}, {@code 2d}, {@code 1w}. */
+    private static final Pattern SHORT_DURATION = Pattern.compile("^([0-9]{1,6})([smhdw])$");
+
+    public static final int MAX_REASON_LENGTH = 500;
+    public static final int MAX_PROVIDER_ID_LENGTH = 500;
+    /** Longest look-back or "older than" accepted. */
+    public static final Duration MAX_DURATION = Duration.ofDays(3660);
+
+    private Params() {
+    }
+
+    /** An order number, e.g. {@code 102}, as the string stored in {@code aggregate_id}. */
+    public static String orderId(String parameter, String raw) {
+        String v = required(parameter, raw);
+        if (!ORDER_ID.matcher(v).matches()) {
+            throw new InvalidParameterException(parameter, parameter + " must be an order number: a positive whole number such as 102");
+        }
+        try {
+            return Long.toString(Long.parseLong(v));
+        } catch (NumberFormatException e) {
+            // 19 digits can still exceed a bigint
+            throw new InvalidParameterException(parameter, parameter + " is too large for an order number");
+        }
+    }
+
+    public static String key(String parameter, String raw) {
+        String v = required(parameter, raw);
+        if (!KEY.matcher(v).matches()) {
+            throw new InvalidParameterException(parameter, parameter
+                    + " must be an email key such as email-order-102: letters, digits and . _ : @ + - only, at most 200 characters");
+        }
+        return v;
+    }
+
+    public static EmailStatus status(String parameter, String raw) {
+        String v = required(parameter, raw);
+        EmailStatus s = EmailStatus.parse(v);
+        if (s == null || s == EmailStatus.SENDING) {
+            throw new InvalidParameterException(parameter, parameter + " must be one of pending, failed, review, sent, cancelled");
+        }
+        return s;
+    }
+
+    /**
+     * A point in time: an ISO-8601 instant ({@code 2025-01-31T09:15:00Z}), a date-time with an
+     * offset ({@code 2025-01-31T10:15:00+01:00}), or a time ago ({@code 30m}, {@code 1h}, {@code 2d}).
+     * Null or blank means "not given".
+     */
+    public static Instant time(String parameter, String raw, Instant now) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        String v = raw.trim();
+        if (v.length() > 40) {
+            throw badTime(parameter);
+        }
+        Duration ago = shortDuration(v);
+        if (ago != null) {
+            checkDuration(parameter, ago);
+            return now.minus(ago);
+        }
+        try {
+            return Instant.parse(v);
+        } catch (DateTimeException e) {
+            try {
+                return OffsetDateTime.parse(v).toInstant();
+            } catch (DateTimeException e2) {
+                throw badTime(parameter);
+            }
+        }
+    }
+
+    /** A duration: {@code 90s}, {@code 30m}, {@code 1h}, {@code 2d}, {@code 1w}, or ISO-8601 ({@code PT30M}). Null or blank: not given. */
+    public static Duration duration(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        String v = raw.trim();
+        Duration d = v.length() <= 40 ? shortDuration(v) : null;
+        if (d == null) {
+            try {
+                d = v.length() <= 40 ? Duration.parse(v) : null;
+            } catch (DateTimeException e) {
+                d = null;
+            }
+        }
+        if (d == null) {
+            throw new InvalidParameterException(parameter, parameter + " must be a duration such as 30m, 1h, 2d or PT1H");
+        }
+        checkDuration(parameter, d);
+        return d;
+    }
+
+    /** A page size, {@value SupportService#DEFAULT_PAGE_SIZE} when not given. */
+    public static int limit(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return SupportService.DEFAULT_PAGE_SIZE;
+        }
+        String v = raw.trim();
+        if (!v.matches("^[0-9]{1,4}$")) {
+            throw badLimit(parameter);
+        }
+        int n = Integer.parseInt(v);
+        if (n < 1 || n > SupportService.MAX_PAGE_SIZE) {
+            throw badLimit(parameter);
+        }
+        return n;
+    }
+
+    /** A page cursor, or null when not given. */
+    public static Cursor cursor(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        return Cursor.decode(parameter, raw.trim());
+    }
+
+    /** The filter of a list request, every part validated and named. */
+    public static EmailFilter filter(String status, String since, String until, String olderThan, String cursor,
+                                     String limit, Instant now) {
+        EmailStatus s = status(SupportParams.STATUS, status);
+        Instant from = time(SupportParams.SINCE, since, now);
+        Instant to = time(SupportParams.UNTIL, until, now);
+        Duration older = duration(SupportParams.OLDER_THAN, olderThan);
+        Cursor c = cursor(SupportParams.CURSOR, cursor);
+        int n = limit(SupportParams.LIMIT, limit);
+        return new EmailFilter(s, from, to, older, c, n);
+    }
+
+    /** A reason a person gives for an action; required or not. Returns the trimmed text or null. */
+    public static String reason(String parameter, String raw, boolean required) {
+        if (raw == null || raw.isBlank()) {
+            if (required) {
+                throw new InvalidParameterException(parameter, parameter + " is required: say why, in a few words");
+            }
+            return null;
+        }
+        String v = raw.strip();
+        if (v.length() > MAX_REASON_LENGTH) {
+            throw new InvalidParameterException(parameter, parameter + " must be at most " + MAX_REASON_LENGTH + " characters");
+        }
+        requirePrintable(parameter, v, true);
+        return v;
+    }
+
+    /** A provider message id a person read somewhere, or null. */
+    public static String providerMessageId(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        String v = raw.strip();
+        if (v.length() > MAX_PROVIDER_ID_LENGTH) {
+            throw new InvalidParameterException(parameter, parameter + " must be at most " + MAX_PROVIDER_ID_LENGTH + " characters");
+        }
+        requirePrintable(parameter, v, false);
+        return v;
+    }
+
+    /** {@code *} or a topic; {@code *} when not given. */
+    public static String scope(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return "*";
+        }
+        String v = raw.trim();
+        if (!SCOPE.matcher(v).matches()) {
+            throw new InvalidParameterException(parameter, parameter + " must be * (everything) or a topic such as email.order_confirmation");
+        }
+        return v;
+    }
+
+    private static String required(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            throw new InvalidParameterException(parameter, parameter + " is required");
+        }
+        return raw.trim();
+    }
+
+    private static Duration shortDuration(String v) {
+        Matcher m = SHORT_DURATION.matcher(v);
+        if (!m.matches()) {
+            return null;
+        }
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            case "d" -> Duration.ofDays(n);
+            default -> Duration.ofDays(7 * n);
+        };
+    }
+
+    private static void checkDuration(String parameter, Duration d) {
+        if (d.isNegative() || d.isZero() || d.compareTo(MAX_DURATION) > 0) {
+            throw new InvalidParameterException(parameter, parameter + " must be more than 0 and at most 3660 days");
+        }
+    }
+
+    private static InvalidParameterException badTime(String parameter) {
+        return new InvalidParameterException(parameter, parameter
+                + " must be a time such as 2025-01-31T09:15:00Z or 2025-01-31T10:15:00+01:00, or a time ago such as 30m, 1h, 2d");
+    }
+
+    private static InvalidParameterException badLimit(String parameter) {
+        return new InvalidParameterException(parameter, parameter + " must be a whole number between 1 and " + SupportService.MAX_PAGE_SIZE);
+    }
+
+    private static void requirePrintable(String parameter, String v, boolean allowNewlines) {
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            boolean newline = c == '\n' || c == '\r' || c == '\t';
+            if ((Character.isISOControl(c) && !(allowNewlines && newline))
+                    || Character.getType(c) == Character.FORMAT && c != '\u200d') {
+                throw new InvalidParameterException(parameter, parameter + " must not contain control characters");
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package io.mailroom.support;
+
+/** Names of the request parameters, as the API, the console and error messages spell them. */
+public final class SupportParams {
+
+    public static final String ORDER_ID = "orderId";
+    public static final String KEY = "key";
+    public static final String STATUS = "status";
+    public static final String SINCE = "since";
+    public static final String UNTIL = "until";
+    public static final String OLDER_THAN = "olderThan";
+    public static final String CURSOR = "cursor";
+    public static final String LIMIT = "limit";
+    public static final String REASON = "reason";
+    public static final String PROVIDER_MESSAGE_ID = "providerMessageId";
+    public static final String SCOPE = "scope";
+
+    private SupportParams() {
+    }
+}

@@ -1,0 +1,68 @@
+package io.mailroom.support.cli;
+
+import io.mailroom.support.EmailFilter;
+import io.mailroom.support.EmailPage;
+import io.mailroom.support.InvalidParameterException;
+import io.mailroom.support.OrderEmails;
+import io.mailroom.support.Params;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.time.Instant;
+
+@Command(name = "emails", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"The emails of an order (with their history), or the emails in one status.",
+                "Examples: emails --order 102;  emails --status failed --since 1h;  emails --status pending --older-than 30m"})
+final class EmailsCommand extends CliCommand {
+
+    @Option(names = "--order", paramLabel = "ORDER", description = "an order number")
+    String order;
+
+    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent or cancelled")
+    String status;
+
+    @Option(names = "--since", paramLabel = "WHEN", description = "changed at or after: 1h, 2d, or 2025-01-31T09:00:00Z")
+    String since;
+
+    @Option(names = "--until", paramLabel = "WHEN", description = "changed before: same forms as --since")
+    String until;
+
+    @Option(names = "--older-than", paramLabel = "DURATION", description = "queued more than this long ago: 30m, 2h, 1d")
+    String olderThan;
+
+    @Option(names = "--limit", paramLabel = "N", description = "how many (1-200, default 50)")
+    String limit;
+
+    @Option(names = "--cursor", paramLabel = "CURSOR", description = "continue after the previous page (printed at its end)")
+    String cursor;
+
+    @Override
+    int run(PrintWriter out) throws Exception {
+        if ((order == null) == (status == null)) {
+            throw new InvalidParameterException("order", "give either --order ORDER or --status STATUS");
+        }
+        if (order != null) {
+            if (since != null || until != null || olderThan != null || limit != null || cursor != null) {
+                throw new InvalidParameterException("order", "--since, --until, --older-than, --limit and --cursor go with --status, not --order");
+            }
+            OrderEmails emails = cli.service().emailsOfOrder(Params.orderId("order", order));
+            if (json()) {
+                printJson(out, emails);
+            } else {
+                Printer.order(out, emails);
+            }
+            return ExitCodes.OK;
+        }
+        EmailFilter filter = new EmailFilter(Params.status("status", status), Params.time("since", since, Instant.now()),
+                Params.time("until", until, Instant.now()), Params.duration("older-than", olderThan),
+                Params.cursor("cursor", cursor), Params.limit("limit", limit));
+        EmailPage page = cli.service().emails(filter);
+        if (json()) {
+            printJson(out, page);
+        } else {
+            Printer.page(out, page);
+        }
+        return ExitCodes.OK;
+    }
+}

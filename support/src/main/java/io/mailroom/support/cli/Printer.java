@@ -1,0 +1,185 @@
+package io.mailroom.support.cli;
+
+import io.mailroom.support.ActionResult;
+import io.mailroom.support.ControlState;
+import io.mailroom.support.EmailPage;
+import io.mailroom.support.EmailView;
+import io.mailroom.support.OrderEmails;
+import io.mailroom.support.QueueStats;
+import io.mailroom.support.TimelineEntry;
+import io.mailroom.support.TransportStatus;
+
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+
+/** Human-readable output of the support commands: tables and short timelines, times in the local zone. */
+final class Printer {
+
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z", Locale.ROOT)
+            .withZone(ZoneId.systemDefault());
+
+    private Printer() {
+    }
+
+    static String time(Instant t) {
+        return t == null ? null : TIME.format(t);
+    }
+
+    static void order(PrintWriter out, OrderEmails order) {
+        int n = order.emails().size();
+        out.println("Order " + order.orderId() + ": " + (n == 0 ? "no emails" : n == 1 ? "1 email" : n + " emails"));
+        if (n == 0) {
+            return;
+        }
+        Table t = new Table(List.of("KEY", "KIND", "STATUS", "ATTEMPTS", "TO", "SENT", "PROVIDER ID", "LAST ERROR"),
+                60, 30, 10, 9, 40, 24, 40, 60);
+        for (EmailView e : order.emails()) {
+            t.row(e.key(), e.kind(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(), time(e.sentAt()),
+                    e.providerMessageId(), e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
+        }
+        t.print(out);
+        for (EmailView e : order.emails()) {
+            out.println();
+            timeline(out, e);
+        }
+        if (order.truncated()) {
+            out.println();
+            out.println("(only the first " + n + " emails are shown)");
+        }
+    }
+
+    static void email(PrintWriter out, EmailView e) {
+        out.println(e.key() + "  " + e.kind() + "  order " + e.orderId());
+        out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
+        out.println("  to:          " + Table.cell(e.recipient(), 200));
+        if (e.subject() != null) {
+            out.println("  subject:     " + Table.cell(e.subject(), 200));
+        }
+        out.println("  attempts:    " + e.attempts() + " of " + e.maxAttempts());
+        out.println("  queued:      " + time(e.createdAt()));
+        if (e.sentAt() != null) {
+            out.println("  sent:        " + time(e.sentAt()));
+        }
+        if (e.nextAttemptAt() != null) {
+            out.println("  next try:    " + time(e.nextAttemptAt()));
+        }
+        if (e.providerMessageId() != null) {
+            out.println("  provider id: " + Table.cell(e.providerMessageId(), 200));
+        }
+        if (e.lastError() != null && e.status() != io.mailroom.support.EmailStatus.SENT) {
+            out.println("  last error:  " + Table.cell(e.lastError(), 300));
+        }
+        if (e.resendOf() != null) {
+            out.println("  resend of:   " + e.resendOf());
+        }
+        if (!e.resentAs().isEmpty()) {
+            out.println("  resent as:   " + String.join(", ", e.resentAs()));
+        }
+        if (!e.actions().isEmpty()) {
+            out.println("  can do:      " + String.join(", ", e.actions()));
+        }
+        out.println();
+        timeline(out, e);
+    }
+
+    static void timeline(PrintWriter out, EmailView e) {
+        out.println("History of " + e.key() + " (" + e.status().code() + "):");
+        if (e.timeline() == null || e.timeline().isEmpty()) {
+            out.println("  (no attempt yet)");
+            return;
+        }
+        for (TimelineEntry entry : e.timeline()) {
+            switch (entry) {
+                case TimelineEntry.Attempt a -> {
+                    StringBuilder line = new StringBuilder("  ").append(time(a.finishedAt())).append("  attempt ")
+                            .append(a.attempt()).append(": ").append(a.outcomeText());
+                    if (a.providerStatus() != null) {
+                        line.append(" [provider ").append(Table.cell(a.providerStatus(), 40)).append(']');
+                    }
+                    if (a.providerMessageId() != null) {
+                        line.append(" [id ").append(Table.cell(a.providerMessageId(), 120)).append(']');
+                    }
+                    if (a.error() != null) {
+                        line.append(" - ").append(Table.cell(a.error(), 300));
+                    }
+                    out.println(line);
+                }
+                case TimelineEntry.Action a -> {
+                    StringBuilder line = new StringBuilder("  ").append(time(a.at())).append("  ").append(a.actionText());
+                    if (a.reason() != null) {
+                        line.append(": \"").append(Table.cell(a.reason(), 300)).append('"');
+                    }
+                    out.println(line);
+                }
+            }
+        }
+    }
+
+    static void page(PrintWriter out, EmailPage page) {
+        if (page.emails().isEmpty()) {
+            out.println("No " + page.status().code() + " emails.");
+            return;
+        }
+        Table t = new Table(List.of("KEY", "ORDER", "STATUS", "ATTEMPTS", "TO", "CHANGED", "LAST ERROR"),
+                60, 20, 10, 9, 40, 24, 70);
+        for (EmailView e : page.emails()) {
+            t.row(e.key(), e.orderId(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(),
+                    time(e.updatedAt()), e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
+        }
+        t.print(out);
+        if (page.nextCursor() != null) {
+            out.println();
+            out.println("More: add --cursor " + page.nextCursor());
+        }
+    }
+
+    static void applied(PrintWriter out, ActionResult.Applied a, String key) {
+        String k = key.strip();
+        EmailView e = a.email();
+        String now = e == null ? "" : "; it is now " + e.status().code() + " (" + e.status().words().toLowerCase(Locale.ROOT) + ")";
+        switch (a.action()) {
+            case "resend" -> out.println("Resent " + k + " as " + a.newKey() + now);
+            case "retry" -> out.println("Retry of " + k + " requested" + now);
+            case "confirm_sent" -> out.println("Confirmed " + k + " as sent" + now);
+            case "cancel" -> out.println("Cancelled " + k + now);
+            default -> out.println(a.action() + " " + k + now);
+        }
+    }
+
+    static void stats(PrintWriter out, QueueStats s) {
+        out.println("Queue at " + time(s.at()));
+        out.println("  waiting         " + s.counts().getOrDefault("pending", 0L) + " (" + s.pendingDue() + " due now)");
+        out.println("  sending now     " + s.counts().getOrDefault("sending", 0L));
+        out.println("  failed          " + s.counts().getOrDefault("failed", 0L));
+        out.println("  needs review    " + s.counts().getOrDefault("review", 0L));
+        out.println("  oldest waiting  " + (s.oldestPendingAgeSeconds() == null ? "-" : s.oldestPendingAgeSeconds() + " s (since "
+                + time(s.oldestPendingSince()) + ")"));
+        out.println();
+        Table t = new Table(List.of("", "SENT", "FAILED", "RETRIED", "REVIEW"), 12, 8, 8, 8, 8);
+        t.row("last minute", s.lastMinute().sent(), s.lastMinute().failed(), s.lastMinute().retried(), s.lastMinute().review());
+        t.row("last hour", s.lastHour().sent(), s.lastHour().failed(), s.lastHour().retried(), s.lastHour().review());
+        t.print(out);
+        out.println();
+        out.println("Dispatching: " + (s.paused().isEmpty() ? "running" : "PAUSED for " + String.join(", ", s.paused())));
+        if (!s.transportStateKnown()) {
+            out.println("Breakers: unknown (not reported by this process)");
+        } else {
+            for (TransportStatus.TransportState ts : s.transports()) {
+                out.println("Breaker " + ts.transport() + ": " + ts.breaker());
+            }
+        }
+    }
+
+    static void control(PrintWriter out, ControlState state) {
+        List<String> paused = state.pausedScopes();
+        out.println("Dispatching: " + (paused.isEmpty() ? "running" : "PAUSED for " + String.join(", ", paused)));
+        for (ControlState.Switch s : state.switches()) {
+            out.println("  " + s.scope() + "  " + (s.paused() ? "paused" : "running") + "  by " + s.updatedBy() + " at "
+                    + time(s.updatedAt()) + (s.reason() == null ? "" : "  \"" + Table.cell(s.reason(), 200) + "\""));
+        }
+    }
+}
