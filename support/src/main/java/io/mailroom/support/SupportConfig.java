@@ -42,7 +42,7 @@ public record SupportConfig(String host, int port, List<ApiToken> tokens, boolea
     public static final String ENV_THREADS = "MAILROOM_SUPPORT_HTTP_THREADS";
 
     public static final String DEFAULT_HOST = "127.0.0.1";
-    public static final int DEFAULT_PORT = 8082;
+    public static final int DEFAULT_PORT = 8083;
     public static final Duration DEFAULT_SESSION_TTL = Duration.ofHours(8);
     public static final int DEFAULT_MAX_THREADS = 16;
     public static final int MIN_THREADS = 8;

@@ -75,6 +75,9 @@ public final class Demo implements AutoCloseable {
         env.putIfAbsent("MAILROOM_SMTP_FROM", "Mailroom Shop <shop@mailroom.test>");
         env.putIfAbsent("MAILROOM_POLL_INTERVAL", "1s");
         env.putIfAbsent("MAILROOM_WORKER_ID", "demo-dispatcher");
+        env.putIfAbsent("MAILROOM_SUPPORT", "on");
+        env.putIfAbsent("MAILROOM_SUPPORT_DEMO", "true"); // loopback only: everyone is operator "demo"
+        env.putIfAbsent("MAILROOM_SUPPORT_HOST", "127.0.0.1");
         dispatcher = DispatcherService.start(ServiceConfig.fromEnv(env));
 
         mailboxWatcher = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("demo-mailbox").unstarted(r));
@@ -95,12 +98,13 @@ public final class Demo implements AutoCloseable {
                                       -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR",\\
                                            "lines":[{"sku":"MUG-1","name":"Mug","quantity":1,"unitPrice":9.90}]}'
                    order health   : http://localhost:{}/health/ready
-                   dispatcher     : http://localhost:{}/health/ready
+                   dispatcher     : http://localhost:{}/health/ready   metrics: /metrics
+                   support console: http://localhost:{}/   (demo mode: no sign-in, loopback only)
                    SMTP sink      : 127.0.0.1:{} (every email received is printed below)
                    database       : {}
                  Ctrl-C stops everything.
                 ============================================================================""",
-                ordersPort, ordersPort, dispatcher.port(), smtpPort, url.replaceAll("(?i)(password=)[^&]*", "$1****"));
+                ordersPort, ordersPort, dispatcher.port(), dispatcher.supportPort(), smtpPort, url.replaceAll("(?i)(password=)[^&]*", "$1****"));
     }
 
     void placeSampleOrders() {

@@ -20,6 +20,8 @@ import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.support.SupportServer;
+import io.mailroom.support.TransportStatus;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -29,6 +31,7 @@ import org.slf4j.LoggerFactory;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -53,10 +56,13 @@ public final class DispatcherService implements AutoCloseable {
     private final RetentionSchedule retention;
     private final MetricsRegistry metrics;
     private final QueueSampler sampler;
+    private final HikariDataSource supportPool;
+    private final SupportServer support;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
                               Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
-                              MetricsRegistry metrics, QueueSampler sampler) {
+                              MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
+                              SupportServer support) {
         this.config = config;
         this.pool = pool;
         this.transport = transport;
@@ -66,6 +72,8 @@ public final class DispatcherService implements AutoCloseable {
         this.retention = retention;
         this.metrics = metrics;
         this.sampler = sampler;
+        this.supportPool = supportPool;
+        this.support = support;
     }
 
     /** Starts everything; on failure, closes what was opened and rethrows. */
@@ -75,6 +83,8 @@ public final class DispatcherService implements AutoCloseable {
         PolicyRegistries policies = PolicyRegistries.create();
         MetricsRegistry metrics = new MetricsRegistry(policies);
         QueueSampler sampler = null;
+        HikariDataSource supportPool = null;
+        SupportServer support = null;
         ResilientTransport transport = null;
         Dispatcher dispatcher = null;
         RetentionSchedule retention = null;
@@ -94,9 +104,17 @@ public final class DispatcherService implements AutoCloseable {
             dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
                     new TransportGate(Map.of(TOPIC, transport)), listener);
             dispatcher.start();
+            if (config.support() != null) {
+                // its own small pool: the support actions set session timeouts of their own
+                supportPool = pool(config, 4, "mailroom-support");
+                ResilientTransport t = transport;
+                support = SupportServer.start(supportPool, config.support(), () -> List.of(
+                        new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT))));
+            }
             DispatcherService[] self = new DispatcherService[1];
             Javalin http = health(config, () -> self[0], metrics);
-            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler);
+            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler,
+                    supportPool, support);
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), self[0].port());
             return self[0];
@@ -106,6 +124,12 @@ public final class DispatcherService implements AutoCloseable {
             }
             if (retention != null) {
                 retention.close();
+            }
+            if (support != null) {
+                support.stop();
+            }
+            if (supportPool != null) {
+                supportPool.close();
             }
             if (sampler != null) {
                 sampler.close();
@@ -121,6 +145,11 @@ public final class DispatcherService implements AutoCloseable {
 
     public int port() {
         return http.port();
+    }
+
+    /** The support server's port, or -1 when support is off. */
+    public int supportPort() {
+        return support == null ? -1 : support.port();
     }
 
     public Dispatcher dispatcher() {
@@ -147,6 +176,10 @@ public final class DispatcherService implements AutoCloseable {
             log.warn("Health server did not stop cleanly: {}", e.toString());
         }
         retention.close();
+        if (support != null) {
+            support.stop();
+            supportPool.close();
+        }
         dispatcher.stop();
         sampler.close();
         metrics.close();
@@ -191,6 +224,10 @@ public final class DispatcherService implements AutoCloseable {
     }
 
     private static HikariDataSource pool(ServiceConfig config) {
+        return pool(config, config.poolSize(), "mailroom-dispatcher");
+    }
+
+    private static HikariDataSource pool(ServiceConfig config, int size, String name) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
         if (config.dbUser() != null) {
@@ -199,8 +236,8 @@ public final class DispatcherService implements AutoCloseable {
         if (config.dbPassword() != null) {
             hc.setPassword(config.dbPassword());
         }
-        hc.setMaximumPoolSize(config.poolSize());
-        hc.setPoolName("mailroom-dispatcher");
+        hc.setMaximumPoolSize(size);
+        hc.setPoolName(name);
         hc.setConnectionTimeout(5_000);
         hc.setInitializationFailTimeout(10_000);
         return new HikariDataSource(hc);

@@ -10,7 +10,8 @@ import java.util.concurrent.CountDownLatch;
 /**
  * {@code mailroom}: the operator's command line. {@code mailroom dispatcher run} runs a dispatcher
  * configured from the environment until SIGTERM; {@code mailroom demo} runs the whole system in one
- * process.
+ * process; {@code mailroom support ...} answers support questions and takes their actions
+ * (emails of an order, retry, resend, confirm-sent, cancel, stats, pause, resume).
  */
 @Command(name = "mailroom", mixinStandardHelpOptions = true, version = "mailroom 0.1.0",
         description = "Transactional outbox and idempotent email dispatcher for PostgreSQL.",
@@ -23,6 +24,7 @@ public final class MailroomCli implements Callable<Integer> {
 
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new MailroomCli());
+        cli.addSubcommand("support", io.mailroom.support.cli.SupportCli.commandLine(new io.mailroom.support.cli.SupportCli()));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());

@@ -9,6 +9,7 @@ import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
 import io.mailroom.outbox.DispatcherConfig;
 import io.mailroom.outbox.RetentionConfig;
+import io.mailroom.support.SupportConfig;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -25,7 +26,8 @@ public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate,
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
         TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
-        RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval, String host, int port) {
+        RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
+        SupportConfig support, String host, int port) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -84,6 +86,10 @@ public record ServiceConfig(
             throw new InvalidSettingException("MAILROOM_METRICS_SAMPLE_INTERVAL",
                     "MAILROOM_METRICS_SAMPLE_INTERVAL must be between 100ms and 10m, got " + Settings.format(metricsSample));
         }
+        // The support API and console run in the dispatcher when MAILROOM_SUPPORT=on (tokens required,
+        // unless MAILROOM_SUPPORT_DEMO on loopback); off, they can run elsewhere on the same database.
+        SupportConfig support = bool(s, "MAILROOM_SUPPORT", false)
+                ? parse("MAILROOM_SUPPORT_*", () -> SupportConfig.fromEnvironment(env)) : null;
         int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
         if (port < 0 || port > 65535) {
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
@@ -91,7 +97,7 @@ public record ServiceConfig(
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), transport, smtp, http, ambiguity,
                 TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
-                metricsSample, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
+                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
     }
 
     private static boolean bool(Settings s, String name, boolean defaultValue) {
@@ -118,7 +124,7 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, transport, smtp, http, ambiguity,
-                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, host, newPort);
+                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort);
     }
 
     @Override
@@ -128,6 +134,7 @@ public record ServiceConfig(
                 + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
                 + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)
+                + ", support=" + (support == null ? "off" : support)
                 + ", listen=" + host + ":" + port + "]";
     }
 

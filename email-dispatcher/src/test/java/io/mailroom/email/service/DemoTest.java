@@ -29,7 +29,7 @@ class DemoTest {
         }
         try (Demo demo = new Demo()) {
             demo.start(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(),
-                    "MAILROOM_ORDERS_PORT", "0", "MAILROOM_DISPATCHER_PORT", "0",
+                    "MAILROOM_ORDERS_PORT", "0", "MAILROOM_DISPATCHER_PORT", "0", "MAILROOM_SUPPORT_PORT", "0",
                     "MAILROOM_DEMO_SMTP_PORT", String.valueOf(smtpPort), "MAILROOM_POLL_INTERVAL", "200ms"));
             demo.placeSampleOrders();
             await().atMost(Duration.ofSeconds(30)).until(() -> demo.smtpSink().getReceivedMessages().length == 3);
@@ -40,6 +40,11 @@ class DemoTest {
                         .build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).as("health on %s", port).isEqualTo(200);
             }
+            HttpResponse<String> emails = http.send(HttpRequest.newBuilder(URI.create(
+                    "http://127.0.0.1:" + demo.dispatcher().supportPort() + "/api/orders/1/emails")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(emails.statusCode()).isEqualTo(200);
+            assertThat(emails.body()).contains("\"status\":\"sent\"").contains("email-order-1");
             assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'").get(0, Integer.class))
                     .isEqualTo(3);
         }
