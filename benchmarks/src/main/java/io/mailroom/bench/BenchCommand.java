@@ -50,15 +50,19 @@ public final class BenchCommand implements Callable<Integer> {
     Integer messages;
 
     @Option(names = "--max-claims", description = "Cap a run at batch x this many messages, so small batches stay short "
-            + "(default 5000; quick 100).")
+            + "(default 1000; quick 100).")
     Integer maxClaims;
 
     @Option(names = "--batches", split = ",", description = "Batch sizes (default 1,10,100,1000; quick 10,100).")
     List<Integer> batches;
 
-    @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default 10:10,10:128,"
+    @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default 10:128,"
             + "100:100,100:800; quick 10:10).")
     List<String> sweep;
+
+    @Option(names = "--repeat", description = "Runs of each driver per throughput cell, in alternating order; the "
+            + "fastest counts (default 2; quick 1).")
+    Integer repeat;
 
     @Option(names = "--ref-sessions", description = "Sessions of the reference drivers (default 2: the runtime's busy "
             + "sessions are its producer and its completer).")
@@ -86,7 +90,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--enqueue-threads", description = "Threads for the enqueue-overhead load (default 4; quick 2).")
     Integer enqueueThreads;
 
-    @Option(names = "--enqueue-orders", description = "Orders per thread per round and variant (default 1000; quick 50).")
+    @Option(names = "--enqueue-orders", description = "Orders per thread per round and variant (default 500; quick 50).")
     Integer enqueueOrders;
 
     @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
@@ -141,7 +145,8 @@ public final class BenchCommand implements Callable<Integer> {
 
         if (scenarios.contains("throughput")) {
             QueueThroughput.Plan plan = new QueueThroughput.Plan(or(batches, List.of(1, 10, 100, 1000), List.of(10, 100)),
-                    or(messages, 100_000, 1_000), or(maxClaims, 5_000, 100), parseSweep(), refSessions, pgbenchPath, or(warmup, 20_000, 0),
+                    or(messages, 100_000, 1_000), or(maxClaims, 1_000, 100), parseSweep(), refSessions, pgbenchPath,
+                    or(repeat, 2, 1), or(warmup, 20_000, 0),
                     quick ? 200 : 2_000, Duration.ofMinutes(quick ? 1 : 5), work, !noDiagnostics);
             report.settings.put("throughput", plan.toString());
             timed("throughput", () -> new QueueThroughput(plan).run(report));
@@ -156,14 +161,14 @@ public final class BenchCommand implements Callable<Integer> {
             timed("latency", () -> new CommitToHandlerLatency(plan).run(report));
         }
         if (scenarios.contains("enqueue")) {
-            EnqueueOverhead.Plan plan = new EnqueueOverhead.Plan(or(enqueueThreads, 4, 2), or(enqueueOrders, 1000, 50),
+            EnqueueOverhead.Plan plan = new EnqueueOverhead.Plan(or(enqueueThreads, 4, 2), or(enqueueOrders, 500, 50),
                     quick ? 1 : 2, quick ? 10 : 200);
             report.settings.put("enqueue", plan.toString());
             timed("enqueue", () -> new EnqueueOverhead(plan).run(report));
         }
         if (scenarios.contains("scaling")) {
             Scaling.Plan plan = new Scaling.Plan(or(processes, List.of(1, 2, 4), List.of(1, 2)),
-                    or(scalingMessages, 100_000, 1_000), 100, 200, quick ? 0 : 5_000,
+                    or(scalingMessages, 100_000, 1_000), 100, 200, quick ? 0 : 2_000,
                     Duration.ofMinutes(quick ? 1 : 5), work);
             report.settings.put("scaling", plan.toString());
             timed("scaling", () -> new Scaling(plan).run(report));
@@ -211,9 +216,9 @@ public final class BenchCommand implements Callable<Integer> {
         return given != null ? given : quick ? quickValue : full;
     }
 
-    private List<int[]> parseSweep() {
-        List<String> pairs = sweep != null ? sweep : quick ? List.of("10:10") : List.of("10:10", "10:128", "100:100", "100:800");
-        List<int[]> out = new ArrayList<>();
+    private List<List<Integer>> parseSweep() {
+        List<String> pairs = sweep != null ? sweep : quick ? List.of("10:10") : List.of("10:128", "100:100", "100:800");
+        List<List<Integer>> out = new ArrayList<>();
         for (String p : pairs) {
             if (p.isBlank() || p.equals("none")) {
                 continue;
@@ -222,7 +227,7 @@ public final class BenchCommand implements Callable<Integer> {
             if (bc.length != 2) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--sweep takes batch:concurrency pairs, got " + p);
             }
-            out.add(new int[]{Integer.parseInt(bc[0].trim()), Integer.parseInt(bc[1].trim())});
+            out.add(List.of(Integer.parseInt(bc[0].trim()), Integer.parseInt(bc[1].trim())));
         }
         return out;
     }

@@ -11,9 +11,31 @@ package io.mailroom.bench;
  * @param cpu        CPU used in that window
  * @param counts     the database's own count afterwards
  * @param error      why the run is not complete, or null
+ * @param claims     what the claimer did (runtime only; null for the references)
  */
 record DrainResult(int messages, long handled, long duplicates, long nanos, CpuMeter.Used cpu,
-                   QueueLoader.Counts counts, String error) {
+                   QueueLoader.Counts counts, String error, Claims claims) {
+
+    DrainResult(int messages, long handled, long duplicates, long nanos, CpuMeter.Used cpu,
+                QueueLoader.Counts counts, String error) {
+        this(messages, handled, duplicates, nanos, cpu, counts, error, null);
+    }
+
+    /**
+     * The runtime's claimer in one drain, from {@link io.mailroom.outbox.DispatcherListener#claimed}:
+     * claim statements run, rows they returned, and the time spent in them (claim transaction
+     * included). {@code busyShare} near 1 means the single claimer was the bottleneck; well below,
+     * it was waiting for free slots, i.e. for completions.
+     */
+    record Claims(long statements, long rows, long nanos, long wallNanos) {
+        double rowsPerClaim() {
+            return statements == 0 ? 0 : (double) rows / statements;
+        }
+
+        double busyShare() {
+            return wallNanos == 0 ? 0 : (double) nanos / wallNanos;
+        }
+    }
 
     double perSecond() {
         return nanos <= 0 ? 0 : handled * 1e9 / nanos;

@@ -50,6 +50,9 @@ final class RuntimeDrain {
         AtomicLong duplicates = new AtomicLong();
         AtomicLong done = new AtomicLong();
         AtomicLong errors = new AtomicLong();
+        AtomicLong claimStatements = new AtomicLong();
+        AtomicLong claimedRows = new AtomicLong();
+        AtomicLong claimNanos = new AtomicLong();
         CountDownLatch drained = new CountDownLatch(1);
         long firstId = loaded.firstId();
 
@@ -61,6 +64,13 @@ final class RuntimeDrain {
             return ok;
         };
         DispatcherListener listener = new DispatcherListener() {
+            @Override
+            public void claimed(int requested, int claimed, Duration took) {
+                claimStatements.incrementAndGet();
+                claimedRows.addAndGet(claimed);
+                claimNanos.addAndGet(took.toNanos());
+            }
+
             @Override
             public void finished(ClaimedMessage message, String outcome, Duration took) {
                 if ("done".equals(outcome) && done.incrementAndGet() == n) {
@@ -95,7 +105,8 @@ final class RuntimeDrain {
                 error = (error == null ? "" : error + "; ") + errors.get() + " errors reported by the dispatcher";
             }
             return new DrainResult(n, done.get(), duplicates.get(), t1 - t0, meter.between(before, after),
-                    QueueLoader.counts(monitor), error);
+                    QueueLoader.counts(monitor), error,
+                    new DrainResult.Claims(claimStatements.get(), claimedRows.get(), claimNanos.get(), t1 - t0));
         }
     }
 }

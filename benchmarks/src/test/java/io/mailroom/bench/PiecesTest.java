@@ -41,6 +41,7 @@ class PiecesTest {
     void placeholdersBecomeNumberedParameters() {
         assertThat(ClaimDiagnostics.dollars("a = ? and b in (?, ?)")).isEqualTo("a = $1 and b in ($2, $3)");
         assertThat(ClaimDiagnostics.dollars(ReferenceSql.CLAIM)).contains("$10").doesNotContain("?").doesNotContain("$11");
+        assertThat(ClaimDiagnostics.dollars("a = ? and b = ? and c = ?", Map.of(2, "'x'"))).isEqualTo("a = $1 and b = 'x' and c = $2");
     }
 
     @Test
