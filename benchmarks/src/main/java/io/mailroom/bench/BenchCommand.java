@@ -56,7 +56,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--batches", split = ",", description = "Batch sizes (default 1,10,100,1000; quick 10,100).")
     List<Integer> batches;
 
-    @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default 10:128,"
+    @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default "
             + "100:100,100:800; quick 10:10).")
     List<String> sweep;
 
@@ -78,13 +78,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--processes", split = ",", description = "Dispatcher process counts for scaling (default 1,2,4; quick 1,2).")
     List<Integer> processes;
 
-    @Option(names = "--scaling-messages", description = "Messages for each scaling run (default 100000; quick 1000).")
+    @Option(names = "--scaling-messages", description = "Messages for each scaling run (default 50000; quick 1000).")
     Integer scalingMessages;
 
     @Option(names = "--rates", split = ",", description = "Enqueue rates per second for latency (default 200,1000; quick 200).")
     List<Integer> rates;
 
-    @Option(names = "--latency-seconds", description = "Seconds of steady enqueueing per latency run (default 10; quick 1).")
+    @Option(names = "--latency-seconds", description = "Seconds of steady enqueueing per latency run (default 8; quick 1).")
     Integer latencySeconds;
 
     @Option(names = "--enqueue-threads", description = "Threads for the enqueue-overhead load (default 4; quick 2).")
@@ -131,10 +131,10 @@ public final class BenchCommand implements Callable<Integer> {
         PostgresServer server = PostgresServer.get();
         try (Connection admin = server.connect(server.adminDatabase())) {
             Machine.describe(report.machine, admin);
-        }
-        if (fsyncSeconds > 0) {
-            report.machine.put("pg_test_fsync", Machine.fsyncSpeed(fsyncSeconds, work)
-                    .map(m -> (Object) m).orElse("pg_test_fsync not found or failed"));
+            if (fsyncSeconds > 0) {
+                report.machine.put("pg_test_fsync", Machine.fsyncSpeed(fsyncSeconds, work, admin)
+                        .map(m -> (Object) m).orElse("pg_test_fsync not found or failed"));
+            }
         }
         report.settings.put("mode", quick ? "quick (CI smoke run: figures are not meaningful)" : "full");
         report.settings.put("started_at", started.toString());
@@ -156,7 +156,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (scenarios.contains("latency")) {
             CommitToHandlerLatency.Plan plan = new CommitToHandlerLatency.Plan(or(rates, List.of(200, 1000), List.of(200)),
-                    Duration.ofSeconds(or(latencySeconds, 10, 1)), quick ? Duration.ZERO : Duration.ofSeconds(2), 8);
+                    Duration.ofSeconds(or(latencySeconds, 8, 1)), quick ? Duration.ZERO : Duration.ofSeconds(2), 16);
             report.settings.put("latency", plan.toString());
             timed("latency", () -> new CommitToHandlerLatency(plan).run(report));
         }
@@ -168,13 +168,14 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (scenarios.contains("scaling")) {
             Scaling.Plan plan = new Scaling.Plan(or(processes, List.of(1, 2, 4), List.of(1, 2)),
-                    or(scalingMessages, 100_000, 1_000), 100, 200, quick ? 0 : 2_000,
+                    or(scalingMessages, 50_000, 1_000), 100, 200, quick ? 0 : 2_000,
                     Duration.ofMinutes(quick ? 1 : 5), work);
             report.settings.put("scaling", plan.toString());
             timed("scaling", () -> new Scaling(plan).run(report));
         }
 
         report.settings.put("duration_seconds", Duration.between(started, Instant.now()).toSeconds());
+        report.settings.put("load_average_at_end", LoadAverage.oneMinute());
         report.writeJson(out);
         System.out.println();
         System.out.println("All results: " + out.toAbsolutePath() + " (" + report.settings.get("duration_seconds") + " s)");
@@ -217,7 +218,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     private List<List<Integer>> parseSweep() {
-        List<String> pairs = sweep != null ? sweep : quick ? List.of("10:10") : List.of("10:128", "100:100", "100:800");
+        List<String> pairs = sweep != null ? sweep : quick ? List.of("10:10") : List.of("100:100", "100:800");
         List<List<Integer>> out = new ArrayList<>();
         for (String p : pairs) {
             if (p.isBlank() || p.equals("none")) {

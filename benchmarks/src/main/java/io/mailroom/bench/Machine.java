@@ -58,7 +58,7 @@ final class Machine {
     }
 
     /** {@code pg_test_fsync -s <secs>}: ops/s of each sync method for one 8 kB write, or empty if unavailable. */
-    static Optional<Map<String, Object>> fsyncSpeed(int seconds, Path workDir) {
+    static Optional<Map<String, Object>> fsyncSpeed(int seconds, Path workDir, Connection c) {
         Optional<Path> tool = PgbenchReference.findTool("pg_test_fsync");
         if (tool.isEmpty()) {
             return Optional.empty();
@@ -74,8 +74,8 @@ final class Machine {
             }
             Files.deleteIfExists(file);
             Map<String, Object> out = new LinkedHashMap<>();
-            out.put("command", "pg_test_fsync -s " + seconds + " (file in " + workDir + ", same filesystem as the "
-                    + "PostgreSQL data directory only if they share a disk)");
+            out.put("command", "pg_test_fsync -s " + seconds + " -f " + file);
+            out.put("same_filesystem_as_postgresql_data", sameFileStore(workDir, c));
             // first section: one 8 kB write per sync, i.e. one small commit's WAL flush
             String first = output.split("Compare file sync methods using two")[0];
             Matcher m = Pattern.compile("(?m)^\\s+(\\S+)\\s+([0-9.]+) ops/sec\\s+(\\d+) usecs/op").matcher(first);
@@ -91,6 +91,17 @@ final class Machine {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.empty();
+        }
+    }
+
+    /** Whether {@code dir} is on the file system of the server's data directory: yes, no, or why unknown. */
+    private static String sameFileStore(Path dir, Connection c) {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_setting('data_directory')")) {
+            rs.next();
+            Path data = Path.of(rs.getString(1));
+            return Files.getFileStore(data).equals(Files.getFileStore(dir)) ? "yes" : "no";
+        } catch (SQLException | IOException | RuntimeException e) {
+            return "unknown (" + e.getClass().getSimpleName() + ")";
         }
     }
 
