@@ -18,7 +18,7 @@ cd "$root"
 if [[ -z "${JAVA_HOME:-}" ]]; then
   for j in $(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -V -r); do
     v="$("$j/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
-    if [[ -n "$v" && "${v%%.*}" -ge 21 ]]; then export JAVA_HOME="${j%/}"; break; fi
+    if [[ -x "$j/bin/javac" && -n "$v" && "${v%%.*}" -ge 21 ]]; then export JAVA_HOME="${j%/}"; break; fi
   done
 fi
 if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then
