@@ -66,7 +66,7 @@ final class StatementCensus implements DataSource {
             Object result = invoke(connection, method, args);
             switch (method.getName()) {
                 case "commit" -> commits.increment();
-                case "prepareStatement", "prepareCall" -> {
+                case "prepareStatement" -> {
                     return statement((Statement) result, (String) args[0], PreparedStatement.class);
                 }
                 case "createStatement" -> {
