@@ -50,7 +50,7 @@ class QuickBenchTest {
         assertThat(exit).isZero();
 
         assertThat(report.sections).extracting(s -> s.id)
-                .contains("throughput", "concurrency", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling");
+                .contains("throughput", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling");
 
         // scenarios 1 and 2: every batch size, both attempt settings, runtime beside its reference
         var throughput = report.find("throughput").rows;
