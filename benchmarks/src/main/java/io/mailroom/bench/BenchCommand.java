@@ -1,0 +1,246 @@
+package io.mailroom.bench;
+
+import io.mailroom.testing.PostgresServer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+
+/**
+ * The benchmark tool: runs the scenarios of issue 9 against a real PostgreSQL (the server of
+ * {@code $MAILROOM_TEST_DB_URL}, else Testcontainers, else embedded; every run gets a fresh migrated
+ * database that is dropped afterwards), prints one table per scenario and writes the same figures
+ * as JSON. {@code --quick} runs every scenario on tiny sizes, for CI: it proves the tool works,
+ * its figures mean nothing.
+ *
+ * <p>Exit code 0 when every row checked out (or is reported as not yet available), 2 when a run
+ * lost, duplicated or failed messages, 1 on a usage or setup error.
+ */
+@Command(name = "mailroom-bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Mailroom benchmarks: queue throughput vs the database's own limit, latency, enqueue overhead, scaling.")
+public final class BenchCommand implements Callable<Integer> {
+
+    static final List<String> ALL_SCENARIOS = List.of("throughput", "enqueue", "scaling", "latency", "e2e");
+
+    @Option(names = "--quick", description = "Tiny sizes, every scenario, seconds in all (CI smoke run).")
+    boolean quick;
+
+    @Option(names = "--scenarios", split = ",", description = "Which to run (default: all): ${COMPLETION-CANDIDATES}",
+            completionCandidates = ScenarioNames.class)
+    List<String> scenarios = ALL_SCENARIOS;
+
+    @Option(names = "--output", description = "JSON results file (default: benchmarks/target/bench-results.json from the "
+            + "repository root, else target/bench-results.json).")
+    Path output;
+
+    @Option(names = "--messages", description = "Messages preloaded per throughput run (default 100000; quick 1000).")
+    Integer messages;
+
+    @Option(names = "--max-claims", description = "Cap a run at batch x this many messages, so small batches stay short "
+            + "(default 1000; quick 100).")
+    Integer maxClaims;
+
+    @Option(names = "--batches", split = ",", description = "Batch sizes (default 1,10,100,1000; quick 10,100).")
+    List<Integer> batches;
+
+    @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default "
+            + "100:100,100:800; quick none).")
+    List<String> sweep;
+
+    @Option(names = "--repeat", description = "Runs of each driver per throughput cell, in alternating order; the "
+            + "fastest counts (default 2; quick 1).")
+    Integer repeat;
+
+    @Option(names = "--ref-sessions", description = "Sessions of the reference drivers (default 2: the runtime's busy "
+            + "sessions are its producer and its completer).")
+    int refSessions = 2;
+
+    @Option(names = "--pgbench", description = "pgbench binary, 'auto' (PATH, /usr/lib/postgresql/*/bin) or 'none'.")
+    String pgbench = "auto";
+
+    @Option(names = "--warmup", description = "Messages drained untimed by each Java driver before measuring "
+            + "(default 20000; quick 0).")
+    Integer warmup;
+
+    @Option(names = "--processes", split = ",", description = "Dispatcher process counts for scaling (default 1,2,4; quick 1,2).")
+    List<Integer> processes;
+
+    @Option(names = "--scaling-messages", description = "Messages for each scaling run (default 50000; quick 1000).")
+    Integer scalingMessages;
+
+    @Option(names = "--rates", split = ",", description = "Enqueue rates per second for latency (default 200,1000; quick 200).")
+    List<Integer> rates;
+
+    @Option(names = "--latency-seconds", description = "Seconds of steady enqueueing per latency run (default 8; quick 1).")
+    Integer latencySeconds;
+
+    @Option(names = "--enqueue-threads", description = "Threads for the enqueue-overhead load (default 4; quick 2).")
+    Integer enqueueThreads;
+
+    @Option(names = "--enqueue-orders", description = "Orders per thread per round and variant (default 500; quick 50).")
+    Integer enqueueOrders;
+
+    @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
+    int fsyncSeconds;
+
+    @Option(names = "--no-diagnostics", description = "Skip the EXPLAIN ANALYZE diagnostics.")
+    boolean noDiagnostics;
+
+    /** The report of the last {@link #call()}, for tests. */
+    Report report;
+
+    static final class ScenarioNames extends ArrayList<String> {
+        ScenarioNames() {
+            super(ALL_SCENARIOS);
+        }
+    }
+
+    public static void main(String[] args) {
+        Logging.configure();
+        System.exit(new CommandLine(new BenchCommand()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Set<String> unknown = scenarios.stream().filter(s -> !ALL_SCENARIOS.contains(s)).collect(Collectors.toSet());
+        if (!unknown.isEmpty()) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "unknown scenarios " + unknown
+                    + "; choose from " + ALL_SCENARIOS);
+        }
+        Path out = output != null ? output : defaultOutput();
+        Path work = out.toAbsolutePath().getParent().resolve("bench-work");
+        Files.createDirectories(work);
+        Instant started = Instant.now();
+        report = new Report();
+        QueueLoader.checkpointAfterLoad = !quick;
+        Optional<Path> pgbenchPath = "none".equals(pgbench) ? Optional.empty() : PgbenchReference.find(pgbench);
+
+        PostgresServer server = PostgresServer.get();
+        try (Connection admin = server.connect(server.adminDatabase())) {
+            Machine.describe(report.machine, admin);
+            if (fsyncSeconds > 0) {
+                report.machine.put("pg_test_fsync", Machine.fsyncSpeed(fsyncSeconds, work, admin)
+                        .map(m -> (Object) m).orElse("pg_test_fsync not found or failed"));
+            }
+        }
+        report.settings.put("mode", quick ? "quick (CI smoke run: figures are not meaningful)" : "full");
+        report.settings.put("started_at", started.toString());
+        report.settings.put("server", server.origin());
+        report.settings.put("args", Map.of("scenarios", scenarios));
+        System.out.println("Mailroom benchmarks (" + report.settings.get("mode") + ") on " + report.machine.get("cpu_model")
+                + ", " + report.machine.get("logical_cpus") + " CPUs, " + report.machine.get("postgresql"));
+
+        if (scenarios.contains("throughput")) {
+            QueueThroughput.Plan plan = new QueueThroughput.Plan(or(batches, List.of(1, 10, 100, 1000), List.of(10, 100)),
+                    or(messages, 100_000, 1_000), or(maxClaims, 1_000, 100), parseSweep(), refSessions, pgbenchPath,
+                    or(repeat, 2, 1), or(warmup, 20_000, 0),
+                    quick ? 200 : 2_000, Duration.ofMinutes(quick ? 1 : 5), work, !noDiagnostics);
+            report.settings.put("throughput", plan.toString());
+            timed("throughput", () -> new QueueThroughput(plan).run(report));
+        }
+        if (scenarios.contains("e2e")) {
+            timed("e2e", () -> EndToEnd.run(report));
+        }
+        if (scenarios.contains("latency")) {
+            CommitToHandlerLatency.Plan plan = new CommitToHandlerLatency.Plan(or(rates, List.of(200, 1000), List.of(200)),
+                    Duration.ofSeconds(or(latencySeconds, 8, 1)), quick ? Duration.ZERO : Duration.ofSeconds(2), 16);
+            report.settings.put("latency", plan.toString());
+            timed("latency", () -> new CommitToHandlerLatency(plan).run(report));
+        }
+        if (scenarios.contains("enqueue")) {
+            EnqueueOverhead.Plan plan = new EnqueueOverhead.Plan(or(enqueueThreads, 4, 2), or(enqueueOrders, 500, 50),
+                    quick ? 1 : 2, quick ? 10 : 200);
+            report.settings.put("enqueue", plan.toString());
+            timed("enqueue", () -> new EnqueueOverhead(plan).run(report));
+        }
+        if (scenarios.contains("scaling")) {
+            Scaling.Plan plan = new Scaling.Plan(or(processes, List.of(1, 2, 4), List.of(1, 2)),
+                    or(scalingMessages, 50_000, 1_000), 100, 200, quick ? 0 : 2_000,
+                    Duration.ofMinutes(quick ? 1 : 5), work);
+            report.settings.put("scaling", plan.toString());
+            timed("scaling", () -> new Scaling(plan).run(report));
+        }
+
+        report.settings.put("duration_seconds", Duration.between(started, Instant.now()).toSeconds());
+        report.settings.put("load_average_at_end", LoadAverage.oneMinute());
+        report.writeJson(out);
+        System.out.println();
+        System.out.println("All results: " + out.toAbsolutePath() + " (" + report.settings.get("duration_seconds") + " s)");
+        boolean failed = report.sections.stream().flatMap(s -> s.rows.stream())
+                .anyMatch(r -> Report.FAILED.equals(r.get("status")));
+        return failed ? 2 : 0;
+    }
+
+    @FunctionalInterface
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    /** Runs one scenario, records how long it took, and prints its sections. */
+    private void timed(String scenario, Step step) throws Exception {
+        long t0 = System.nanoTime();
+        step.run();
+        long seconds = Math.round((System.nanoTime() - t0) / 1e9);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> durations = (Map<String, Object>) report.settings.computeIfAbsent("scenario_seconds",
+                k -> new java.util.LinkedHashMap<String, Object>());
+        durations.put(scenario, seconds);
+        printLast();
+        System.out.println("  (" + scenario + ": " + seconds + " s)");
+    }
+
+    private int printed;
+
+    /** Prints the sections added since the last call, so a long run shows results as they come. */
+    private void printLast() {
+        for (int i = printed; i < report.sections.size(); i++) {
+            Report.printSection(System.out, report.sections.get(i));
+        }
+        System.out.flush();
+        printed = report.sections.size();
+    }
+
+    private <T> T or(T given, T full, T quickValue) {
+        return given != null ? given : quick ? quickValue : full;
+    }
+
+    private List<List<Integer>> parseSweep() {
+        List<String> pairs = sweep != null ? sweep : quick ? List.of() : List.of("100:100", "100:800");
+        List<List<Integer>> out = new ArrayList<>();
+        for (String p : pairs) {
+            if (p.isBlank() || p.equals("none")) {
+                continue;
+            }
+            String[] bc = p.split(":");
+            if (bc.length != 2) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--sweep takes batch:concurrency pairs, got " + p);
+            }
+            out.add(List.of(Integer.parseInt(bc[0].trim()), Integer.parseInt(bc[1].trim())));
+        }
+        return out;
+    }
+
+    private static Path defaultOutput() {
+        Path fromRoot = Path.of("benchmarks", "pom.xml");
+        return Files.exists(fromRoot) ? Path.of("benchmarks", "target", "bench-results.json")
+                : Path.of("target", "bench-results.json");
+    }
+
+    @Override
+    public String toString() {
+        return "BenchCommand" + Arrays.asList(quick, scenarios);
+    }
+}

@@ -1,0 +1,213 @@
+package io.mailroom.bench;
+
+import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.MessageHandler;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.OutboxEnqueuer;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Scenario 5, the outbox part: messages are enqueued at a steady rate (open loop: a pacer hands each
+ * enqueue to a pool of sessions at its due time, whether or not the previous ones have finished),
+ * and the handler records how long after the enqueuing transaction it started.
+ *
+ * <p>Method and its error: the enqueuer puts {@code System.nanoTime()} into the payload just before
+ * its INSERT; the handler, in the same JVM, subtracts it from its own {@code System.nanoTime()}.
+ * The stamp precedes the commit by the transaction's own duration (the inserts, pg_notify and the
+ * commit's WAL flush), so each figure overstates commit &rarr; handler start by at most that much; the
+ * enqueue transaction's duration is measured and reported beside it ({@code enqueue txn p50}) so
+ * the reader can subtract it.
+ *
+ * <p>Commit &rarr; provider accept needs the dispatcher service and a stub provider; it is reported as
+ * not yet available.
+ */
+final class CommitToHandlerLatency {
+
+    record Plan(List<Integer> rates, Duration duration, Duration warmup, int enqueueSessions) {
+    }
+
+    static final String TOPIC = "bench.latency";
+    private static final Pattern STAMP = Pattern.compile("\"t\"\\s*:\\s*(\\d+)");
+    private static final Pattern SEQ = Pattern.compile("\"seq\"\\s*:\\s*(\\d+)");
+
+    private final Plan plan;
+
+    CommitToHandlerLatency(Plan plan) {
+        this.plan = plan;
+    }
+
+    void run(Report report) throws Exception {
+        Report.Section s = report.section("latency",
+                "5. Latency at a steady enqueue rate: commit -> handler start (dispatcher defaults: batch "
+                        + DispatcherConfig.DEFAULT_BATCH_SIZE + ", concurrency " + DispatcherConfig.DEFAULT_CONCURRENCY
+                        + ", poll interval " + DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() + " ms)",
+                List.of(new Report.Column("measure", "measure"), new Report.Column("wakeups", "LISTEN/NOTIFY"),
+                        new Report.Column("rate", "target/s"), new Report.Column("achieved_rate", "achieved/s"),
+                        new Report.Column("messages", "messages"), new Report.Column("p50_ms", "p50 ms"),
+                        new Report.Column("p95_ms", "p95 ms"), new Report.Column("p99_ms", "p99 ms"),
+                        new Report.Column("max_ms", "max ms"), new Report.Column("enqueue_p50_ms", "enqueue txn p50 ms"),
+                        new Report.Column("status", "check")));
+        boolean warmed = false;
+        for (boolean wakeups : new boolean[]{true, false}) {
+            for (int rate : plan.rates()) {
+                if (!warmed && !plan.warmup().isZero()) {
+                    measure(rate, wakeups, plan.warmup()); // JIT warm-up of the enqueue and dispatch paths, discarded
+                    warmed = true;
+                }
+                Result r = measure(rate, wakeups, plan.duration());
+                Map<String, Object> row = s.row();
+                row.put("measure", "commit -> handler start");
+                row.put("wakeups", wakeups);
+                row.put("rate", rate);
+                row.put("achieved_rate", r.achievedRate());
+                row.put("messages", r.latency().count());
+                row.put("p50_ms", r.latency().p50Ms());
+                row.put("p95_ms", r.latency().p95Ms());
+                row.put("p99_ms", r.latency().p99Ms());
+                row.put("max_ms", r.latency().maxMs());
+                row.put("enqueue_p50_ms", r.enqueue().p50Ms());
+                row.put("enqueue_p99_ms", r.enqueue().p99Ms());
+                row.put("load1", LoadAverage.oneMinute());
+                row.put("status", r.problem() == null ? Report.OK : Report.FAILED);
+                if (r.problem() != null) {
+                    row.put("note", r.problem());
+                }
+            }
+        }
+        for (int rate : plan.rates()) {
+            Map<String, Object> row = s.row();
+            row.put("measure", "commit -> provider accept");
+            row.put("rate", rate);
+            row.put("status", Report.NOT_AVAILABLE);
+            row.put("note", "needs the runnable dispatcher service wiring the email transports to the outbox (issue 5) "
+                    + "and a loopback stub provider; the handler hook is ready in " + getClass().getSimpleName());
+        }
+        s.note("stamp taken before the enqueue's INSERT: each figure overstates commit -> handler by up to the enqueue "
+                + "transaction's duration (its p50 is shown)");
+        s.note("without LISTEN/NOTIFY the dispatcher finds new messages by polling every "
+                + DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() + " ms (minus up to "
+                + (int) (DispatcherConfig.DEFAULT_POLL_JITTER * 100) + "% jitter)");
+    }
+
+    record Result(Percentiles latency, Percentiles enqueue, double achievedRate, String problem) {
+    }
+
+    private Result measure(int rate, boolean wakeups, Duration duration) throws Exception {
+        int n = (int) Math.max(1, rate * duration.toMillis() / 1000);
+        AtomicLongArray latency = new AtomicLongArray(n);
+        AtomicLongArray enqueueNanos = new AtomicLongArray(n);
+        AtomicInteger handled = new AtomicInteger();
+        AtomicLong duplicates = new AtomicLong();
+        AtomicLong failures = new AtomicLong();
+        AtomicLong lastCommit = new AtomicLong();
+        CountDownLatch all = new CountDownLatch(n);
+        MessageHandler handler = (m, ctx) -> {
+            long now = System.nanoTime();
+            int seq = (int) parse(SEQ, m.payloadJson());
+            if (!latency.compareAndSet(seq, 0, Math.max(1, now - parse(STAMP, m.payloadJson())))) {
+                duplicates.incrementAndGet();
+            }
+            return Outcome.done();
+        };
+        DispatcherListener listener = new DispatcherListener() {
+            @Override
+            public void finished(ClaimedMessage message, String outcome, Duration took) {
+                if ("done".equals(outcome)) {
+                    handled.incrementAndGet();
+                    all.countDown();
+                }
+            }
+        };
+        try (BenchDb db = BenchDb.create()) {
+            DispatcherConfig config = DispatcherConfig.builder().workerId("bench-latency")
+                    .listenForNotifications(wakeups).build();
+            Dispatcher dispatcher = new Dispatcher(db.pool("bench-latency-dispatcher", RuntimeDrain.POOL_SIZE), config,
+                    Map.of(TOPIC, handler), null, listener);
+            DSLContext dsl = DSL.using(db.pool("bench-latency-enqueue", plan.enqueueSessions()), SQLDialect.POSTGRES);
+            OutboxEnqueuer enqueuer = new OutboxEnqueuer(null, wakeups);
+            ExecutorService sessions = Executors.newFixedThreadPool(plan.enqueueSessions());
+            dispatcher.start();
+            long t0 = System.nanoTime();
+            long period = 1_000_000_000L / rate;
+            try {
+                for (int i = 0; i < n; i++) {
+                    long due = t0 + i * period;
+                    long wait;
+                    while ((wait = due - System.nanoTime()) > 0) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    int seq = i;
+                    sessions.execute(() -> {
+                        try {
+                            long stamp = System.nanoTime();
+                            dsl.transaction(cfg -> enqueuer.enqueue(cfg.dsl(), NewMessage.of(TOPIC, "bench",
+                                    Integer.toString(seq), "latency-" + seq,
+                                    "{\"seq\": " + seq + ", \"t\": " + stamp + "}")));
+                            long committed = System.nanoTime();
+                            enqueueNanos.set(seq, committed - stamp);
+                            lastCommit.accumulateAndGet(committed, Math::max);
+                        } catch (RuntimeException e) {
+                            failures.incrementAndGet();
+                        }
+                    });
+                }
+                // everything handed to the sessions: allow the poll interval (and a margin) for the last ones to be handled
+                boolean complete = all.await(DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() * 3 + 10_000,
+                        TimeUnit.MILLISECONDS);
+                String problem = null;
+                if (failures.get() > 0 || !complete || duplicates.get() > 0) {
+                    problem = "enqueue failures " + failures.get() + ", handled " + handled.get() + "/" + n
+                            + ", duplicates " + duplicates.get();
+                }
+                // the rate the commits really came at (sessions falling behind the pacer would lower it)
+                double achieved = n * 1e9 / Math.max(1, lastCommit.get() - t0);
+                return new Result(Percentiles.ofNanos(values(latency)), Percentiles.ofNanos(values(enqueueNanos)),
+                        achieved, problem);
+            } finally {
+                sessions.shutdown();
+                sessions.awaitTermination(30, TimeUnit.SECONDS);
+                dispatcher.stop();
+            }
+        }
+    }
+
+    private static long parse(Pattern p, String json) {
+        Matcher m = p.matcher(json);
+        if (!m.find()) {
+            throw new IllegalStateException("payload without " + p + ": " + json);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    private static long[] values(AtomicLongArray a) {
+        long[] out = new long[a.length()];
+        int k = 0;
+        for (int i = 0; i < a.length(); i++) {
+            long v = a.get(i);
+            if (v > 0) {
+                out[k++] = v;
+            }
+        }
+        return java.util.Arrays.copyOf(out, k);
+    }
+}

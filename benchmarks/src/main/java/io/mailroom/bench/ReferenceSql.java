@@ -1,0 +1,118 @@
+package io.mailroom.bench;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The statements the {@link io.mailroom.outbox.Dispatcher} runtime sends to claim and complete
+ * messages, written out as the plain JDBC reference runs them. They are the texts jOOQ renders for
+ * {@code OutboxStore.claim}, {@code finish}, {@code updateEffects} and {@code insertAttempts}
+ * (default settings: database time, ordering keys honoured), bind for bind, so that the reference
+ * measures the database's limit for exactly the runtime's SQL.
+ *
+ * <p>The census run of scenario 1 captures what the runtime really sent and compares it with these
+ * texts ({@link #sameAs}); a difference is reported next to the ratio instead of being hidden, and
+ * means this file needs the new texts.
+ */
+final class ReferenceSql {
+
+    /**
+     * Binds: 1 status 'pending', 2 topics varchar[], 3-4 'pending', 'running', 5 limit (int),
+     * 6 'running', 7 worker, 8 claim_version increment (bigint 1), 9 attempts increment (int 1),
+     * 10 lease seconds (double).
+     */
+    static final String CLAIM = """
+            with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "outbox_message" as "c" \
+            where ("c"."status" = ? and "c"."available_at" <= now() and "c"."topic" = any (cast(? as varchar[])) \
+            and ("c"."ordering_key" is null or not exists (select 1 as "one" from "outbox_message" as "earlier" \
+            where ("earlier"."ordering_key" = "c"."ordering_key" and "earlier"."id" < "c"."id" \
+            and "earlier"."status" in (?, ?))))) order by "c"."available_at", "c"."id" fetch next ? rows only \
+            for no key update skip locked) update "outbox_message" set "status" = ?, "claimed_by" = ?, \
+            "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + ?), \
+            "attempts" = ("outbox_message"."attempts" + ?), \
+            "lease_until" = now() + make_interval(secs => cast(? as double precision)), "updated_at" = now() \
+            from "picked" where ("outbox_message"."id" = "picked"."id" \
+            and "outbox_message"."created_at" = "picked"."created_at") returning "outbox_message"."id", \
+            "outbox_message"."created_at", "outbox_message"."topic", "outbox_message"."aggregate_type", \
+            "outbox_message"."aggregate_id", "outbox_message"."idempotency_key", "outbox_message"."ordering_key", \
+            "outbox_message"."payload", "outbox_message"."attempts", "outbox_message"."max_attempts", \
+            "outbox_message"."claim_version", "outbox_message"."claimed_at", "outbox_message"."lease_until\"""";
+
+    /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[]. */
+    static final String FINISH = """
+            UPDATE outbox_message AS m SET \
+            status = CASE WHEN v.kind = 'release' THEN 'pending' WHEN v.kind <> 'retry' THEN v.kind \
+            WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END, \
+            available_at = CASE WHEN v.kind IN ('retry', 'release') THEN now() + make_interval(secs => v.delay_ms / 1000.0) \
+            ELSE m.available_at END, \
+            attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END, \
+            lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
+            finished_at = CASE WHEN v.kind = 'release' THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts \
+            THEN NULL ELSE now() END, updated_at = now() \
+            FROM unnest(cast(? as bigint[])::bigint[], cast(? as varchar[])::timestamptz[], cast(? as bigint[])::bigint[], \
+            cast(? as varchar[])::varchar[], cast(? as varchar[])::varchar[], cast(? as bigint[])::bigint[]) \
+            AS v(id, created_at, claim_version, kind, error, delay_ms) \
+            WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version \
+            AND m.status = 'running' \
+            RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts, \
+            m.claim_version, m.claimed_by, m.claimed_at, m.last_error""";
+
+    /** Binds: keys, message ids bigint[], statuses, attempts int[], errors. */
+    static final String EFFECTS = """
+            UPDATE outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, \
+            updated_at = now(), finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') \
+            THEN now() END FROM unnest(cast(? as varchar[])::varchar[], cast(? as bigint[])::bigint[], \
+            cast(? as varchar[])::varchar[], cast(? as int[])::int[], cast(? as varchar[])::varchar[]) \
+            AS v(idempotency_key, message_id, status, attempts, error) \
+            WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id""";
+
+    /** Binds: keys, message ids, attempt numbers, claim versions, workers, started, finished, outcomes, errors, details. */
+    static final String ATTEMPTS = """
+            INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, \
+            finished_at, outcome, error, detail) SELECT * FROM unnest(cast(? as varchar[])::varchar[], \
+            cast(? as bigint[])::bigint[], cast(? as int[])::int[], cast(? as bigint[])::bigint[], \
+            cast(? as varchar[])::varchar[], cast(? as varchar[])::timestamptz[], cast(? as varchar[])::timestamptz[], \
+            cast(? as varchar[])::varchar[], cast(? as varchar[])::varchar[], cast(? as varchar[])::jsonb[])""";
+
+    static final List<String> ALL = List.of(CLAIM, FINISH, EFFECTS, ATTEMPTS);
+
+    private ReferenceSql() {
+    }
+
+    static String normalize(String sql) {
+        return sql.replaceAll("\\s+", " ").trim().toLowerCase(Locale.ROOT);
+    }
+
+    /** Whether {@code captured} (a statement the runtime executed) is one of the reference's texts. */
+    static boolean sameAs(String reference, String captured) {
+        return normalize(reference).equals(normalize(captured));
+    }
+
+    /** The kind of a captured runtime statement by what it does, or null if it is not a queue statement. */
+    static String kindOf(String sql) {
+        String s = normalize(sql);
+        if (s.contains("for no key update skip locked") && s.contains("\"picked\"") && !s.contains("lease_until\" <")) {
+            return "claim";
+        }
+        if (s.startsWith("update outbox_message as m set status = case")) {
+            return "finish";
+        }
+        if (s.startsWith("update outbox_effect")) {
+            return "effects";
+        }
+        if (s.startsWith("insert into outbox_attempt")) {
+            return "attempts";
+        }
+        return null;
+    }
+
+    static String of(String kind) {
+        return switch (kind) {
+            case "claim" -> CLAIM;
+            case "finish" -> FINISH;
+            case "effects" -> EFFECTS;
+            case "attempts" -> ATTEMPTS;
+            default -> throw new IllegalArgumentException(kind);
+        };
+    }
+}

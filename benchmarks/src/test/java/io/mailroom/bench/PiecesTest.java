@@ -1,0 +1,78 @@
+package io.mailroom.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The small pure parts the figures depend on. */
+class PiecesTest {
+
+    @Test
+    void percentilesUseNearestRank() {
+        long[] ms = new long[100];
+        for (int i = 0; i < 100; i++) {
+            ms[i] = (100 - i) * 1_000_000L; // 100 ms .. 1 ms, unsorted
+        }
+        Percentiles p = Percentiles.ofNanos(ms);
+        assertThat(p.count()).isEqualTo(100);
+        assertThat(p.p50Ms()).isEqualTo(50.0);
+        assertThat(p.p95Ms()).isEqualTo(95.0);
+        assertThat(p.p99Ms()).isEqualTo(99.0);
+        assertThat(p.maxMs()).isEqualTo(100.0);
+        assertThat(Percentiles.ofNanos(new long[0]).p50Ms()).isNaN();
+    }
+
+    @Test
+    void referenceStatementsAreRecognisedByKindAndComparedIgnoringLayout() {
+        for (String kind : new String[]{"claim", "finish", "effects", "attempts"}) {
+            String sql = ReferenceSql.of(kind);
+            assertThat(ReferenceSql.kindOf(sql)).isEqualTo(kind);
+            assertThat(ReferenceSql.sameAs(sql, "  " + sql.replace(" ", "\n  ").toUpperCase())).isTrue();
+        }
+        assertThat(ReferenceSql.sameAs(ReferenceSql.CLAIM, ReferenceSql.CLAIM.replace("skip locked", "nowait"))).isFalse();
+        assertThat(ReferenceSql.kindOf("select 1")).isNull();
+        assertThat(ReferenceSql.CLAIM).contains("for no key update skip locked").doesNotContain("\n");
+    }
+
+    @Test
+    void placeholdersBecomeNumberedParameters() {
+        assertThat(ClaimDiagnostics.dollars("a = ? and b in (?, ?)")).isEqualTo("a = $1 and b in ($2, $3)");
+        assertThat(ClaimDiagnostics.dollars(ReferenceSql.CLAIM)).contains("$10").doesNotContain("?").doesNotContain("$11");
+        assertThat(ClaimDiagnostics.dollars("a = ? and b = ? and c = ?", Map.of(2, "'x'"))).isEqualTo("a = $1 and b = 'x' and c = $2");
+    }
+
+    @Test
+    void jdbcUrlsBecomeLibpqSettings() {
+        PgConnInfo c = PgConnInfo.parse("jdbc:postgresql://db.example:6432/mt_1?user=bench&password=s%26cret&ssl=false");
+        assertThat(c.environment()).containsAllEntriesOf(Map.of("PGHOST", "db.example", "PGPORT", "6432",
+                "PGDATABASE", "mt_1", "PGUSER", "bench", "PGPASSWORD", "s&cret"));
+        assertThat(PgConnInfo.parse("jdbc:postgresql://127.0.0.1/x?user=postgres").port()).isEqualTo(5432);
+        assertThatThrownBy(() -> PgConnInfo.parse("jdbc:postgresql://a,b/x?password=secret"))
+                .hasMessageNotContaining("secret");
+    }
+
+    @Test
+    void tableCellsAreFormattedByMagnitude() {
+        assertThat(Report.format(12345.6)).isEqualTo("12,346");
+        assertThat(Report.format(123.4)).isEqualTo("123");
+        assertThat(Report.format(12.34)).isEqualTo("12.3");
+        assertThat(Report.format(0.456)).isEqualTo("0.46");
+        assertThat(Report.format(Double.NaN)).isEqualTo("n/a");
+        assertThat(Report.format(true)).isEqualTo("on");
+        assertThat(Report.format(null)).isEmpty();
+    }
+
+    @Test
+    void ownCpuTimeIsReadableAndGrows() {
+        long before = ProcCpu.selfNanos();
+        long x = 0;
+        for (long i = 0; i < 200_000_000L; i++) {
+            x += i ^ (x >>> 3);
+        }
+        assertThat(x).isNotZero();
+        assertThat(ProcCpu.selfNanos()).isGreaterThanOrEqualTo(before).isPositive();
+    }
+}

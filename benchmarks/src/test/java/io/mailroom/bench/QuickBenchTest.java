@@ -1,0 +1,108 @@
+package io.mailroom.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The CI variant of the benchmarks: {@code --quick} runs every scenario on tiny sizes against the
+ * test server. It asserts what the tool must always get right, never how fast anything was: every
+ * scenario produced its rows, every drain ended with each message done exactly once (handler,
+ * messages, effects and attempt history agree), the reference still runs the runtime's own SQL,
+ * the not-yet-available scenarios say so, and the JSON holds what the table printed.
+ */
+class QuickBenchTest {
+
+    @Test
+    void quickRunCoversEveryScenarioAndLosesNothing(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("bench-results.json");
+        BenchCommand command = new BenchCommand();
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream stdout = System.out;
+        int exit;
+        try {
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            exit = new CommandLine(command).execute("--quick", "--output", json.toString());
+        } finally {
+            System.setOut(stdout);
+        }
+        String table = printed.toString(StandardCharsets.UTF_8);
+        stdout.println(table);
+        Report report = command.report;
+
+        Map<String, String> problems = report.sections.stream().flatMap(s -> s.rows.stream()
+                        .filter(r -> Report.FAILED.equals(r.get("status")))
+                        .map(r -> Map.entry(s.id + " " + r, String.valueOf(r.get("note")))))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a));
+        assertThat(problems).as("rows whose checks failed").isEmpty();
+        assertThat(exit).isZero();
+
+        assertThat(report.sections).extracting(s -> s.id)
+                .contains("throughput", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling");
+
+        // scenarios 1 and 2: every batch size, both attempt settings, runtime beside its reference
+        var throughput = report.find("throughput").rows;
+        for (int batch : List.of(10, 100)) {
+            for (boolean attempts : List.of(true, false)) {
+                var cell = throughput.stream().filter(r -> r.get("batch").equals(batch) && r.get("attempts").equals(attempts)).toList();
+                assertThat(cell).extracting(r -> r.get("driver")).contains("runtime", "jdbc-ref");
+                for (var row : cell) {
+                    assertThat(row.get("status")).isEqualTo(Report.OK);
+                    assertThat((Long) row.get("messages")).isEqualTo(batch * 100L > 1000 ? 1000L : batch * 100L);
+                    assertThat((Double) row.get("msg_per_s")).isPositive();
+                }
+                assertThat(cell.stream().filter(r -> r.get("driver").equals("runtime")).findFirst().orElseThrow()
+                        .get("ratio_jdbc")).isNotNull();
+            }
+        }
+        assertThat(report.find("census").rows).allSatisfy(r -> assertThat(r.get("same_sql"))
+                .as("the runtime's SQL changed: copy the new texts from the census into ReferenceSql").isEqualTo("yes"));
+        assertThat(report.find("diagnostics").rows).isNotEmpty()
+                .allSatisfy(r -> assertThat((Double) r.get("execution_ms")).isPositive());
+
+        // scenario 5: both wake-up modes measured, the provider leg reported as not yet available
+        var latency = report.find("latency").rows;
+        assertThat(latency.stream().filter(r -> Report.OK.equals(r.get("status"))).toList()).hasSize(2)
+                .allSatisfy(r -> assertThat(r.get("messages")).isEqualTo(200));
+        assertThat(latency).anySatisfy(r -> assertThat(r.get("status")).isEqualTo(Report.NOT_AVAILABLE));
+
+        // scenario 6: three variants with their ratios
+        assertThat(report.find("enqueue").rows).hasSize(3)
+                .allSatisfy(r -> assertThat(r.get("overhead_throughput")).isNotNull());
+
+        // scenario 7: one and two processes drained the queue between them
+        assertThat(report.find("scaling").rows).extracting(r -> r.get("processes")).containsExactly(1, 2);
+        assertThat(report.find("scaling").rows).allSatisfy(r -> assertThat(r.get("messages")).isEqualTo(1000L));
+
+        // scenarios 3 and 4 do not exist yet and say so instead of showing a number
+        assertThat(report.find("e2e").rows).hasSize(2)
+                .allSatisfy(r -> {
+                    assertThat(r.get("status")).isEqualTo(Report.NOT_AVAILABLE);
+                    assertThat(r).doesNotContainKey("emails_per_s");
+                });
+
+        // the printed table and the JSON file carry the same results
+        assertThat(table).contains("== 1+2. Queue throughput", "== 7. Scaling", "not yet available");
+        JsonNode doc = new ObjectMapper().readTree(json.toFile());
+        assertThat(doc.path("machine").path("postgresql").asText()).startsWith("PostgreSQL");
+        assertThat(doc.path("sections")).hasSize(report.sections.size());
+        int rows = report.sections.stream().mapToInt(s -> s.rows.size()).sum();
+        int jsonRows = 0;
+        for (JsonNode s : doc.path("sections")) {
+            jsonRows += s.path("rows").size();
+        }
+        assertThat(jsonRows).isEqualTo(rows);
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the Mailroom benchmarks (module benchmarks) against a real PostgreSQL and prints the tables;
+# the figures also go to benchmarks/target/bench-results.json unless --output says otherwise.
+#
+#   scripts/bench.sh                  full run (about 10 minutes on 2 cores)
+#   scripts/bench.sh --quick          every scenario on tiny sizes (CI smoke run, figures meaningless)
+#   scripts/bench.sh --help           all options (batch sizes, rates, processes, pgbench path...)
+#
+# The server: $MAILROOM_TEST_DB_URL (a JDBC URL of a server where the user may CREATE DATABASE, e.g.
+# jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres), else Testcontainers, else an embedded
+# PostgreSQL. CPU of the database side is only measured when PostgreSQL runs on this host.
+# JAVA_OPTS are passed to the benchmark JVM (e.g. -XX:StartFlightRecording=filename=bench.jfr).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+if [[ -z "${JAVA_HOME:-}" ]]; then
+  for j in $(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -V -r); do
+    v="$("$j/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
+    if [[ -x "$j/bin/javac" && -n "$v" && "${v%%.*}" -ge 21 ]]; then export JAVA_HOME="${j%/}"; break; fi
+  done
+fi
+if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then
+  echo "bench.sh: needs a JDK 21 or newer; set JAVA_HOME" >&2
+  exit 1
+fi
+
+# Build the tool and its reactor dependencies (never installed into ~/.m2): target/classpath.txt
+# lists the jars, resolved to the sibling modules' target directories.
+./mvnw -B -q ${MVN_OFFLINE:+-o} -pl benchmarks -am -DskipTests package
+
+cp="$root/benchmarks/target/classes:$(cat "$root/benchmarks/target/classpath.txt")"
+full=true
+for a in "$@"; do [[ "$a" == "--quick" || "$a" == "--help" || "$a" == "-h" ]] && full=false; done
+extra=()
+# a full run also records the disk's fsync speed, which bounds every commit
+$full && extra+=(--fsync-test 2)
+exec "$JAVA_HOME/bin/java" ${JAVA_OPTS:-} -cp "$cp" io.mailroom.bench.BenchCommand "${extra[@]}" "$@"
