@@ -2,7 +2,8 @@
 # The bloat soak: capacity first, then ~80 % of it for a set time with a long REPEATABLE READ
 # transaction in the middle. Writes soak.csv, soak.png and soak.md to out= (default soak/target/soak).
 #   scripts/soak.sh duration=20m txnStart=30% txnLength=30% load=0.8 sample=5s out=docs/soak
-# Uses $MAILROOM_TEST_DB_URL's server (a fresh database, dropped afterwards).
+# server=embedded (default): its own PostgreSQL with autovacuum on (naptime=10s); server=shared: a fresh
+# database on $MAILROOM_TEST_DB_URL (CI machines here run that server with autovacuum off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -q -B -pl soak -am -DskipTests package dependency:build-classpath \

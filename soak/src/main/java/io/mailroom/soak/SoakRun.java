@@ -9,8 +9,10 @@ import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.outbox.Outcome;
+import io.mailroom.db.Schema;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -39,7 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * depth; it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
  *
  * <p>{@code scripts/soak.sh} runs it; options are {@code key=value} arguments: {@code duration=20m
- * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak}.
+ * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak server=embedded naptime=10s}.
+ * {@code server=embedded} (default) starts a PostgreSQL of its own with autovacuum on;
+ * {@code server=shared} uses a fresh database on the test server ({@code $MAILROOM_TEST_DB_URL}).
  */
 public final class SoakRun {
 
@@ -51,7 +55,7 @@ public final class SoakRun {
     }
 
     /** What a run found, for the summary and for tests. */
-    record Result(double capacity, double rate, List<Sample> samples, long enqueued, long done, Path dir) {
+    record Result(double capacity, double rate, List<Sample> samples, long enqueued, long done, Path dir, String server) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -64,20 +68,47 @@ public final class SoakRun {
             opts.put(a.substring(0, eq), a.substring(eq + 1));
         }
         Duration duration = duration(opts.getOrDefault("duration", "20m"));
+        String server = opts.getOrDefault("server", "embedded");
+        if (!server.equals("embedded") && !server.equals("shared")) {
+            throw new IllegalArgumentException("server must be 'embedded' or 'shared', got '" + server + "'");
+        }
         Result r = run(duration, percent(opts.getOrDefault("txnStart", "30%")), percent(opts.getOrDefault("txnLength", "30%")),
                 Double.parseDouble(opts.getOrDefault("load", "0.8")), duration(opts.getOrDefault("sample", "5s")),
-                Path.of(opts.getOrDefault("out", "soak/target/soak")), Integer.parseInt(opts.getOrDefault("capacityMessages", "20000")));
+                Path.of(opts.getOrDefault("out", "soak/target/soak")), Integer.parseInt(opts.getOrDefault("capacityMessages", "20000")),
+                server.equals("embedded") ? opts.getOrDefault("naptime", "10s") : null);
         System.out.println(Files.readString(r.dir().resolve("soak.md")));
     }
 
+    /** Where the soak runs: a database with its URL, a way to open extra sessions, and its server's settings. */
+    interface Target extends AutoCloseable {
+        String jdbcUrl();
+
+        Connection newConnection() throws java.sql.SQLException;
+
+        @Override
+        void close();
+    }
+
+    /**
+     * Runs against a fresh database on the shared test server ({@code naptime} null), or on an
+     * embedded PostgreSQL of its own with autovacuum on and the given {@code autovacuum_naptime}:
+     * the shared server on CI machines may run with autovacuum off, which would make a bloat soak
+     * meaningless.
+     */
     static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
-                      int capacityMessages) throws Exception {
+                      int capacityMessages, String naptime) throws Exception {
         if (load <= 0 || load > 1.5) {
             throw new IllegalArgumentException("load must be in (0, 1.5], got " + load);
         }
         Files.createDirectories(dir);
-        try (TestDatabase db = TestDatabases.create(); HikariDataSource pool = pool(db, 24)) {
+        try (Target db = naptime == null ? shared() : embedded(naptime); HikariDataSource pool = pool(db, 24)) {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+            String settings = dsl.fetchSingle("""
+                    SELECT 'PostgreSQL ' || current_setting('server_version') || ', autovacuum=' || current_setting('autovacuum')
+                           || ', autovacuum_naptime=' || current_setting('autovacuum_naptime')
+                           || ', synchronous_commit=' || current_setting('synchronous_commit')
+                           || ', fsync=' || current_setting('fsync')""").get(0, String.class);
+            System.out.println("soak server: " + settings);
             ConcurrentLinkedQueue<Long> claimNanos = new ConcurrentLinkedQueue<>();
             DispatcherListener listener = new DispatcherListener() {
                 @Override
@@ -174,7 +205,7 @@ public final class SoakRun {
                 }
                 dispatcher.stop();
             }
-            Result result = new Result(capacity, rate, samples, enqueued.get(), count(dsl, "done"), dir);
+            Result result = new Result(capacity, rate, samples, enqueued.get(), count(dsl, "done"), dir, settings);
             write(result, txnFrom / 1e9, txnTo / 1e9);
             return result;
         }
@@ -224,9 +255,55 @@ public final class SoakRun {
         return dsl.fetchSingle("SELECT count(*) FROM outbox_message WHERE status = {0}", status).get(0, Long.class);
     }
 
-    private static HikariDataSource pool(TestDatabase db, int size) {
+    private static Target shared() {
+        TestDatabase db = TestDatabases.create();
+        return new Target() {
+            public String jdbcUrl() {
+                return db.jdbcUrlWithCredentials();
+            }
+
+            public Connection newConnection() throws java.sql.SQLException {
+                return db.newConnection();
+            }
+
+            public void close() {
+                db.close();
+            }
+        };
+    }
+
+    private static Target embedded(String naptime) throws IOException {
+        EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setServerConfig("autovacuum", "on")
+                .setServerConfig("autovacuum_naptime", naptime)
+                .setServerConfig("fsync", "on")
+                .setServerConfig("synchronous_commit", "on")
+                .setServerConfig("max_connections", "100")
+                .start();
+        String url = "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/postgres?user=postgres";
+        Schema.migrate(pg.getPostgresDatabase());
+        return new Target() {
+            public String jdbcUrl() {
+                return url;
+            }
+
+            public Connection newConnection() throws java.sql.SQLException {
+                return java.sql.DriverManager.getConnection(url);
+            }
+
+            public void close() {
+                try {
+                    pg.close();
+                } catch (IOException e) {
+                    System.err.println("embedded PostgreSQL did not stop cleanly: " + e);
+                }
+            }
+        };
+    }
+
+    private static HikariDataSource pool(Target db, int size) {
         HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(db.jdbcUrlWithCredentials());
+        c.setJdbcUrl(db.jdbcUrl());
         c.setMaximumPoolSize(size);
         c.setPoolName("soak");
         return new HikariDataSource(c);
@@ -300,6 +377,7 @@ public final class SoakRun {
         long maxDead = s.stream().mapToLong(Sample::deadTuples).max().orElse(0);
         StringBuilder md = new StringBuilder();
         md.append("# Soak summary\n\n");
+        md.append("- server: ").append(r.server()).append("\n");
         md.append(String.format(Locale.ROOT, "- capacity (no-op handler, batch 50, concurrency 16): **%.0f msg/s**; soak rate **%.0f msg/s** (%.0f %%)%n",
                 r.capacity(), r.rate(), 100 * r.rate() / r.capacity()));
         md.append(String.format(Locale.ROOT, "- run: %.0f s, REPEATABLE READ transaction open from %.0f s to %.0f s; %d enqueued, %d done (%s)%n",
