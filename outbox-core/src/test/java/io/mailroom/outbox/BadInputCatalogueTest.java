@@ -76,6 +76,47 @@ class BadInputCatalogueTest {
     }
 
     @Test
+    void aHandlerErrorTextWithNulAndLoneSurrogatesIsStoredReadablyAndTheMessageIsRetried() {
+        Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("poison"));
+        Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("good"));
+        Dispatcher d = new Dispatcher(pg.dataSource(), DispatcherConfig.builder().workerId("bad-input")
+                .lease(Duration.ofMinutes(5)).build(), Map.of(Fixtures.TOPIC, (m, ctx) -> {
+                    if (m.idempotencyKey().equals("poison")) {
+                        // e.g. a parser quoting the byte it choked on; PostgreSQL text cannot hold U+0000
+                        throw new IllegalStateException("unexpected byte \u0000 after \uD800 in the provider's answer");
+                    }
+                    return Outcome.done();
+                }));
+
+        assertThat(d.runOnce()).isEqualTo(2);
+
+        Record poison = pg.dsl().selectFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("poison")).fetchSingle();
+        assertThat(poison.get(OUTBOX_MESSAGE.STATUS)).as("retried, not left running until its lease expires").isEqualTo("pending");
+        assertThat(poison.get(OUTBOX_MESSAGE.LAST_ERROR)).contains("unexpected byte").contains("IllegalStateException")
+                .doesNotContain("\u0000");
+        assertThat(pg.dsl().fetchCount(pg.dsl().selectFrom("outbox_attempt").where("idempotency_key = 'poison' AND outcome = 'retry'")))
+                .isEqualTo(1);
+        assertThat(pg.dsl().selectFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("good")).fetchSingle()
+                .get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+    }
+
+    @Test
+    void anOutcomeDetailWithAnEscapedNulIsStoredAndTheMessageIsDone() {
+        Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("detail"));
+        // A JSON library escapes U+0000 from a provider's answer as \u0000, which jsonb refuses.
+        Dispatcher d = new Dispatcher(pg.dataSource(), DispatcherConfig.builder().workerId("bad-input")
+                .lease(Duration.ofMinutes(5)).build(), Map.of(Fixtures.TOPIC, (m, ctx) ->
+                new Outcome.Done("{\"reply\":\"queued\\u0000 as 42\",\"path\":\"C:\\\\u0000dir\"}", null)));
+
+        assertThat(d.runOnce()).isEqualTo(1);
+
+        assertThat(Fixtures.countByStatus(pg.dsl(), "done")).as("done, not left running until its lease expires").isEqualTo(1);
+        Record attempt = pg.dsl().fetchSingle("SELECT detail->>'reply' AS reply, detail->>'path' AS path FROM outbox_attempt");
+        assertThat(attempt.get("reply", String.class)).isEqualTo("queued\uFFFD as 42");
+        assertThat(attempt.get("path", String.class)).as("an escaped backslash is not an escape").isEqualTo("C:\\u0000dir");
+    }
+
+    @Test
     void aTopicWithoutAHandlerWaitsVisiblyAndTheOtherTopicsKeepFlowing() {
         // There is no setting that fails unknown topics: a message for a topic no running dispatcher
         // handles stays pending, unclaimed and unattempted, until a dispatcher with a handler for it
