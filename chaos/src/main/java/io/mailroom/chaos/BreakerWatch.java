@@ -22,7 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * message's {@code attempts} may grow: on the first such poll the watch snapshots
  * {@code (id, attempts)} of every outbox row into its own table, and on every later poll of the same
  * stretch counts the rows whose attempts grew since (new rows with attempts above zero included).
- * The count of the last poll of a stretch is the comparison "at open and at close".
+ * {@link ChaosCheck} takes the last count before any breaker of the stretch changed state (from the
+ * logs: a half-open probe may claim, legitimately) as the comparison "at open and at close".
  */
 final class BreakerWatch implements AutoCloseable {
 
@@ -32,14 +33,12 @@ final class BreakerWatch implements AutoCloseable {
     /** One stretch during which every live dispatcher reported OPEN. */
     static final class Stretch {
         final long startMillis;
-        volatile long lastMillis;
-        volatile int polls;
-        volatile int grown;
+        /** Each comparison with the snapshot: {time the query had finished, messages whose attempts grew}. */
+        final List<long[]> checks = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile List<String> grownKeys = List.of();
 
         Stretch(long startMillis) {
             this.startMillis = startMillis;
-            this.lastMillis = startMillis;
         }
     }
 
@@ -53,6 +52,7 @@ final class BreakerWatch implements AutoCloseable {
     private volatile boolean running = true;
     private final Thread thread;
     private Stretch current;
+    private long allOpenSince = -1;
 
     BreakerWatch(DispatcherFleet fleet, DataSource dataSource, Duration every) {
         this.fleet = fleet;
@@ -68,6 +68,7 @@ final class BreakerWatch implements AutoCloseable {
                 poll(tick);
             } catch (RuntimeException e) {
                 log.debug("Breaker poll failed: {}", e.toString());
+                allOpenSince = -1;
                 endStretch();
             }
             long sleep = every.toMillis() - (System.currentTimeMillis() - tick);
@@ -102,6 +103,15 @@ final class BreakerWatch implements AutoCloseable {
             }
         }
         if (live > 0 && open == live) {
+            if (allOpenSince < 0) {
+                allOpenSince = tick;
+            }
+            // A claim that passed the gate just before the last breaker opened may still commit
+            // (and count its attempt) a moment later: snapshot only once every breaker has been
+            // open for the grace period.
+            if (tick - allOpenSince < ChaosCheck.BREAKER_GRACE_MILLIS) {
+                return;
+            }
             if (current == null) {
                 dsl.execute("DROP TABLE IF EXISTS chaos_attempts_at_open");
                 dsl.execute("CREATE TABLE chaos_attempts_at_open AS SELECT id, created_at, idempotency_key, attempts FROM outbox_message");
@@ -115,12 +125,13 @@ final class BreakerWatch implements AutoCloseable {
                         LEFT JOIN chaos_attempts_at_open s ON s.id = m.id AND s.created_at = m.created_at
                         WHERE m.attempts > coalesce(s.attempts, 0)
                         LIMIT 20""").getValues(0, String.class);
-                current.grown = grown.size();
-                current.grownKeys = grown;
-                current.lastMillis = tick;
+                current.checks.add(new long[]{System.currentTimeMillis(), grown.size()});
+                if (!grown.isEmpty()) {
+                    current.grownKeys = grown;
+                }
             }
-            current.polls++;
         } else {
+            allOpenSince = -1;
             endStretch();
         }
     }

@@ -401,29 +401,36 @@ final class ChaosCheck {
         r.count("claims while the claimer's breaker was open", claimsWhileOpen);
         r.row("attempts counted while the claimer's breaker was open", attemptsCountedWhileOpen);
 
-        // Stretches in which every live dispatcher reported OPEN: attempts snapshot at open and at close.
+        // Stretches in which every live dispatcher reported OPEN: attempts snapshot at open and at
+        // close, "close" being the last comparison before any breaker changed state (a half-open
+        // breaker lets probes claim, legitimately).
+        List<Long> allTransitions = transitions.values().stream().flatMap(List::stream).sorted().toList();
         int judged = 0;
         int skipped = 0;
         int grownTotal = 0;
+        long judgedMillis = 0;
         for (BreakerWatch.Stretch s : watch.stretches()) {
-            if (s.polls < 2) {
-                continue;
+            long firstChange = allTransitions.stream().filter(t -> t > s.startMillis).findFirst().orElse(Long.MAX_VALUE);
+            long[] last = null;
+            for (long[] c : s.checks) {
+                if (c[0] < firstChange) {
+                    last = c;
+                }
             }
-            boolean blip = transitions.values().stream().flatMap(List::stream)
-                    .anyMatch(t -> t > s.startMillis && t <= s.lastMillis);
-            if (blip) {
-                skipped++; // a breaker half-opened between two polls: a probe may have claimed, legitimately
+            if (last == null) {
+                skipped++; // a breaker changed state before the first comparison
                 continue;
             }
             judged++;
-            grownTotal += s.grown;
-            if (s.grown > 0) {
+            judgedMillis += last[0] - s.startMillis;
+            grownTotal += (int) last[1];
+            if (last[1] > 0) {
                 r.violation("attempts grew while every breaker was open (" + Instant.ofEpochMilli(s.startMillis) + " .. "
-                        + Instant.ofEpochMilli(s.lastMillis) + "): " + s.grownKeys);
+                        + Instant.ofEpochMilli(last[0]) + "): " + s.grownKeys);
             }
         }
-        r.row("all-breakers-open stretches judged (skipped: a probe in between)", judged + " (" + skipped
-                + "), messages whose attempts grew: " + grownTotal);
+        r.row("attempts snapshot while every breaker was open: stretches judged (too short), time judged, messages whose attempts grew",
+                judged + " (" + skipped + "), " + judgedMillis / 1000.0 + " s, " + grownTotal);
     }
 
     private static List<String> lines(Path file) {

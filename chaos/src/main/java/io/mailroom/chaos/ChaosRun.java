@@ -48,6 +48,7 @@ import java.util.stream.Stream;
 public final class ChaosRun {
 
     private static final Logger log = LoggerFactory.getLogger(ChaosRun.class);
+    /** The provider stub's token travels in its environment, not on its command line (where ps shows it). */
     static final String TOKEN_ENV = "CHAOS_PROVIDER_TOKEN";
     static final String FROM = "Chaos Shop <shop@example.com>";
 
@@ -58,7 +59,7 @@ public final class ChaosRun {
     private final ChaosOptions o;
     private final Random random;
     private final List<Fault> faults = Collections.synchronizedList(new ArrayList<>());
-    private final String token = "tok_" + HexFormat.of().formatHex(java.security.SecureRandom.getSeed(12));
+    private final String token = newToken();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     private ChildJvm provider;
@@ -239,11 +240,11 @@ public final class ChaosRun {
         Path portFile = dir.resolve("provider.port");
         provider = ChildJvm.start("provider-stub", List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
                 ProviderStub.class.getName(), List.of("--record", dir.resolve("provider.rec").toString(),
-                        "--port-file", portFile.toString(), "--token", token, "--seed", Long.toString(o.seed()),
+                        "--port-file", portFile.toString(), "--seed", Long.toString(o.seed()),
                         "--p500", Double.toString(o.p500()), "--p429", Double.toString(o.p429()),
                         "--p-hang", Double.toString(o.pHang()), "--hang", millis(o.hang()),
                         "--key-window", millis(o.keyWindow())),
-                Map.of(), dir.resolve("provider-stub.log"));
+                Map.of(TOKEN_ENV, token), dir.resolve("provider-stub.log"));
         return awaitPort(portFile, provider);
     }
 
@@ -462,6 +463,13 @@ public final class ChaosRun {
             }
             Thread.sleep(500);
         }
+    }
+
+    /** A provider token for this run only: a secret like a real one, never printed. */
+    private static String newToken() {
+        byte[] bytes = new byte[16];
+        new java.security.SecureRandom().nextBytes(bytes);
+        return "tok_" + HexFormat.of().formatHex(bytes);
     }
 
     private static String millis(Duration d) {

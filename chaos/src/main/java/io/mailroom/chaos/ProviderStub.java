@@ -258,12 +258,16 @@ public final class ProviderStub implements AutoCloseable {
     // ---------------------------------------------------------------------------------------- main
 
     /**
-     * {@code ProviderStub --record FILE --port-file FILE --token T [--seed N] [--p500 0.05] [--p429 0.01]
+     * {@code ProviderStub --record FILE --port-file FILE [--token T, else $CHAOS_PROVIDER_TOKEN] [--seed N] [--p500 0.05] [--p429 0.01]
      * [--p-hang 0.02] [--hang 3s] [--key-window 24h] [--port 0]}: runs until killed.
      */
     public static void main(String[] args) throws Exception {
         Args a = Args.parse(args);
-        Settings settings = new Settings(a.integer("port", 0), a.required("token"), a.longValue("seed", 1),
+        String token = a.has("token") ? a.required("token") : System.getenv(ChaosRun.TOKEN_ENV);
+        if (token == null || token.isBlank()) {
+            throw new IllegalArgumentException("the token is required: --token T or $" + ChaosRun.TOKEN_ENV);
+        }
+        Settings settings = new Settings(a.integer("port", 0), token, a.longValue("seed", 1),
                 a.decimal("p500", 0.05), a.decimal("p429", 0.01), a.decimal("p-hang", 0.02),
                 a.duration("hang", Duration.ofSeconds(3)), a.duration("key-window", Duration.ofDays(1)),
                 Path.of(a.required("record")));
