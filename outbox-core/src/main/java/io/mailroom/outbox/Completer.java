@@ -19,10 +19,20 @@ import java.util.concurrent.TimeUnit;
  * attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
  * cannot hold back the others; an outcome whose step keeps failing is written as a retry without
  * the step (the side effect then looks unrecorded, which the idempotency store is there to handle).
+ *
+ * <p>A lost connection (SQLSTATE class 08, 57P01...) is retried on a fresh connection, with growing
+ * pauses, for up to {@link #connectionRetryBudget} (half the lease, at most 30 s): after a
+ * {@code pg_terminate_backend} round or a server restart several pooled connections are dead at
+ * once, and giving up would leave a finished send looking unrecorded until its lease expires, to
+ * be sent again (HTTP) or parked for review (SMTP). Retrying is safe because every write is fenced
+ * by {@code claim_version}: if a lost connection had in fact committed, the retry changes nothing.
  */
 final class Completer {
 
     private static final Logger log = LoggerFactory.getLogger(Completer.class);
+    static final Duration MAX_CONNECTION_RETRY_BUDGET = Duration.ofSeconds(30);
+    private static final long FIRST_RETRY_PAUSE_MILLIS = 50;
+    private static final long MAX_RETRY_PAUSE_MILLIS = 2000;
 
     /** One outcome waiting to be written. */
     record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, Runnable whenWritten) {
@@ -33,6 +43,7 @@ final class Completer {
     private final DispatcherConfig config;
     private final DispatcherListener listener;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final Duration connectionRetryBudget;
     private volatile boolean running;
     private Thread thread;
 
@@ -41,6 +52,8 @@ final class Completer {
         this.store = store;
         this.config = config;
         this.listener = listener;
+        Duration half = config.lease().dividedBy(2);
+        this.connectionRetryBudget = half.compareTo(MAX_CONNECTION_RETRY_BUDGET) > 0 ? MAX_CONNECTION_RETRY_BUDGET : half;
     }
 
     void start() {
@@ -97,22 +110,23 @@ final class Completer {
     /** Writes now, on the caller's thread (runOnce and stop). */
     void writeWithFallback(List<Pending> batch) {
         try {
-            write(batch);
+            writeRetryingConnectionLoss(batch);
             return;
         } catch (RuntimeException e) {
             listener.error("completion", e);
-            if (batch.size() == 1 && SqlStates.isConnectionLoss(e)) {
-                // fall through to the retry below
-                log.warn("Completion of message {} failed (SQLSTATE {}); retrying once",
-                        batch.getFirst().finish().message().id(), SqlStates.sqlState(e));
-            } else {
-                log.warn("Completion batch of {} failed (SQLSTATE {}); writing one by one",
-                        batch.size(), SqlStates.sqlState(e), e);
+            if (SqlStates.isConnectionLoss(e)) {
+                // Unreachable for the whole retry budget: one by one would fail the same way.
+                log.error("Could not record {} outcomes: no database connection for {} (SQLSTATE {}); their leases"
+                        + " will expire and they will be rescued", batch.size(), connectionRetryBudget, SqlStates.sqlState(e));
+                batch.forEach(p -> p.whenWritten().run());
+                return;
             }
+            log.warn("Completion batch of {} failed (SQLSTATE {}); writing one by one",
+                    batch.size(), SqlStates.sqlState(e), e);
         }
         for (Pending p : batch) {
             try {
-                write(List.of(p));
+                writeRetryingConnectionLoss(List.of(p));
             } catch (RuntimeException e) {
                 if (p.step() == null || SqlStates.isConnectionLoss(e)) {
                     // The lease will expire and the rescuer will hand the message back.
@@ -127,13 +141,45 @@ final class Completer {
                         + e.getClass().getSimpleName() + " SQLSTATE " + SqlStates.sqlState(e);
                 log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
                 try {
-                    write(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null, f.detail(),
-                            f.finishedAt()), null, p.whenWritten())));
+                    writeRetryingConnectionLoss(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null,
+                            f.detail(), f.finishedAt()), null, p.whenWritten())));
                 } catch (RuntimeException again) {
                     log.error("Could not record a retry for message {} either; its lease will expire",
                             f.message().id(), again);
                     p.whenWritten().run();
                 }
+            }
+        }
+    }
+
+    /**
+     * {@link #write}, again on a fresh connection while the failure is a lost connection and the
+     * retry budget lasts; any other failure, or the last one, is thrown.
+     */
+    private void writeRetryingConnectionLoss(List<Pending> batch) {
+        long deadline = System.nanoTime() + connectionRetryBudget.toNanos();
+        long pause = FIRST_RETRY_PAUSE_MILLIS;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                write(batch);
+                if (attempt > 1) {
+                    log.info("Completion of {} outcomes written after {} connection losses", batch.size(), attempt - 1);
+                }
+                return;
+            } catch (RuntimeException e) {
+                if (!SqlStates.isConnectionLoss(e) || System.nanoTime() + pause * 1_000_000 > deadline) {
+                    throw e;
+                }
+                listener.error("completion", e);
+                log.warn("Completion of {} outcomes lost its connection (SQLSTATE {}); retrying on a fresh one in {} ms",
+                        batch.size(), SqlStates.sqlState(e), pause);
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                pause = Math.min(pause * 2, MAX_RETRY_PAUSE_MILLIS);
             }
         }
     }

@@ -33,6 +33,7 @@ public record NewMessage(String topic, String aggregateType, String aggregateId,
         if (payloadJson.isBlank()) {
             throw new IllegalArgumentException("payloadJson must be a JSON document, got a blank string");
         }
+        requireStorable("payloadJson", payloadJson);
         if (maxAttempts < 1 || maxAttempts > 1000) {
             throw new IllegalArgumentException("maxAttempts must be between 1 and 1000, got " + maxAttempts);
         }
@@ -67,6 +68,27 @@ public record NewMessage(String topic, String aggregateType, String aggregateId,
         for (int i = 0; i < value.length(); i++) {
             if (Character.isISOControl(value.charAt(i))) {
                 throw new IllegalArgumentException(name + " must not contain control characters");
+            }
+        }
+        requireStorable(name, value);
+    }
+
+    /**
+     * Refuses text PostgreSQL cannot store as given: U+0000 (text cannot hold it; the server refuses
+     * it) and an unpaired UTF-16 surrogate (the driver would encode it as '?' and store a different
+     * text without a word, so two keys could become one).
+     */
+    private static void requireStorable(String name, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == 0) {
+                throw new IllegalArgumentException(name + " contains U+0000 at index " + i + ", which PostgreSQL text cannot hold");
+            }
+            if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(name + " contains an unpaired surrogate U+"
+                        + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT) + " at index " + i + ": not valid Unicode");
             }
         }
     }

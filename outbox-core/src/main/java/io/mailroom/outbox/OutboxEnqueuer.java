@@ -78,6 +78,10 @@ public final class OutboxEnqueuer {
             if (SqlStates.is(e, SqlStates.INVALID_TEXT_REPRESENTATION)) {
                 throw new IllegalArgumentException("payloadJson is not valid JSON: " + e.getMessage(), e);
             }
+            if (SqlStates.is(e, SqlStates.UNTRANSLATABLE_CHARACTER)) {
+                throw new IllegalArgumentException("payloadJson contains a \\u0000 escape, which jsonb cannot hold: "
+                        + e.getMessage(), e);
+            }
             throw e;
         }
 

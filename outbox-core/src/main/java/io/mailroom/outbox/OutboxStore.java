@@ -337,7 +337,7 @@ final class OutboxStore {
             finished[i] = a.finishedAt().toString();
             outcomes[i] = a.outcome();
             errors[i] = truncate(a.error());
-            details[i] = a.detail();
+            details[i] = storableJson(a.detail());
         }
         tx.execute("""
                 INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
@@ -367,7 +367,14 @@ final class OutboxStore {
 
     // ------------------------------------------------------------------------------------- helpers
 
+    /**
+     * An error text as it can be stored: U+0000 (which PostgreSQL text refuses, failing the whole
+     * completion) and unpaired surrogates (which the driver would turn into '?') become U+FFFD, and
+     * the text is cut to {@link #MAX_ERROR_LENGTH}. Handlers report whatever their libraries said,
+     * including bytes quoted from a broken answer.
+     */
     static String truncate(String error) {
+        error = storable(error);
         if (error == null || error.length() <= MAX_ERROR_LENGTH) {
             return error;
         }
@@ -376,6 +383,64 @@ final class OutboxStore {
             end--;
         }
         return error.substring(0, end) + "…";
+    }
+
+    /** {@code text} with U+0000 and unpaired surrogates replaced by U+FFFD; the same string if it has none. */
+    static String storable(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder out = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean pair = Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1));
+            boolean bad = c == 0 || (!pair && Character.isSurrogate(c));
+            if (bad && out == null) {
+                out = new StringBuilder(text.length()).append(text, 0, i);
+            }
+            if (out != null) {
+                out.append(bad ? '\uFFFD' : c);
+                if (pair) {
+                    out.append(text.charAt(i + 1));
+                }
+            }
+            if (pair) {
+                i++;
+            }
+        }
+        return out == null ? text : out.toString();
+    }
+
+    /**
+     * An attempt's detail JSON as jsonb can hold it: a {@code \\u0000} escape (which jsonb refuses,
+     * failing the whole completion) becomes {@code \\uFFFD}, and raw U+0000 and unpaired
+     * surrogates become U+FFFD. Escaped backslashes are skipped over, so {@code "\\\\u0000"}
+     * (a backslash followed by the text u0000) is left alone.
+     */
+    static String storableJson(String json) {
+        if (json == null) {
+            return null;
+        }
+        String text = storable(json);
+        if (!text.contains("\\u0000")) {
+            return text;
+        }
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '\\' && i + 1 < text.length()) {
+                if (text.startsWith("u0000", i + 1)) {
+                    out.append("\\uFFFD");
+                    i += 5;
+                } else {
+                    out.append(c).append(text.charAt(i + 1));
+                    i++;
+                }
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
     }
 
     private static List<ChangedRow> changedRows(Result<Record> rows) {

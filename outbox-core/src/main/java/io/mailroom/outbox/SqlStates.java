@@ -17,6 +17,8 @@ public final class SqlStates {
     public static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
     /** invalid_text_representation: e.g. a payload that is not JSON. */
     public static final String INVALID_TEXT_REPRESENTATION = "22P02";
+    /** untranslatable_character: e.g. a JSON {@code \\u0000} escape, which jsonb cannot hold. */
+    public static final String UNTRANSLATABLE_CHARACTER = "22P05";
 
     private SqlStates() {
     }

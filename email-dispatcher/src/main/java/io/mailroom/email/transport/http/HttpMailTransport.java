@@ -129,7 +129,8 @@ public final class HttpMailTransport implements MailTransport {
             detail.put("providerMessageId", id == null ? null : Text.bounded(id, 200));
             return new SendResult.Sent(id, detail.toString());
         }
-        String error = "HTTP " + status + ": " + Text.bounded(adapter.errorText(body), MAX_ERROR_CHARS);
+        // Redacted before it is cut, so a token straddling the cut cannot leave a prefix behind.
+        String error = "HTTP " + status + ": " + Text.bounded(redactToken(adapter.errorText(body)), MAX_ERROR_CHARS);
         return switch (status) {
             case 401, 403, 407 -> new SendResult.Misconfigured(code, error + " (check MAILROOM_HTTP_TOKEN)");
             case 404, 405 -> new SendResult.Misconfigured(code, error + " (check MAILROOM_HTTP_BASE_URL)");
@@ -156,6 +157,16 @@ public final class HttpMailTransport implements MailTransport {
     @Override
     public void close() {
         client.close();
+    }
+
+    /**
+     * The provider's text with our token masked. Some providers quote the credential they refused
+     * ("invalid api key sk_..."), and an error text travels on: into the log line of a halted
+     * transport, into {@code last_error} and onto {@code /health/ready}.
+     */
+    String redactToken(String text) {
+        String token = config.token();
+        return text == null || token == null || token.isEmpty() ? text : text.replace(token, "****");
     }
 
     // Failures that happen before a single byte of the request could reach the provider.

@@ -162,6 +162,20 @@ class HttpMailTransportTest {
     }
 
     @Test
+    void aProviderThatEchoesTheTokenInItsErrorDoesNotMakeUsRepeatIt() {
+        // Provider errors end up in logs (a halted transport), in last_error and on /health/ready.
+        String echo = "{\"message\":\"invalid api key tok_secret (header was: Bearer tok_secret)\"}";
+        for (int status : new int[]{401, 403, 400, 422, 500, 503}) {
+            stub(status, echo, null);
+            SendResult result = transport.send(TestEmails.sample(), KEY);
+            assertThat(result.toString()).as("HTTP %d", status).doesNotContain("tok_secret").contains("invalid api key");
+        }
+        // even when the echo sits where the error text is cut
+        stub(400, "{\"message\":\"" + "x".repeat(1995) + "tok_secret\"}", null);
+        assertThat(transport.send(TestEmails.sample(), KEY).toString()).doesNotContain("tok_s");
+    }
+
+    @Test
     void conflictMeansTheSameKeyIsInFlightAndIsRetriedShortlyAfter() {
         stub(409, "{\"message\":\"concurrent request\"}", null);
         SendResult result = transport.send(TestEmails.sample(), KEY);

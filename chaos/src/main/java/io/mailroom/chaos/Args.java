@@ -1,0 +1,107 @@
+package io.mailroom.chaos;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** {@code --name value} and {@code --name=value} command-line options; {@code --flag} alone means true. */
+final class Args {
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+
+    private final Map<String, String> values;
+
+    private Args(Map<String, String> values) {
+        this.values = values;
+    }
+
+    static Args parse(String[] args) {
+        Map<String, String> values = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument '" + a + "' (options are --name value)");
+            }
+            String name = a.substring(2);
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                values.put(name.substring(0, eq), name.substring(eq + 1));
+            } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
+                values.put(name, args[++i]);
+            } else {
+                values.put(name, "true");
+            }
+        }
+        return new Args(values);
+    }
+
+    boolean has(String name) {
+        return values.containsKey(name);
+    }
+
+    String string(String name, String defaultValue) {
+        return values.getOrDefault(name, defaultValue);
+    }
+
+    String required(String name) {
+        String v = values.get(name);
+        if (v == null || v.isBlank()) {
+            throw new IllegalArgumentException("--" + name + " is required");
+        }
+        return v;
+    }
+
+    int integer(String name, int defaultValue) {
+        String v = values.get(name);
+        try {
+            return v == null ? defaultValue : Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
+        }
+    }
+
+    long longValue(String name, long defaultValue) {
+        String v = values.get(name);
+        try {
+            return v == null ? defaultValue : Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
+        }
+    }
+
+    double decimal(String name, double defaultValue) {
+        String v = values.get(name);
+        try {
+            return v == null ? defaultValue : Double.parseDouble(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a number, got '" + v + "'");
+        }
+    }
+
+    boolean flag(String name) {
+        String v = values.get(name);
+        return v != null && !v.equalsIgnoreCase("false");
+    }
+
+    Duration duration(String name, Duration defaultValue) {
+        String v = values.get(name);
+        return v == null ? defaultValue : duration(name, v);
+    }
+
+    static Duration duration(String name, String v) {
+        Matcher m = DURATION.matcher(v.trim().toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            throw new IllegalArgumentException("--" + name + " must be a duration like 500ms, 30s, 5m or 1h, got '" + v + "'");
+        }
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            default -> Duration.ofHours(n);
+        };
+    }
+}

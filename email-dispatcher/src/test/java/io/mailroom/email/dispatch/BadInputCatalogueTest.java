@@ -1,0 +1,263 @@
+package io.mailroom.email.dispatch;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.github.tomakehurst.wiremock.WireMockServer;
+import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
+import com.github.tomakehurst.wiremock.verification.LoggedRequest;
+import io.mailroom.email.render.OrderConfirmationRenderer;
+import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.resilience.ResilientTransport;
+import io.mailroom.email.resilience.TransportPolicyConfig;
+import io.mailroom.email.transport.http.HttpMailConfig;
+import io.mailroom.email.transport.http.HttpMailTransport;
+import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.testing.PostgresExtension;
+import org.jooq.Record;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
+import static com.github.tomakehurst.wiremock.client.WireMock.equalTo;
+import static com.github.tomakehurst.wiremock.client.WireMock.post;
+import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
+import static com.github.tomakehurst.wiremock.client.WireMock.urlEqualTo;
+import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
+import static io.mailroom.email.dispatch.DispatchFixture.key;
+import static io.mailroom.email.dispatch.DispatchFixture.message;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The bad-input catalogue of the email side: payloads that reach the handler (valid jsonb, so
+ * already valid UTF-8 without U+0000: what PostgreSQL refuses is refused at enqueue, see
+ * outbox-core's BadInputCatalogueTest) but cannot make a safe email. Each one fails its message at
+ * once, on the first attempt, with the payload field named in {@code last_error}; nothing reaches
+ * the provider for it; and the good messages claimed in the same batch, before and after it, are
+ * sent.
+ */
+class BadInputCatalogueTest {
+
+    @RegisterExtension
+    static final PostgresExtension pg = new PostgresExtension();
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static WireMockServer provider;
+    private ResilientTransport transport;
+
+    @BeforeAll
+    static void startProvider() {
+        provider = new WireMockServer(WireMockConfiguration.options().dynamicPort().bindAddress("127.0.0.1")
+                .containerThreads(8).jettyAcceptors(1));
+        provider.start();
+    }
+
+    @AfterAll
+    static void stopProvider() {
+        provider.stop();
+    }
+
+    @BeforeEach
+    void setUp() {
+        provider.resetAll();
+        provider.stubFor(post(urlEqualTo("/v1/emails")).willReturn(aResponse().withStatus(202)
+                .withHeader("Content-Type", "application/json").withBody("{\"id\":\"prov-1\"}")));
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        transport = DispatchFixture.resilient(new HttpMailTransport(HttpMailConfig.of(URI.create(provider.baseUrl()), "tok_test")
+                .withTimeouts(Duration.ofSeconds(1), Duration.ofSeconds(2))), TransportPolicyConfig.defaults());
+    }
+
+    @AfterEach
+    void tearDown() {
+        transport.close();
+    }
+
+    /** A valid order confirmation payload, as order-service writes it. */
+    private static ObjectNode validPayload(long orderId) {
+        try {
+            return (ObjectNode) JSON.readTree(DispatchFixture.payload(orderId, "customer" + orderId + "@example.com",
+                    "Customer " + orderId));
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A valid payload of order 2 with one change. */
+    private static Arguments bad(String what, String field, Consumer<ObjectNode> change) {
+        return Arguments.of(what, field, (Supplier<String>) () -> {
+            ObjectNode p = validPayload(2);
+            change.accept(p);
+            return p.toString();
+        });
+    }
+
+    private static Arguments raw(String what, String field, String json) {
+        return Arguments.of(what, field, (Supplier<String>) () -> json);
+    }
+
+    static Stream<Arguments> badPayloads() {
+        return Stream.of(
+                // malformed: valid JSON (jsonb took it), but not an order confirmation
+                raw("a JSON array instead of an object", "payload", "[1, 2, 3]"),
+                raw("a JSON string instead of an object", "payload", "\"order 2 confirmed\""),
+                raw("an empty object", "orderId", "{}"),
+                bad("orderId of the wrong type", "orderId", p -> p.putObject("orderId").put("x", 1)),
+                bad("lines not an array", "lines", p -> p.put("lines", "two mugs")),
+                bad("a line that is not an object", "lines[0]", p -> ((ArrayNode) p.get("lines")).set(0, JSON.getNodeFactory().textNode("mug"))),
+                bad("total that is no amount", "total", p -> p.put("total", "twenty")),
+                bad("createdAt that is no timestamp", "createdAt", p -> p.put("createdAt", "yesterday")),
+                // the recipient
+                bad("missing recipient", "customerEmail", p -> p.remove("customerEmail")),
+                bad("null recipient", "customerEmail", p -> p.putNull("customerEmail")),
+                bad("recipient that is a number", "customerEmail", p -> p.put("customerEmail", 42)),
+                bad("no address at all", "customerEmail", p -> p.put("customerEmail", "not-an-address")),
+                bad("no domain", "customerEmail", p -> p.put("customerEmail", "ann@")),
+                bad("a domain without a dot", "customerEmail", p -> p.put("customerEmail", "ann@localhost")),
+                bad("a space in the domain", "customerEmail", p -> p.put("customerEmail", "ann@exa mple.com")),
+                bad("two at-signs", "customerEmail", p -> p.put("customerEmail", "ann@@example.com")),
+                bad("an empty domain label", "customerEmail", p -> p.put("customerEmail", "ann@example..com")),
+                bad("an address in angle brackets", "customerEmail", p -> p.put("customerEmail", "<ann@example.com>")),
+                bad("a second recipient smuggled in", "customerEmail", p -> p.put("customerEmail", "ann@example.com, eve@evil.example")),
+                // CR/LF header injection
+                bad("CR LF in the recipient", "customerEmail", p -> p.put("customerEmail", "ann@example.com\r\nBcc: eve@evil.example")),
+                bad("CR LF in the name (To display name)", "customerName", p -> p.put("customerName", "Ann\r\nBcc: eve@evil.example")),
+                bad("a bare LF in the name", "customerName", p -> p.put("customerName", "Ann\nBcc: eve@evil.example")),
+                bad("a bare CR in the name", "customerName", p -> p.put("customerName", "Ann\rBcc: eve@evil.example")),
+                bad("CR LF into the subject through the order id", "orderId", p -> p.put("orderId", "1\r\nBcc: eve@evil.example")),
+                bad("CR LF in a line name", "lines[0].name", p -> ((ObjectNode) p.get("lines").get(0)).put("name", "Mug\r\nBcc: eve@evil.example")),
+                // characters that reach the handler (JSON escapes jsonb accepts) and are refused in a header
+                bad("BEL", "customerName", p -> p.put("customerName", "Ann\u0007")),
+                bad("ESC (terminal escape)", "customerName", p -> p.put("customerName", "Ann\u001b[31m")),
+                bad("DEL", "customerName", p -> p.put("customerName", "Ann\u007f")),
+                bad("C1 NEL", "customerName", p -> p.put("customerName", "Ann\u0085Bcc")),
+                bad("Unicode line separator", "customerName", p -> p.put("customerName", "Ann\u2028Bcc: eve@evil.example")),
+                bad("bidi override", "customerName", p -> p.put("customerName", "Ann \u202Emoc.live")),
+                // order ids that cannot name an order
+                bad("order id zero", "orderId", p -> p.put("orderId", 0)),
+                bad("negative order id", "orderId", p -> p.put("orderId", -5)),
+                bad("order id beyond a long", "orderId", p -> p.put("orderId", new java.math.BigInteger("99999999999999999999"))),
+                bad("order id with a path", "orderId", p -> p.put("orderId", "../../etc/passwd")),
+                bad("order id with SQL", "orderId", p -> p.put("orderId", "1; DROP TABLE orders")),
+                // oversized
+                bad("a 10 MB customer name", "customerName", p -> p.put("customerName", "A".repeat(10 * 1024 * 1024))),
+                bad("10 MB worth of order lines", "lines", p -> {
+                    ArrayNode lines = p.putArray("lines");
+                    for (int i = 0; i < 40_000; i++) {
+                        lines.addObject().put("lineNo", i + 1).put("sku", "SKU-" + i).put("name", "x".repeat(200))
+                                .put("quantity", 1).put("unitPrice", "1.00");
+                    }
+                }));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("badPayloads")
+    void aPayloadThatCannotMakeASafeEmailFailsAtOnceNamingTheFieldAndTheOthersAreSent(String what, String field,
+                                                                                  Supplier<String> payload) {
+        String badJson = payload.get();
+        DispatchFixture.enqueueOrder(pg.dsl(), 1);
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, badJson));
+        DispatchFixture.enqueueOrder(pg.dsl(), 3);
+
+        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(3);
+
+        Record row = message(pg.dsl(), 2);
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).as(what).isEqualTo("failed");
+        assertThat(row.get(OUTBOX_MESSAGE.ATTEMPTS)).as("failed on the first attempt").isEqualTo(1);
+        assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR)).as(what).contains(field + ":");
+        provider.verify(0, postRequestedFor(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", equalTo(key(2))));
+        assertThat(message(pg.dsl(), 1).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        assertThat(message(pg.dsl(), 3).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        provider.verify(2, postRequestedFor(urlEqualTo("/v1/emails")));
+    }
+
+    @Test
+    void aBodyOverTheConfiguredLimitFailsNamingTheBodyAndTheOthersAreSent() {
+        ObjectNode big = validPayload(2);
+        ArrayNode lines = big.putArray("lines");
+        for (int i = 0; i < 100; i++) {
+            lines.addObject().put("lineNo", i + 1).put("sku", "SKU-" + i).put("name", "Article " + "n".repeat(150))
+                    .put("quantity", 1).put("unitPrice", "1.00");
+        }
+        big.put("total", "100.00");
+        DispatchFixture.enqueueOrder(pg.dsl(), 1);
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, big.toString()));
+
+        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP).withMaxBodyBytes(16 * 1024)).runOnce()).isEqualTo(2);
+
+        Record row = message(pg.dsl(), 2);
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("failed");
+        assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR)).contains("body:").contains("the limit is 16384");
+        assertThat(message(pg.dsl(), 1).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        provider.verify(1, postRequestedFor(urlEqualTo("/v1/emails")));
+    }
+
+    @Test
+    void aTenMegabytePayloadWhoseExtraFieldTheTemplateIgnoresIsSentWithASmallBody() {
+        // The outbox does not cap payload size (jsonb takes up to 255 MB); the template reads only
+        // its fields, so the email stays small. Callers should not put blobs in payloads: the claim
+        // returns the payload of every claimed row.
+        ObjectNode payload = validPayload(2);
+        payload.put("attachmentBase64", "Q".repeat(10 * 1024 * 1024));
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
+
+        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+
+        assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        List<LoggedRequest> sent = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails")));
+        assertThat(sent).hasSize(1);
+        assertThat(sent.getFirst().getBody().length).isLessThan(64 * 1024);
+        assertThat(sent.getFirst().getBodyAsString()).doesNotContain("QQQQ");
+    }
+
+    @Test
+    void validUnicodeNamesAreSentUnchanged() {
+        ObjectNode payload = validPayload(2);
+        payload.put("customerName", "Zoë Ñúñez 李雷 😀");
+        ((ObjectNode) payload.get("lines").get(0)).put("name", "Tasse « Café » ☕");
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
+
+        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+
+        assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        String body = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails"))).getFirst().getBodyAsString();
+        assertThat(body).contains("Zoë Ñúñez 李雷 😀").contains("Tasse « Café » ☕");
+    }
+
+    @Test
+    void anOrderIdThatNamesNoOrderIsSentFromItsPayload() {
+        // The dispatcher never reads the orders table (DESIGN: the payload carries what the email
+        // needs), so an outbox message for an order that does not exist is not an error here: it
+        // is sent from its payload. Only order-service's API answers "no such order" (404, id named).
+        assertThat(pg.dsl().fetchCount(pg.dsl().selectFrom("orders").where("id = 424242"))).isZero();
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 424242, validPayload(424242).toString()));
+
+        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+
+        assertThat(message(pg.dsl(), 424242).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        provider.verify(1, postRequestedFor(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", equalTo(key(424242))));
+    }
+
+    private Dispatcher dispatcher(RenderConfig render) {
+        EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(), new OrderConfirmationRenderer(render),
+                transport, AmbiguityPolicy.resendWithKey(Duration.ofHours(24)), "bad-input", null);
+        return new Dispatcher(pg.dataSource(), DispatcherConfig.builder().workerId("bad-input").batchSize(10).build(),
+                Map.of(DispatchFixture.TOPIC, handler), new TransportGate(Map.of(DispatchFixture.TOPIC, transport)), null);
+    }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the chaos harness (io.mailroom.chaos.ChaosRun) from this checkout: builds what it needs
+# (nothing is installed into ~/.m2), then runs three dispatcher processes, a fault-injecting
+# provider stub and an order writer against a fresh database on $MAILROOM_TEST_DB_URL.
+#
+#   scripts/chaos.sh                         # short HTTP run (about 3 minutes, what CI runs as a test)
+#   scripts/chaos.sh --transport smtp        # short SMTP run, review mode
+#   scripts/chaos.sh --long                  # 25 min, 24,000 orders, one PostgreSQL restart: by hand only
+#   scripts/chaos.sh --long --load 6m --rate 16 --outage-at 2m --no-restart-postgres
+#
+# --long restarts the PostgreSQL server named by $MAILROOM_TEST_DB_URL (pg_ctlcluster ... restart):
+# never run it while others use that server. The summary table goes to stdout and to
+# chaos/target/chaos-summary.md (chaos-summary-smtp.md for SMTP); logs and records to
+# chaos/target/chaos-http/ (or chaos-smtp/). Exit status 0 = passed, 1 = a check failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MAILROOM_TEST_DB_URL=${MAILROOM_TEST_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
+./mvnw -q -B -pl chaos -am compile dependency:build-classpath \
+  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
+cp="chaos/target/classes:$(cat chaos/target/classpath.txt)"
+transport=http
+for a in "$@"; do case "$a" in smtp|--transport=smtp) transport=smtp ;; esac; done
+exec java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.ChaosRun \
+  --work-dir "chaos/target/chaos-$transport" "$@"
