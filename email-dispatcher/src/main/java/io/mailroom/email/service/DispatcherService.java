@@ -78,6 +78,11 @@ public final class DispatcherService implements AutoCloseable {
 
     /** Starts everything; on failure, closes what was opened and rethrows. */
     public static DispatcherService start(ServiceConfig config) {
+        return start(config, DispatcherListener.NONE);
+    }
+
+    /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
+    public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
         HikariDataSource pool = pool(config);
         PolicyRegistries policies = PolicyRegistries.create();
@@ -97,7 +102,7 @@ public final class DispatcherService implements AutoCloseable {
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
             transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
-            DispatcherListener listener = new DispatcherMetrics(metrics.registry(), transport.name());
+            DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transport.name()), extra);
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
                     transport, config.ambiguity(), config.dispatcher().workerId(), null);
@@ -221,6 +226,43 @@ public final class DispatcherService implements AutoCloseable {
             body.put("paused", "unknown");
         }
         return body;
+    }
+
+    private static DispatcherListener both(DispatcherListener a, DispatcherListener b) {
+        if (b == null || b == DispatcherListener.NONE) {
+            return a;
+        }
+        return new DispatcherListener() {
+            @Override
+            public void claimed(int requested, int claimed, java.time.Duration took) {
+                a.claimed(requested, claimed, took);
+                b.claimed(requested, claimed, took);
+            }
+
+            @Override
+            public void finished(io.mailroom.outbox.ClaimedMessage message, String outcome, java.time.Duration took) {
+                a.finished(message, outcome, took);
+                b.finished(message, outcome, took);
+            }
+
+            @Override
+            public void claimLost(io.mailroom.outbox.ClaimedMessage message, String where) {
+                a.claimLost(message, where);
+                b.claimLost(message, where);
+            }
+
+            @Override
+            public void rescued(int count) {
+                a.rescued(count);
+                b.rescued(count);
+            }
+
+            @Override
+            public void error(String where, Throwable error) {
+                a.error(where, error);
+                b.error(where, error);
+            }
+        };
     }
 
     private static HikariDataSource pool(ServiceConfig config) {
