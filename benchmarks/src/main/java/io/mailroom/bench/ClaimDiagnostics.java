@@ -31,16 +31,11 @@ final class ClaimDiagnostics {
 
     static void run(BenchDb db, int batch, Report.Section section) throws SQLException {
         try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("PREPARE bench_claim AS " + dollars(ReferenceSql.CLAIM));
+            st.execute("PREPARE bench_claim AS " + dollars(ReferenceSql.claim(batch)));
             st.execute("PREPARE bench_finish AS " + dollars(ReferenceSql.FINISH));
-            // the proposal: the same claim with its constants written into the text (statuses, batch size),
-            // which lets PostgreSQL prove the partial index predicate and cache one generic plan
-            st.execute("PREPARE bench_claim_inlined AS " + dollars(ReferenceSql.CLAIM, Map.of(1, "'pending'",
-                    3, "'pending'", 4, "'running'", 5, Integer.toString(batch), 6, "'running'")));
             c.setAutoCommit(false);
             try {
-                String claimArgs = "('pending', '{" + QueueLoader.TOPIC + "}', 'pending', 'running', " + batch
-                        + ", 'running', 'bench-diagnostics', 1, 1, 60)";
+                String claimArgs = "('{" + QueueLoader.TOPIC + "}', 'bench-diagnostics', 60)";
                 for (int i = 0; i < SETTLE; i++) {
                     finish(st, claimRows(st, "EXECUTE bench_claim" + claimArgs), false);
                 }
@@ -57,21 +52,8 @@ final class ClaimDiagnostics {
                     finishPlan[i] = fin.path("Planning Time").asDouble();
                     finishExec[i] = fin.path("Execution Time").asDouble();
                 }
-                String inlinedArgs = "('{" + QueueLoader.TOPIC + "}', 'bench-diagnostics', 1, 1, 60)";
-                double[] inlinedPlan = new double[SAMPLES];
-                double[] inlinedExec = new double[SAMPLES];
-                for (int i = 0; i < SETTLE; i++) {
-                    claimRows(st, "EXECUTE bench_claim_inlined" + inlinedArgs);
-                }
-                for (int i = 0; i < SAMPLES; i++) {
-                    JsonNode plan = explain(st, "EXECUTE bench_claim_inlined" + inlinedArgs);
-                    inlinedPlan[i] = plan.path("Planning Time").asDouble();
-                    inlinedExec[i] = plan.path("Execution Time").asDouble();
-                }
                 Map<String, long[]> plans = planCounts(st);
                 add(section, "claim", batch, claimPlan, claimExec, plans.get("bench_claim"));
-                add(section, "claim, constants inlined (proposal)", batch, inlinedPlan, inlinedExec,
-                        plans.get("bench_claim_inlined"));
                 add(section, "finish (message update)", batch, finishPlan, finishExec, plans.get("bench_finish"));
             } finally {
                 c.rollback();
@@ -143,25 +125,11 @@ final class ClaimDiagnostics {
 
     /** JDBC {@code ?} placeholders to {@code $1..$n} (the texts have no other question marks). */
     static String dollars(String sql) {
-        return dollars(sql, Map.of());
-    }
-
-    /**
-     * As {@link #dollars(String)}, but the placeholders numbered in {@code inline} (1-based, in JDBC
-     * order) are replaced by the given SQL literals and the others renumbered.
-     */
-    static String dollars(String sql, Map<Integer, String> inline) {
         StringBuilder sb = new StringBuilder();
-        int jdbc = 0;
         int n = 0;
         for (char ch : sql.toCharArray()) {
             if (ch == '?') {
-                String literal = inline.get(++jdbc);
-                if (literal != null) {
-                    sb.append(literal);
-                } else {
-                    sb.append('$').append(++n);
-                }
+                sb.append('$').append(++n);
             } else {
                 sb.append(ch);
             }

@@ -81,22 +81,15 @@ final class JdbcReference {
     private static void loop(Connection c, int batch, boolean recordAttempts, int n, long firstId,
                              AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates) throws SQLException {
         Array topics = c.createArrayOf("varchar", new String[]{QueueLoader.TOPIC});
-        try (PreparedStatement claim = c.prepareStatement(ReferenceSql.CLAIM);
+        try (PreparedStatement claim = c.prepareStatement(ReferenceSql.claim(batch));
              PreparedStatement finish = c.prepareStatement(ReferenceSql.FINISH);
              PreparedStatement effects = c.prepareStatement(ReferenceSql.EFFECTS);
              PreparedStatement attempts = c.prepareStatement(ReferenceSql.ATTEMPTS)) {
             while (handled.get() < n) {
                 // claim, in its own transaction
-                claim.setString(1, "pending");
-                claim.setArray(2, topics);
-                claim.setString(3, "pending");
-                claim.setString(4, "running");
-                claim.setInt(5, batch);
-                claim.setString(6, "running");
-                claim.setString(7, WORKER);
-                claim.setLong(8, 1L);
-                claim.setInt(9, 1);
-                claim.setDouble(10, LEASE_SECONDS);
+                claim.setArray(1, topics);
+                claim.setString(2, WORKER);
+                claim.setDouble(3, LEASE_SECONDS);
                 List<Long> ids = new ArrayList<>(batch);
                 List<String> createdAts = new ArrayList<>(batch);
                 List<Long> versions = new ArrayList<>(batch);

@@ -17,19 +17,19 @@ import java.util.Locale;
 final class ReferenceSql {
 
     /**
-     * Binds: 1 status 'pending', 2 topics varchar[], 3-4 'pending', 'running', 5 limit (int),
-     * 6 'running', 7 worker, 8 claim_version increment (bigint 1), 9 attempts increment (int 1),
-     * 10 lease seconds (double).
+     * The claim for a batch size ({@link #claim}: {@code %d} is the limit, written into the text as
+     * the runtime writes it, like the statuses). Binds: 1 topics varchar[], 2 worker, 3 lease seconds
+     * (double).
      */
     static final String CLAIM = """
             with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "outbox_message" as "c" \
-            where ("c"."status" = ? and "c"."available_at" <= now() and "c"."topic" = any (cast(? as varchar[])) \
+            where ("c"."status" = 'pending' and "c"."available_at" <= now() and "c"."topic" = any (cast(? as varchar[])) \
             and ("c"."ordering_key" is null or not exists (select 1 as "one" from "outbox_message" as "earlier" \
             where ("earlier"."ordering_key" = "c"."ordering_key" and "earlier"."id" < "c"."id" \
-            and "earlier"."status" in (?, ?))))) order by "c"."available_at", "c"."id" fetch next ? rows only \
-            for no key update skip locked) update "outbox_message" set "status" = ?, "claimed_by" = ?, \
-            "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + ?), \
-            "attempts" = ("outbox_message"."attempts" + ?), \
+            and "earlier"."status" in ('pending', 'running'))))) order by "c"."available_at", "c"."id" \
+            fetch next %d rows only for no key update skip locked) update "outbox_message" set "status" = 'running', \
+            "claimed_by" = ?, "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + 1), \
+            "attempts" = ("outbox_message"."attempts" + 1), \
             "lease_until" = now() + make_interval(secs => cast(? as double precision)), "updated_at" = now() \
             from "picked" where ("outbox_message"."id" = "picked"."id" \
             and "outbox_message"."created_at" = "picked"."created_at") returning "outbox_message"."id", \
@@ -49,8 +49,7 @@ final class ReferenceSql {
             lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
             finished_at = CASE WHEN v.kind = 'release' THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts \
             THEN NULL ELSE now() END, updated_at = now() \
-            FROM unnest(cast(? as bigint[])::bigint[], cast(? as varchar[])::timestamptz[], cast(? as bigint[])::bigint[], \
-            cast(? as varchar[])::varchar[], cast(? as varchar[])::varchar[], cast(? as bigint[])::bigint[]) \
+            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[]) \
             AS v(id, created_at, claim_version, kind, error, delay_ms) \
             WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version \
             AND m.status = 'running' \
@@ -61,26 +60,31 @@ final class ReferenceSql {
     static final String EFFECTS = """
             UPDATE outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, \
             updated_at = now(), finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') \
-            THEN now() END FROM unnest(cast(? as varchar[])::varchar[], cast(? as bigint[])::bigint[], \
-            cast(? as varchar[])::varchar[], cast(? as int[])::int[], cast(? as varchar[])::varchar[]) \
+            THEN now() END FROM unnest(?::varchar[], ?::bigint[], ?::varchar[], ?::int[], ?::varchar[]) \
             AS v(idempotency_key, message_id, status, attempts, error) \
             WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id""";
 
     /** Binds: keys, message ids, attempt numbers, claim versions, workers, started, finished, outcomes, errors, details. */
     static final String ATTEMPTS = """
             INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, \
-            finished_at, outcome, error, detail) SELECT * FROM unnest(cast(? as varchar[])::varchar[], \
-            cast(? as bigint[])::bigint[], cast(? as int[])::int[], cast(? as bigint[])::bigint[], \
-            cast(? as varchar[])::varchar[], cast(? as varchar[])::timestamptz[], cast(? as varchar[])::timestamptz[], \
-            cast(? as varchar[])::varchar[], cast(? as varchar[])::varchar[], cast(? as varchar[])::jsonb[])""";
+            finished_at, outcome, error, detail) SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::int[], \
+            ?::bigint[], ?::varchar[], ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], \
+            ?::varchar[], ?::varchar[]::jsonb[])""";
 
     static final List<String> ALL = List.of(CLAIM, FINISH, EFFECTS, ATTEMPTS);
 
     private ReferenceSql() {
     }
 
+    /** The claim with {@code batch} as its limit. */
+    static String claim(int batch) {
+        return CLAIM.formatted(batch);
+    }
+
+    /** Layout and case ignored, and the claim's limit (which the runtime sizes to its free slots). */
     static String normalize(String sql) {
-        return sql.replaceAll("\\s+", " ").trim().toLowerCase(Locale.ROOT);
+        return sql.replaceAll("\\s+", " ").trim().toLowerCase(Locale.ROOT)
+                .replaceAll("fetch next (\\d+|%d) rows only", "fetch next n rows only");
     }
 
     /** Whether {@code captured} (a statement the runtime executed) is one of the reference's texts. */

@@ -35,13 +35,14 @@ class PiecesTest {
         assertThat(ReferenceSql.sameAs(ReferenceSql.CLAIM, ReferenceSql.CLAIM.replace("skip locked", "nowait"))).isFalse();
         assertThat(ReferenceSql.kindOf("select 1")).isNull();
         assertThat(ReferenceSql.CLAIM).contains("for no key update skip locked").doesNotContain("\n");
+        assertThat(ReferenceSql.sameAs(ReferenceSql.CLAIM, ReferenceSql.claim(37))).as("the limit is the runtime's to size").isTrue();
     }
 
     @Test
     void placeholdersBecomeNumberedParameters() {
         assertThat(ClaimDiagnostics.dollars("a = ? and b in (?, ?)")).isEqualTo("a = $1 and b in ($2, $3)");
-        assertThat(ClaimDiagnostics.dollars(ReferenceSql.CLAIM)).contains("$10").doesNotContain("?").doesNotContain("$11");
-        assertThat(ClaimDiagnostics.dollars("a = ? and b = ? and c = ?", Map.of(2, "'x'"))).isEqualTo("a = $1 and b = 'x' and c = $2");
+        assertThat(ClaimDiagnostics.dollars(ReferenceSql.claim(10))).contains("$3").doesNotContain("?").doesNotContain("$4")
+                .contains("fetch next 10 rows only");
     }
 
     @Test

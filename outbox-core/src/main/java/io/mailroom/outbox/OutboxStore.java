@@ -4,25 +4,28 @@ import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.Record;
 import org.jooq.Record2;
-import org.jooq.Result;
+import org.jooq.SQLDialect;
 import org.jooq.UpdateResultStep;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static io.mailroom.db.jooq.Tables.OUTBOX_CONTROL;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.jooq.impl.DSL.any;
+import static org.jooq.impl.DSL.inline;
 import static org.jooq.impl.DSL.name;
 import static org.jooq.impl.DSL.notExists;
 import static org.jooq.impl.DSL.selectOne;
@@ -34,7 +37,9 @@ import static org.jooq.impl.DSL.val;
  * not changed, because the claim is no longer the caller's.
  *
  * <p>Batched statements take their rows as arrays ({@code unnest}), so the SQL text is the same
- * whatever the batch size and the server reuses one plan.
+ * whatever the batch size and the server reuses one plan. The statements of the hot path (claim,
+ * completion, heartbeat, release, rescue) are finished texts run through {@link HotSql}; the claim's
+ * text is rendered by jOOQ from the generated classes.
  */
 final class OutboxStore {
 
@@ -43,12 +48,117 @@ final class OutboxStore {
     private static final String PENDING = MessageStatus.PENDING.sql();
     private static final String RUNNING = MessageStatus.RUNNING.sql();
 
+    /** The columns a fenced statement returns, read by {@link #changedRow}. */
+    private static final String CHANGED_ROW = """
+            RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
+                      m.claim_version, m.claimed_by, m.claimed_at, m.last_error""";
+
+    /** The fence every statement on a claimed row carries: same row, same claim, still running. */
+    private static final String FENCED = """
+            WHERE m.id = v.id AND m.created_at = v.created_at
+              AND m.claim_version = v.claim_version AND m.status = 'running'
+            """;
+
+    private static final String FENCE_ARRAYS = """
+            unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[]) AS v(id, created_at, claim_version)
+            """;
+
+    static final String FINISH = """
+            UPDATE outbox_message AS m SET
+              status = CASE WHEN v.kind = 'release' THEN 'pending'
+                            WHEN v.kind <> 'retry' THEN v.kind
+                            WHEN m.attempts >= m.max_attempts THEN 'failed'
+                            ELSE 'pending' END,
+              available_at = CASE WHEN v.kind IN ('retry', 'release')
+                                  THEN {now} + make_interval(secs => v.delay_ms / 1000.0)
+                                  ELSE m.available_at END,
+              attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END,
+              lease_until = NULL,
+              last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END,
+              finished_at = CASE WHEN v.kind = 'release' THEN NULL
+                                 WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL
+                                 ELSE {now} END,
+              updated_at = {now}
+            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[])
+                 AS v(id, created_at, claim_version, kind, error, delay_ms)
+            """ + FENCED + CHANGED_ROW;
+
+    static final String HEARTBEAT = """
+            UPDATE outbox_message AS m SET lease_until = {now} + make_interval(secs => ?::double precision)
+            FROM\s""" + FENCE_ARRAYS + FENCED + "RETURNING m.id";
+
+    static final String RELEASE = """
+            UPDATE outbox_message AS m SET
+              status = 'pending', available_at = {now}, lease_until = NULL,
+              attempts = greatest(m.attempts - 1, 0), updated_at = {now}
+            FROM\s""" + FENCE_ARRAYS + FENCED + CHANGED_ROW;
+
+    static final String RESCUE = """
+            WITH expired AS (
+              SELECT id, created_at FROM outbox_message
+              WHERE status = 'running' AND lease_until < {now}
+              ORDER BY lease_until
+              LIMIT ?
+              FOR NO KEY UPDATE SKIP LOCKED
+            )
+            UPDATE outbox_message AS m SET
+              status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
+              available_at = {now} + make_interval(secs =>
+                  least(?::double precision, ?::double precision * power(?::double precision, greatest(m.attempts - 1, 0)))
+                  * (1 - ?::double precision * random())),
+              lease_until = NULL,
+              last_error = left('lease expired: ' || coalesce(m.claimed_by, 'unknown worker')
+                                || ' did not finish attempt ' || m.attempts, 2000),
+              finished_at = CASE WHEN m.attempts >= m.max_attempts THEN {now} END,
+              updated_at = {now}
+            FROM expired
+            WHERE m.id = expired.id AND m.created_at = expired.created_at
+              AND m.status = 'running' AND m.lease_until < {now}
+            """ + CHANGED_ROW;
+
+    static final String EFFECTS = """
+            UPDATE outbox_effect AS e SET
+              status = v.status, attempts = v.attempts, last_error = v.error, updated_at = {now},
+              finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') THEN {now} END
+            FROM unnest(?::varchar[], ?::bigint[], ?::varchar[], ?::int[], ?::varchar[])
+                 AS v(idempotency_key, message_id, status, attempts, error)
+            WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id""";
+
+    static final String ATTEMPTS = """
+            INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
+                                        started_at, finished_at, outcome, error, detail)
+            SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::int[], ?::bigint[], ?::varchar[],
+                                 ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], ?::varchar[],
+                                 ?::varchar[]::jsonb[])""";
+
+    /** Renders the claim; never executes (the claim runs through {@link HotSql}). */
+    private static final DSLContext RENDERER = DSL.using(SQLDialect.POSTGRES);
+    private static final int CLAIM_CACHE_SIZE = 256;
+
     private final SqlClock clock;
     private final Backoff backoff;
+    private final HotSql finishSql;
+    private final HotSql heartbeatSql;
+    private final HotSql releaseSql;
+    private final HotSql rescueSql;
+    private final HotSql effectsSql;
+    private final HotSql attemptsSql;
+    private final Map<ClaimKey, RenderedClaim> claims = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ClaimKey, RenderedClaim> eldest) {
+            return size() > CLAIM_CACHE_SIZE;
+        }
+    };
 
     OutboxStore(SqlClock clock, Backoff backoff) {
         this.clock = clock;
         this.backoff = backoff;
+        this.finishSql = HotSql.of(FINISH, clock);
+        this.heartbeatSql = HotSql.of(HEARTBEAT, clock);
+        this.releaseSql = HotSql.of(RELEASE, clock);
+        this.rescueSql = HotSql.of(RESCUE, clock);
+        this.effectsSql = HotSql.of(EFFECTS, clock);
+        this.attemptsSql = HotSql.of(ATTEMPTS, clock);
     }
 
     // ---------------------------------------------------------------------------------------- claim
@@ -67,39 +177,85 @@ final class OutboxStore {
         return claim(tx, worker, limit, topics, lease, true);
     }
 
+
     List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease,
                                boolean orderingKeys) {
-        var m = OUTBOX_MESSAGE;
-        return claimQuery(tx, worker, limit, topics, lease, orderingKeys)
-                .fetch(r -> new ClaimedMessage(r.get(m.ID), r.get(m.CREATED_AT), r.get(m.TOPIC),
-                        r.get(m.AGGREGATE_TYPE), r.get(m.AGGREGATE_ID), r.get(m.IDEMPOTENCY_KEY),
-                        r.get(m.ORDERING_KEY), r.get(m.PAYLOAD).data(), r.get(m.ATTEMPTS), r.get(m.MAX_ATTEMPTS),
-                        r.get(m.CLAIM_VERSION), r.get(m.CLAIMED_AT), r.get(m.LEASE_UNTIL)));
+        RenderedClaim claim = renderedClaim(worker, limit, topics, lease, orderingKeys);
+        return HotSql.query(tx, claim.sql(), claim.binds(), OutboxStore::claimedMessage);
     }
 
-    /** The claim statement itself, unexecuted (for {@link #claim} and for reading its SQL). */
+    /**
+     * The claim as SQL text and bind values. With database time nothing in it changes between
+     * executions for the same worker, limit, topics and lease, so it is rendered once and kept
+     * (at most {@link #CLAIM_CACHE_SIZE} variants: the limit takes at most {@code batchSize} values);
+     * with an injected clock it carries that clock's instant and is rendered every time.
+     */
+    private RenderedClaim renderedClaim(String worker, int limit, Collection<String> topics, Duration lease,
+                                        boolean orderingKeys) {
+        if (!clock.isDatabaseTime()) {
+            return RenderedClaim.of(claimQuery(RENDERER, worker, limit, topics, lease, orderingKeys));
+        }
+        ClaimKey key = new ClaimKey(worker, limit, List.copyOf(topics), lease, orderingKeys);
+        synchronized (claims) {
+            RenderedClaim cached = claims.get(key);
+            if (cached != null) {
+                return cached;
+            }
+        }
+        RenderedClaim rendered = RenderedClaim.of(claimQuery(RENDERER, worker, limit, topics, lease, orderingKeys));
+        synchronized (claims) {
+            claims.put(key, rendered);
+        }
+        return rendered;
+    }
+
+    private record ClaimKey(String worker, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
+    }
+
+    private record RenderedClaim(String sql, Object[] binds) {
+        static RenderedClaim of(UpdateResultStep<OutboxMessageRecord> query) {
+            return new RenderedClaim(query.getSQL(), query.getBindValues().toArray());
+        }
+    }
+
+    private static ClaimedMessage claimedMessage(ResultSet rs) throws SQLException {
+        return new ClaimedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4),
+                rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getInt(10),
+                rs.getLong(11), HotSql.instant(rs, 12), HotSql.instant(rs, 13));
+    }
+
+    /**
+     * The claim statement itself, unexecuted (for {@link #claim} and for reading its SQL). The
+     * statuses and the limit are written into the text, not bound: with {@code status = ?} a
+     * generic plan cannot use the partial index {@code WHERE status = 'pending'}, and with the limit
+     * unknown its estimate is bad, so PostgreSQL planned every claim afresh (custom plans), which
+     * cost several times the claim's execution. Inlined, the plan is cached after five executions.
+     * The columns it returns are read by position in {@link #claimedMessage}.
+     */
     UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, int limit, Collection<String> topics,
                                                      Duration lease, boolean orderingKeys) {
         var m = OUTBOX_MESSAGE;
         var c = OUTBOX_MESSAGE.as("c");
         var earlier = OUTBOX_MESSAGE.as("earlier");
         Field<Instant> now = clock.now();
+        Field<String> pending = inline(PENDING);
+        Field<String> running = inline(RUNNING);
 
         Condition orderingFree = !orderingKeys ? DSL.noCondition()
                 : c.ORDERING_KEY.isNull().or(notExists(selectOne().from(earlier).where(
                         earlier.ORDERING_KEY.eq(c.ORDERING_KEY),
                         earlier.ID.lt(c.ID),
-                        earlier.STATUS.in(PENDING, RUNNING))));
+                        earlier.STATUS.in(pending, running))));
 
         CommonTableExpression<Record2<Long, Instant>> picked = name("picked").fields("id", "created_at").as(
                 DSL.select(c.ID, c.CREATED_AT)
                         .from(c)
-                        .where(c.STATUS.eq(PENDING))
+                        .where(c.STATUS.eq(pending))
                         .and(c.AVAILABLE_AT.le(now))
                         .and(c.TOPIC.eq(any(topics.toArray(String[]::new))))
                         .and(orderingFree)
                         .orderBy(c.AVAILABLE_AT, c.ID)
-                        .limit(limit)
+                        .limit(inline(limit))
                         .forNoKeyUpdate()
                         .skipLocked());
         Field<Long> pickedId = picked.field("id", Long.class);
@@ -107,11 +263,11 @@ final class OutboxStore {
 
         return tx.with(picked)
                 .update(m)
-                .set(m.STATUS, RUNNING)
+                .set(m.STATUS, running)
                 .set(m.CLAIMED_BY, worker)
                 .set(m.CLAIMED_AT, now)
-                .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(1))
-                .set(m.ATTEMPTS, m.ATTEMPTS.plus(1))
+                .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(inline(1L)))
+                .set(m.ATTEMPTS, m.ATTEMPTS.plus(inline(1)))
                 .set(m.LEASE_UNTIL, clock.plus(lease))
                 .set(m.UPDATED_AT, now)
                 .from(picked)
@@ -154,56 +310,14 @@ final class OutboxStore {
             errors[i] = truncate(f.error());
             delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
         }
-        Field<Instant> now = clock.now();
-        Result<Record> rows = tx.resultQuery("""
-                UPDATE outbox_message AS m SET
-                  status = CASE WHEN v.kind = 'release' THEN 'pending'
-                                WHEN v.kind <> 'retry' THEN v.kind
-                                WHEN m.attempts >= m.max_attempts THEN 'failed'
-                                ELSE 'pending' END,
-                  available_at = CASE WHEN v.kind IN ('retry', 'release')
-                                      THEN {0} + make_interval(secs => v.delay_ms / 1000.0)
-                                      ELSE m.available_at END,
-                  attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END,
-                  lease_until = NULL,
-                  last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END,
-                  finished_at = CASE WHEN v.kind = 'release' THEN NULL
-                                     WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL
-                                     ELSE {0} END,
-                  updated_at = {0}
-                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[], {4}::varchar[], {5}::varchar[], {6}::bigint[])
-                     AS v(id, created_at, claim_version, kind, error, delay_ms)
-                WHERE m.id = v.id AND m.created_at = v.created_at
-                  AND m.claim_version = v.claim_version AND m.status = 'running'
-                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
-                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
-                """, now, val(ids), val(createdAts), val(versions), val(kinds), val(errors), val(delays)).fetch();
-        return changedRows(rows);
+        return finishSql.query(tx, OutboxStore::changedRow, ids, createdAts, versions, kinds, errors, delays);
     }
 
     /** Extends the leases of held claims; returns the ids whose claim still holds. */
     Set<Long> heartbeat(DSLContext tx, Collection<ClaimedMessage> held, Duration lease) {
-        int n = held.size();
-        Long[] ids = new Long[n];
-        String[] createdAts = new String[n];
-        Long[] versions = new Long[n];
-        int i = 0;
-        for (ClaimedMessage msg : held) {
-            ids[i] = msg.id();
-            createdAts[i] = msg.createdAt().toString();
-            versions[i] = msg.claimVersion();
-            i++;
-        }
-        Result<Record> rows = tx.resultQuery("""
-                UPDATE outbox_message AS m SET lease_until = {0}
-                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[]) AS v(id, created_at, claim_version)
-                WHERE m.id = v.id AND m.created_at = v.created_at
-                  AND m.claim_version = v.claim_version AND m.status = 'running'
-                RETURNING m.id
-                """, clock.plus(lease), val(ids), val(createdAts), val(versions)).fetch();
-        Set<Long> kept = new HashSet<>();
-        rows.forEach(r -> kept.add(r.get(0, Long.class)));
-        return kept;
+        Object[] fence = fence(held);
+        return new HashSet<>(heartbeatSql.query(tx, rs -> rs.getLong(1),
+                lease.toMillis() / 1000.0, fence[0], fence[1], fence[2]));
     }
 
     /**
@@ -211,6 +325,12 @@ final class OutboxStore {
      * at once, attempts decremented. Returns the rows changed.
      */
     List<ChangedRow> release(DSLContext tx, Collection<ClaimedMessage> held) {
+        Object[] fence = fence(held);
+        return releaseSql.query(tx, OutboxStore::changedRow, fence[0], fence[1], fence[2]);
+    }
+
+    /** The fence of each claim, as the three arrays (ids, created_at texts, claim versions) the statements unnest. */
+    private static Object[] fence(Collection<ClaimedMessage> held) {
         int n = held.size();
         Long[] ids = new Long[n];
         String[] createdAts = new String[n];
@@ -222,17 +342,7 @@ final class OutboxStore {
             versions[i] = msg.claimVersion();
             i++;
         }
-        Result<Record> rows = tx.resultQuery("""
-                UPDATE outbox_message AS m SET
-                  status = 'pending', available_at = {0}, lease_until = NULL,
-                  attempts = greatest(m.attempts - 1, 0), updated_at = {0}
-                FROM unnest({1}::bigint[], {2}::timestamptz[], {3}::bigint[]) AS v(id, created_at, claim_version)
-                WHERE m.id = v.id AND m.created_at = v.created_at
-                  AND m.claim_version = v.claim_version AND m.status = 'running'
-                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
-                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
-                """, clock.now(), val(ids), val(createdAts), val(versions)).fetch();
-        return changedRows(rows);
+        return new Object[] {ids, createdAts, versions};
     }
 
     // -------------------------------------------------------------------------------------- rescue
@@ -245,34 +355,10 @@ final class OutboxStore {
      * are skipped and looked at next time.
      */
     List<ChangedRow> rescueExpired(DSLContext tx, int page) {
-        Field<Instant> now = clock.now();
         double baseSeconds = backoff.base().toMillis() / 1000.0;
         double capSeconds = backoff.cap().toMillis() / 1000.0;
-        Result<Record> rows = tx.resultQuery("""
-                WITH expired AS (
-                  SELECT id, created_at FROM outbox_message
-                  WHERE status = 'running' AND lease_until < {0}
-                  ORDER BY lease_until
-                  LIMIT {1}
-                  FOR NO KEY UPDATE SKIP LOCKED
-                )
-                UPDATE outbox_message AS m SET
-                  status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
-                  available_at = {0} + make_interval(secs =>
-                      least({2}, {3} * power({4}, greatest(m.attempts - 1, 0))) * (1 - {5} * random())),
-                  lease_until = NULL,
-                  last_error = left('lease expired: ' || coalesce(m.claimed_by, 'unknown worker')
-                                    || ' did not finish attempt ' || m.attempts, 2000),
-                  finished_at = CASE WHEN m.attempts >= m.max_attempts THEN {0} END,
-                  updated_at = {0}
-                FROM expired
-                WHERE m.id = expired.id AND m.created_at = expired.created_at
-                  AND m.status = 'running' AND m.lease_until < {0}
-                RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
-                          m.claim_version, m.claimed_by, m.claimed_at, m.last_error
-                """, now, val(page), val(capSeconds), val(baseSeconds), val(backoff.multiplier()),
-                val(backoff.jitter())).fetch();
-        return changedRows(rows);
+        return rescueSql.query(tx, OutboxStore::changedRow, page, capSeconds, baseSeconds, backoff.multiplier(),
+                backoff.jitter());
     }
 
     // ------------------------------------------------------------------------- history (effects, attempts)
@@ -296,14 +382,7 @@ final class OutboxStore {
             attempts[i] = r.attempts();
             errors[i] = r.lastError();
         }
-        tx.execute("""
-                UPDATE outbox_effect AS e SET
-                  status = v.status, attempts = v.attempts, last_error = v.error, updated_at = {0},
-                  finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') THEN {0} END
-                FROM unnest({1}::varchar[], {2}::bigint[], {3}::varchar[], {4}::int[], {5}::varchar[])
-                     AS v(idempotency_key, message_id, status, attempts, error)
-                WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id
-                """, clock.now(), val(keys), val(messageIds), val(statuses), val(attempts), val(errors));
+        effectsSql.execute(tx, keys, messageIds, statuses, attempts, errors);
     }
 
     /** One finished attempt for the support timeline. */
@@ -339,13 +418,8 @@ final class OutboxStore {
             errors[i] = truncate(a.error());
             details[i] = storableJson(a.detail());
         }
-        tx.execute("""
-                INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
-                                            started_at, finished_at, outcome, error, detail)
-                SELECT * FROM unnest({0}::varchar[], {1}::bigint[], {2}::int[], {3}::bigint[], {4}::varchar[],
-                                     {5}::timestamptz[], {6}::timestamptz[], {7}::varchar[], {8}::varchar[], {9}::jsonb[])
-                """, val(keys), val(messageIds), val(numbers), val(versions), val(workers), val(started),
-                val(finished), val(outcomes), val(errors), val(details));
+        attemptsSql.execute(tx, keys, messageIds, numbers, versions, workers, started, finished, outcomes, errors,
+                details);
     }
 
     // ------------------------------------------------------------------------------------- control
@@ -443,16 +517,10 @@ final class OutboxStore {
         return out.toString();
     }
 
-    private static List<ChangedRow> changedRows(Result<Record> rows) {
-        List<ChangedRow> out = new ArrayList<>(rows.size());
-        for (Record r : rows) {
-            out.add(new ChangedRow(r.get("id", Long.class), r.get("created_at", Instant.class),
-                    r.get("idempotency_key", String.class), r.get("status", String.class),
-                    r.get("attempts", Integer.class), r.get("max_attempts", Integer.class),
-                    r.get("claim_version", Long.class), r.get("claimed_by", String.class),
-                    r.get("claimed_at", Instant.class), r.get("last_error", String.class)));
-        }
-        return out;
+    /** Reads the columns every fenced statement returns ({@link #CHANGED_ROW}), by position. */
+    private static ChangedRow changedRow(ResultSet rs) throws SQLException {
+        return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
+                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10));
     }
 
     static Field<Instant> instant(Instant value) {
