@@ -90,14 +90,18 @@ final class HotSql {
     }
 
     private Object[] bindings(Object[] args) {
+        int expected = 0;
+        for (boolean now : nowSlots) {
+            expected += now ? 0 : 1;
+        }
+        if (args.length != expected) {
+            throw new IllegalArgumentException("statement takes " + expected + " arguments, got " + args.length);
+        }
         Object[] values = new Object[nowSlots.length];
         Instant now = clock.isDatabaseTime() ? null : clock.instant();
         int next = 0;
         for (int i = 0; i < values.length; i++) {
             values[i] = nowSlots[i] ? now : args[next++];
-        }
-        if (next != args.length) {
-            throw new IllegalArgumentException("statement takes " + next + " arguments, got " + args.length);
         }
         return values;
     }
