@@ -3,6 +3,7 @@ package io.mailroom.bench;
 import io.mailroom.orders.OrderService;
 import io.mailroom.orders.PlaceOrder;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.WakeUpNotifier;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -24,7 +25,8 @@ import static io.mailroom.db.jooq.Tables.ORDER_LINE;
  * orders per thread) runs three ways on one database: the order alone (orders + order_line, written
  * here with jOOQ exactly as the order service's repository writes them), the order service's
  * {@link OrderService#placeOrder} (order + outbox message + effect + pg_notify in one transaction),
- * and the same without pg_notify. The variants alternate in rounds so that the machine's noise
+ * the same with the wake-up sent after the commit from a session of its own (what the order
+ * server ships, {@link io.mailroom.outbox.WakeUpNotifier}), and the same without any wake-up. The variants alternate in rounds so that the machine's noise
  * and the tables' growth fall on all of them alike.
  */
 final class EnqueueOverhead {
@@ -34,8 +36,9 @@ final class EnqueueOverhead {
 
     enum Variant {
         ORDER_ONLY("order only"),
-        ORDER_AND_OUTBOX("order + outbox"),
-        ORDER_AND_OUTBOX_NO_NOTIFY("order + outbox, no pg_notify");
+        ORDER_AND_OUTBOX("order + outbox, pg_notify in txn"),
+        ORDER_AND_OUTBOX_WAKE_AFTER("order + outbox, wake-up after commit"),
+        ORDER_AND_OUTBOX_NO_NOTIFY("order + outbox, no wake-up");
 
         final String label;
 
@@ -77,6 +80,13 @@ final class EnqueueOverhead {
                             service.placeOrder(ORDER);
                         }
                     },
+                    Variant.ORDER_AND_OUTBOX_WAKE_AFTER, new Work() {
+                        final OrderService service = new OrderService(dsl, new OutboxEnqueuer(null, false),
+                                new WakeUpNotifier(db.pool("bench-wakeups", 1)));
+                        public void once() {
+                            service.placeOrder(ORDER);
+                        }
+                    },
                     Variant.ORDER_AND_OUTBOX_NO_NOTIFY, new Work() {
                         final OrderService service = new OrderService(dsl, new OutboxEnqueuer(null, false));
                         public void once() {
@@ -102,7 +112,8 @@ final class EnqueueOverhead {
                 long messages = count(monitor, "outbox_message");
                 long effects = count(monitor, "outbox_effect");
                 int perVariant = plan.threads() * (plan.ordersPerThread() * plan.rounds() + plan.warmupPerThread());
-                long expectedMessages = 2L * perVariant;
+                long expectedOrders = (long) Variant.values().length * perVariant;
+                long expectedMessages = expectedOrders - perVariant; // every variant but the order-only one
                 Acc base = acc.get(Variant.ORDER_ONLY);
                 for (Variant v : Variant.values()) {
                     Acc a = acc.get(v);
@@ -122,9 +133,9 @@ final class EnqueueOverhead {
                     row.put("db_cpu_ms_per_1k", meter.databaseVisible() ? a.dbNanos / 1e6 * 1000.0 / a.count : null);
                     row.put("load1", LoadAverage.oneMinute());
                     String problem = a.errors > 0 ? a.errors + " transactions failed" : null;
-                    if (orders != 3L * perVariant || messages != expectedMessages || effects != expectedMessages) {
+                    if (orders != expectedOrders || messages != expectedMessages || effects != expectedMessages) {
                         problem = "database holds " + orders + " orders, " + messages + " outbox messages, " + effects
-                                + " effects; expected " + 3L * perVariant + ", " + expectedMessages + ", " + expectedMessages;
+                                + " effects; expected " + expectedOrders + ", " + expectedMessages + ", " + expectedMessages;
                     }
                     row.put("status", problem == null ? Report.OK : Report.FAILED);
                     if (problem != null) {

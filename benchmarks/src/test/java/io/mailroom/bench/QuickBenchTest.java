@@ -78,8 +78,8 @@ class QuickBenchTest {
                 .allSatisfy(r -> assertThat(r.get("messages")).isEqualTo(200));
         assertThat(latency).anySatisfy(r -> assertThat(r.get("status")).isEqualTo(Report.NOT_AVAILABLE));
 
-        // scenario 6: three variants with their ratios
-        assertThat(report.find("enqueue").rows).hasSize(3)
+        // scenario 6: four variants with their ratios
+        assertThat(report.find("enqueue").rows).hasSize(4)
                 .allSatisfy(r -> assertThat(r.get("overhead_throughput")).isNotNull());
 
         // scenario 7: one and two processes drained the queue between them

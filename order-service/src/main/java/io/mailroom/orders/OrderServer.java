@@ -5,8 +5,6 @@ import io.javalin.json.JavalinJackson;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +46,7 @@ public final class OrderServer implements AutoCloseable {
     /** Starts the server over {@code dataSource} (a pool; migrated already). */
     public static OrderServer start(DataSource dataSource, HttpSettings settings) {
         Objects.requireNonNull(dataSource, "dataSource");
-        return start(new OrderService(DSL.using(dataSource, SQLDialect.POSTGRES)), settings);
+        return start(OrderService.withWakeUpsAfterCommit(dataSource), settings);
     }
 
     /** Starts the server in front of {@code service}. */

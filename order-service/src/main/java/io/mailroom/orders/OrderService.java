@@ -5,10 +5,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.WakeUpNotifier;
 import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.sql.DataSource;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
@@ -33,6 +37,7 @@ public final class OrderService {
 
     private final DSLContext dsl;
     private final OutboxEnqueuer enqueuer;
+    private final WakeUpNotifier wakeUps;
     private final ObjectMapper json;
     private final OrderRepository repository = new OrderRepository();
 
@@ -42,9 +47,26 @@ public final class OrderService {
     }
 
     public OrderService(DSLContext dsl, OutboxEnqueuer enqueuer) {
+        this(dsl, enqueuer, null);
+    }
+
+    /**
+     * @param wakeUps if not null, {@link #placeOrder(PlaceOrder)} wakes dispatchers through it after
+     *                its commit; give it an enqueuer that does not notify inside the transaction
+     *                ({@code new OutboxEnqueuer(null, false)}), which keeps concurrent order commits
+     *                from queueing behind each other (see {@link WakeUpNotifier})
+     */
+    public OrderService(DSLContext dsl, OutboxEnqueuer enqueuer, WakeUpNotifier wakeUps) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
         this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+        this.wakeUps = wakeUps;
         this.json = OrderJson.mapper();
+    }
+
+    /** Database time, dispatchers woken after each commit through their own session from {@code dataSource}. */
+    public static OrderService withWakeUpsAfterCommit(DataSource dataSource) {
+        return new OrderService(DSL.using(dataSource, SQLDialect.POSTGRES), new OutboxEnqueuer(null, false),
+                new WakeUpNotifier(dataSource));
     }
 
     /** The confirmation's business-effect key: stable for the order, whatever retries happen. */
@@ -61,6 +83,9 @@ public final class OrderService {
     public PlacedOrder placeOrder(PlaceOrder order) {
         order.validate();
         PlacedOrder placed = dsl.transactionResult(cfg -> placeOrder(cfg.dsl(), order));
+        if (wakeUps != null) {
+            wakeUps.wake(TOPIC);
+        }
         log.info("Placed order {} ({} lines, total {} {}); confirmation queued as {} (outbox message {})",
                 placed.orderId(), order.lines().size(), placed.total().toPlainString(), order.currency(),
                 placed.idempotencyKey(), placed.outboxMessageId());

@@ -37,6 +37,31 @@ class OrderServiceTest {
     }
 
     @Test
+    void withWakeUpsAfterCommitDispatchersAreWokenOnceTheOrderIsCommitted() throws Exception {
+        try (java.sql.Connection listener = pg.newConnection()) {
+            listener.setAutoCommit(true);
+            try (java.sql.Statement st = listener.createStatement()) {
+                st.execute("LISTEN " + OutboxEnqueuer.CHANNEL);
+            }
+            OrderService service = OrderService.withWakeUpsAfterCommit(pg.dataSource());
+            PlacedOrder placed = service.placeOrder(OrderFixtures.sample());
+
+            java.util.List<String> payloads = new java.util.ArrayList<>();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> {
+                var batch = listener.unwrap(org.postgresql.PGConnection.class).getNotifications(100);
+                if (batch != null) {
+                    for (var n : batch) {
+                        payloads.add(n.getParameter());
+                    }
+                }
+                return payloads.contains(OrderService.TOPIC);
+            });
+            assertThat(pg.dsl().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.ID.eq(placed.outboxMessageId())))
+                    .as("the message is visible when the wake-up arrives").isEqualTo(1);
+        }
+    }
+
+    @Test
     void committedOrderLeavesTheOrderItsLinesAndOnePendingConfirmation() throws Exception {
         Counts before = counts();
 

@@ -1,16 +1,9 @@
 package io.mailroom.outbox;
 
 import org.jooq.DSLContext;
-import org.jooq.InsertValuesStep9;
-import org.jooq.JSONB;
-import org.jooq.Field;
-import org.jooq.Record4;
-import org.jooq.Result;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DSL;
 
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -18,8 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
-import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 
 /**
  * The API business code calls: adds outbox messages with the caller's {@link DSLContext}, inside the
@@ -38,8 +29,31 @@ public final class OutboxEnqueuer {
     /** LISTEN/NOTIFY channel; the payload is the topic. */
     public static final String CHANNEL = "mailroom_outbox";
 
-    private final SqlClock clock;
-    private final boolean notifyOnCommit;
+    /**
+     * Messages and their effects in one statement. {@code %s} is where the notification goes:
+     * PostgreSQL delivers one per channel and payload per transaction, however often it is sent.
+     */
+    private static final String INSERT = """
+            WITH inserted AS (
+              INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
+                                          available_at, max_attempts, created_at)
+              SELECT v.topic, v.aggregate_type, v.aggregate_id, v.idempotency_key, v.ordering_key, v.payload::jsonb,
+                     coalesce(v.available_at, {now}), v.max_attempts, {now}
+              FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[],
+                          ?::varchar[]::timestamptz[], ?::int[])
+                   AS v(topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload, available_at,
+                        max_attempts)
+              RETURNING id, created_at, idempotency_key, topic, aggregate_type, aggregate_id, max_attempts
+            ), effects AS (
+              INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                                         message_created_at, max_attempts, created_at, updated_at)
+              SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
+                     created_at
+              FROM inserted
+            )
+            SELECT id, created_at, idempotency_key%s FROM inserted""";
+
+    private final HotSql insert;
 
     /** Database time, wake-ups on. */
     public OutboxEnqueuer() {
@@ -51,8 +65,8 @@ public final class OutboxEnqueuer {
      * @param notifyOnCommit whether to {@code pg_notify} dispatchers (they poll anyway)
      */
     public OutboxEnqueuer(Clock clock, boolean notifyOnCommit) {
-        this.clock = SqlClock.of(clock);
-        this.notifyOnCommit = notifyOnCommit;
+        this.insert = HotSql.of(INSERT.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
+                SqlClock.of(clock));
     }
 
     /** Adds one message in the caller's transaction. */
@@ -63,42 +77,37 @@ public final class OutboxEnqueuer {
     /**
      * Adds several messages in the caller's transaction, in one statement whatever their number:
      * the messages, their effects and the wake-up notification travel in one round trip (a
-     * data-modifying CTE), which matters because every round trip lengthens the business
-     * transaction that carries them.
+     * data-modifying CTE over arrays), because every round trip and every client-side rendering
+     * lengthens the business transaction that carries them.
      */
     public List<EnqueuedMessage> enqueueAll(DSLContext tx, List<NewMessage> messages) {
         if (messages.isEmpty()) {
             return List.of();
         }
-        var m = OUTBOX_MESSAGE;
-        InsertValuesStep9<?, String, String, String, String, String, JSONB, Instant, Integer, Instant> insert =
-                DSL.insertInto(m, m.TOPIC, m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.IDEMPOTENCY_KEY, m.ORDERING_KEY,
-                        m.PAYLOAD, m.AVAILABLE_AT, m.MAX_ATTEMPTS, m.CREATED_AT);
-        for (NewMessage msg : messages) {
-            insert = insert.values(DSL.val(msg.topic()), DSL.val(msg.aggregateType()), DSL.val(msg.aggregateId()),
-                    DSL.val(msg.idempotencyKey()), DSL.val(msg.orderingKey()), DSL.val(JSONB.valueOf(msg.payloadJson())),
-                    msg.availableAt() == null ? clock.now() : DSL.val(msg.availableAt()),
-                    DSL.val(msg.maxAttempts()), clock.now());
+        int n = messages.size();
+        String[] topics = new String[n];
+        String[] aggregateTypes = new String[n];
+        String[] aggregateIds = new String[n];
+        String[] keys = new String[n];
+        String[] orderingKeys = new String[n];
+        String[] payloads = new String[n];
+        String[] availableAts = new String[n];
+        Integer[] maxAttempts = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            NewMessage msg = messages.get(i);
+            topics[i] = msg.topic();
+            aggregateTypes[i] = msg.aggregateType();
+            aggregateIds[i] = msg.aggregateId();
+            keys[i] = msg.idempotencyKey();
+            orderingKeys[i] = msg.orderingKey();
+            payloads[i] = msg.payloadJson();
+            availableAts[i] = msg.availableAt() == null ? null : msg.availableAt().toString();
+            maxAttempts[i] = msg.maxAttempts();
         }
-        var inserted = DSL.name("inserted").as(insert.returning(m.ID, m.CREATED_AT, m.IDEMPOTENCY_KEY, m.TOPIC,
-                m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.MAX_ATTEMPTS));
-        Field<Long> id = inserted.field(m.ID);
-        Field<Instant> createdAt = inserted.field(m.CREATED_AT);
-        Field<String> key = inserted.field(m.IDEMPOTENCY_KEY);
-        var e = OUTBOX_EFFECT;
-        var effects = DSL.name("effects").as(DSL.insertInto(e, e.IDEMPOTENCY_KEY, e.TOPIC, e.AGGREGATE_TYPE,
-                        e.AGGREGATE_ID, e.MESSAGE_ID, e.MESSAGE_CREATED_AT, e.MAX_ATTEMPTS, e.CREATED_AT, e.UPDATED_AT)
-                .select(DSL.select(key, inserted.field(m.TOPIC), inserted.field(m.AGGREGATE_TYPE),
-                        inserted.field(m.AGGREGATE_ID), id, createdAt, inserted.field(m.MAX_ATTEMPTS), createdAt, createdAt)
-                        .from(inserted))
-                .returning(e.IDEMPOTENCY_KEY));
-        // PostgreSQL delivers one notification per channel and payload per transaction, however often it is sent.
-        Field<Object> wakeUp = notifyOnCommit
-                ? DSL.function("pg_notify", Object.class, DSL.inline(CHANNEL), inserted.field(m.TOPIC))
-                : DSL.inline((Object) null);
-        Result<Record4<Long, Instant, String, Object>> rows;
+        List<EnqueuedMessage> rows;
         try {
-            rows = tx.with(inserted, effects).select(id, createdAt, key, wakeUp.as("woken")).from(inserted).fetch();
+            rows = insert.query(tx, rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
+                    topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts);
         } catch (DataAccessException ex) {
             if (SqlStates.is(ex, SqlStates.INVALID_TEXT_REPRESENTATION)) {
                 throw new IllegalArgumentException("payloadJson is not valid JSON: " + ex.getMessage(), ex);
@@ -113,10 +122,8 @@ public final class OutboxEnqueuer {
             throw ex;
         }
         Map<String, EnqueuedMessage> byKey = new HashMap<>();
-        for (var row : rows) {
-            byKey.put(row.value3(), new EnqueuedMessage(row.value1(), row.value2(), row.value3()));
-        }
-        List<EnqueuedMessage> result = new ArrayList<>(messages.size());
+        rows.forEach(row -> byKey.put(row.idempotencyKey(), row));
+        List<EnqueuedMessage> result = new ArrayList<>(n);
         for (NewMessage msg : messages) {
             result.add(byKey.get(msg.idempotencyKey()));
         }
