@@ -27,8 +27,6 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.Connection;
-import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +43,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Start-up survives a database that is not there yet: the health server starts first
  * ({@code /health/live} UP, {@code /health/ready} 503 STARTING), then {@link DatabaseStartup} waits
  * for the database, logging each attempt, for up to {@code MAILROOM_DB_STARTUP_TIMEOUT} (default:
- * as long as it takes), and only then migrates and starts the rest.
+ * as long as it takes), and only then migrates and starts the rest. At run time the pool reconnects
+ * by itself, retention retries within seconds ({@link RetentionSchedule}) and {@code /health/ready}
+ * answers within {@link DatabaseCheck#DEFAULT_ANSWER_WITHIN} even while the database is away.
  */
 public final class DispatcherService implements AutoCloseable {
 
@@ -56,7 +56,7 @@ public final class DispatcherService implements AutoCloseable {
     private final HikariDataSource pool;
     private final ResilientTransport transport;
     private final Dispatcher dispatcher;
-    private final OutboxControl control;
+    private final DatabaseCheck databaseCheck;
     private final Javalin http;
     private final RetentionSchedule retention;
     private final MetricsRegistry metrics;
@@ -72,7 +72,7 @@ public final class DispatcherService implements AutoCloseable {
         this.pool = pool;
         this.transport = transport;
         this.dispatcher = dispatcher;
-        this.control = new OutboxControl(pool);
+        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
         this.http = http;
         this.retention = retention;
         this.metrics = metrics;
@@ -210,29 +210,26 @@ public final class DispatcherService implements AutoCloseable {
         sampler.sample();
     }
 
-    /** Readiness as data, for the health endpoint and tests. */
+    /**
+     * Readiness as data, for the health endpoint and tests. Answers within about
+     * {@link DatabaseCheck#DEFAULT_ANSWER_WITHIN} even while the database is away: one check on one
+     * connection, its paused scopes "unknown" when the database did not answer.
+     */
     public Map<String, Object> readiness() {
         Map<String, Object> body = new LinkedHashMap<>();
-        boolean dbUp;
-        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-            st.execute("SELECT 1");
-            dbUp = true;
-        } catch (Exception e) {
-            dbUp = false;
+        DatabaseCheck.Result db = databaseCheck.check();
+        body.put("status", db.up() && dispatcher.isRunning() ? "UP" : "DOWN");
+        body.put("database", db.up() ? "UP" : "DOWN");
+        if (db.problem() != null) {
+            body.put("databaseProblem", db.problem());
         }
-        body.put("status", dbUp && dispatcher.isRunning() ? "UP" : "DOWN");
-        body.put("database", dbUp ? "UP" : "DOWN");
         body.put("dispatcher", dispatcher.isRunning() ? "RUNNING" : "STOPPED");
         body.put("worker", config.dispatcher().workerId());
         body.put("transport", transport.name());
         body.put("breaker", transport.breakerState().name());
         transport.halted().ifPresent(h -> body.put("halted", h.code() + " " + h.error() + " at " + h.at()));
         body.put("inFlight", dispatcher.inFlightCount());
-        try {
-            body.put("paused", control.pausedScopes());
-        } catch (RuntimeException e) {
-            body.put("paused", "unknown");
-        }
+        body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
     }
 

@@ -33,7 +33,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * The dispatcher service while its database is away: at start-up it waits (live, not ready, one log
  * line per attempt) instead of exiting, or gives up after {@code MAILROOM_DB_STARTUP_TIMEOUT} with a
- * message naming the URL; a database that refuses it fails start-up at once. The database is taken
+ * message naming the URL; a database that refuses it fails start-up at once; at run time
+ * {@code /health/ready} says DOWN within a couple of seconds instead of ten. The database is taken
  * away by a {@link TcpGate} in front of it.
  */
 class DatabaseOutageTest {
@@ -43,6 +44,9 @@ class DatabaseOutageTest {
 
     @RegisterExtension
     static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
+
+    /** What an answer of /health/ready may take while the database is down: generous, but well under the old 10 s. */
+    private static final Duration READY_ANSWER_BOUND = Duration.ofSeconds(4);
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final ListAppender<ILoggingEvent> startupLogs = new ListAppender<>();
@@ -153,5 +157,29 @@ class DatabaseOutageTest {
                 .isInstanceOf(DatabaseStartupException.class)
                 .hasMessageContaining("refused the dispatcher (SQLSTATE 3D000)")
                 .hasMessageContaining("no_such_database_here");
+    }
+
+    @Test
+    void readinessAnswersDownWithinSecondsWhileTheDatabaseIsDownAndUpAgainAfter() throws Exception {
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env(gatedUrl(), 0)))) {
+            int port = service.port();
+            assertThat(get(port, "/health/ready").statusCode()).isEqualTo(200);
+
+            gate.shut();
+            // several probes in a row, as an orchestrator sends them: each one answers within the bound
+            for (int probe = 1; probe <= 3; probe++) {
+                await("probe " + probe).atMost(READY_ANSWER_BOUND).until(() -> {
+                    HttpResponse<String> r = get(port, "/health/ready");
+                    return r.statusCode() == 503 && r.body().contains("\"database\":\"DOWN\"")
+                            && r.body().contains("\"paused\":\"unknown\"") && r.body().contains("\"dispatcher\":\"RUNNING\"");
+                });
+            }
+
+            gate.open();
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                HttpResponse<String> r = get(port, "/health/ready");
+                return r.statusCode() == 200 && r.body().contains("\"paused\":[]");
+            });
+        }
     }
 }
