@@ -1,5 +1,7 @@
 package io.mailroom.outbox;
 
+import org.jooq.DSLContext;
+
 import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.Set;
@@ -8,6 +10,10 @@ import java.util.Set;
  * The cluster-wide pause switches in {@code outbox_control}. Every dispatcher reads them every
  * {@link DispatcherConfig#controlPollInterval()}: scope {@value #ALL} pauses everything, a topic
  * pauses that topic. A paused dispatcher finishes what it holds and claims nothing new.
+ *
+ * <p>The {@code DSLContext} overloads are steps of the caller's transaction: a caller that must
+ * write something else atomically with the switch (an audit row, say) runs them inside its own
+ * transaction; the others open and commit one of their own.
  */
 public final class OutboxControl {
 
@@ -30,16 +36,34 @@ public final class OutboxControl {
     }
 
     public Set<String> pausedScopes() {
-        return sessions.inTransaction(store::pausedScopes);
+        return sessions.inTransaction(this::pausedScopes);
+    }
+
+    /** The paused scopes, read in the caller's transaction (or on the caller's connection). */
+    public Set<String> pausedScopes(DSLContext tx) {
+        return store.pausedScopes(tx);
+    }
+
+    /**
+     * Sets the switch of {@code scope} in the caller's transaction {@code tx}: nothing is committed
+     * here, so whatever else the caller writes in {@code tx} stands or falls with the switch.
+     */
+    public void setPaused(DSLContext tx, String scope, boolean paused, String reason, String actor) {
+        requireScope(scope);
+        store.setPaused(tx, scope, paused, reason, actor);
     }
 
     private void set(String scope, boolean paused, String reason, String actor) {
+        requireScope(scope); // before a connection is taken
+        sessions.inTransaction(tx -> {
+            setPaused(tx, scope, paused, reason, actor);
+            return null;
+        });
+    }
+
+    private static void requireScope(String scope) {
         if (scope == null || scope.isBlank() || scope.length() > NewMessage.MAX_KEY_LENGTH) {
             throw new IllegalArgumentException("scope must be '*' or a topic of 1.." + NewMessage.MAX_KEY_LENGTH + " characters");
         }
-        sessions.inTransaction(tx -> {
-            store.setPaused(tx, scope, paused, reason, actor);
-            return null;
-        });
     }
 }

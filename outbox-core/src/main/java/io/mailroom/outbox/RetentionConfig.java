@@ -111,20 +111,20 @@ public record RetentionConfig(
         public Builder clock(Clock v) { this.clock = v; return this; }
 
         public RetentionConfig build() {
-            range("partitionsAhead", partitionsAhead, 1, 90);
-            range("historyBatchSize", historyBatchSize, 1, 100_000);
-            range("historyMaxBatchesPerRun", historyMaxBatchesPerRun, 1, 100_000);
-            atLeast("hotRetention", hotRetention, Duration.ofDays(1),
+            Checks.range("partitionsAhead", partitionsAhead, 1, 90);
+            Checks.range("historyBatchSize", historyBatchSize, 1, 100_000);
+            Checks.range("historyMaxBatchesPerRun", historyMaxBatchesPerRun, 1, 100_000);
+            Checks.atLeast("hotRetention", hotRetention, Duration.ofDays(1),
                     "a partition holds a whole day, and yesterday's must not be dropped while it is still written");
-            atLeast("historyRetention", historyRetention, Duration.ofDays(1), null);
+            Checks.atLeast("historyRetention", historyRetention, Duration.ofDays(1), null);
             Duration audit = auditRetention == null ? historyRetention : auditRetention;
-            atLeast("auditRetention", audit, Duration.ofDays(1), null);
+            Checks.atLeast("auditRetention", audit, Duration.ofDays(1), null);
             if (historyRetention.compareTo(hotRetention) < 0) {
                 throw new IllegalArgumentException("historyRetention (" + historyRetention
                         + ") must be at least hotRetention (" + hotRetention
                         + "): the support history must outlive the hot rows it describes");
             }
-            positive("lockTimeout", lockTimeout);
+            Checks.positive("lockTimeout", lockTimeout);
             if (lockTimeout.compareTo(MAX_LOCK_TIMEOUT) > 0) {
                 throw new IllegalArgumentException("lockTimeout must be at most " + MAX_LOCK_TIMEOUT + ", got "
                         + lockTimeout + ": claims and enqueues wait behind a queued DETACH that long");
@@ -132,7 +132,7 @@ public record RetentionConfig(
             if (lockTimeout.toMillis() < 1) {
                 throw new IllegalArgumentException("lockTimeout must be at least 1ms, got " + lockTimeout);
             }
-            positive("statementTimeout", statementTimeout);
+            Checks.positive("statementTimeout", statementTimeout);
             if (statementTimeout.toMillis() < 1 || statementTimeout.toMillis() > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("statementTimeout must be between 1ms and "
                         + Duration.ofMillis(Integer.MAX_VALUE) + ", got " + statementTimeout);
@@ -143,25 +143,6 @@ public record RetentionConfig(
             }
             return new RetentionConfig(partitionsAhead, hotRetention, historyRetention, audit, historyBatchSize,
                     historyMaxBatchesPerRun, lockTimeout, statementTimeout, freezeMinXidAge, clock);
-        }
-
-        private static void range(String name, int value, int min, int max) {
-            if (value < min || value > max) {
-                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
-            }
-        }
-
-        private static void positive(String name, Duration value) {
-            if (value == null || value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
-            }
-        }
-
-        private static void atLeast(String name, Duration value, Duration min, String why) {
-            if (value == null || value.compareTo(min) < 0) {
-                throw new IllegalArgumentException(name + " must be at least " + min + ", got " + value
-                        + (why == null ? "" : ": " + why));
-            }
         }
     }
 }

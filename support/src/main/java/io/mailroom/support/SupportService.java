@@ -7,6 +7,7 @@ import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.outbox.DuplicateIdempotencyKeyException;
 import io.mailroom.outbox.MessageActions;
 import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.outbox.SqlStates;
 import org.jooq.DSLContext;
@@ -65,6 +66,7 @@ public final class SupportService {
     private final DSLContext dsl;
     private final SupportStore store = new SupportStore();
     private final MessageActions messageActions;
+    private final OutboxControl control;
     private final IdempotencyStore idempotency = new IdempotencyStore();
     private final OutboxEnqueuer enqueuer = new OutboxEnqueuer();
     private final TransportStatus transports;
@@ -78,6 +80,7 @@ public final class SupportService {
         Objects.requireNonNull(dataSource, "dataSource");
         this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
         this.messageActions = new MessageActions(dataSource);
+        this.control = new OutboxControl(dataSource);
         this.transports = Objects.requireNonNull(transports, "transports");
         this.statementTimeoutMillis = DEFAULT_STATEMENT_TIMEOUT.toMillis();
     }
@@ -358,7 +361,7 @@ public final class SupportService {
         String why = Params.reason(SupportParams.REASON, reason, false);
         String action = paused ? AuditActions.PAUSE : AuditActions.RESUME;
         ControlState state = write(tx -> {
-            store.setPaused(tx, s, paused, why, actor.name());
+            control.setPaused(tx, s, paused, why, actor.name());
             store.insertAudit(tx, actor, action, null, why, SupportJson.object(Map.of("scope", s)));
             return new ControlState(store.switches(tx));
         });

@@ -326,14 +326,6 @@ final class SupportStore {
         tx.update(E).set(E.RESEND_OF, originalKey).where(E.IDEMPOTENCY_KEY.eq(newKey)).execute();
     }
 
-    void setPaused(DSLContext tx, String scope, boolean paused, String reason, String actor) {
-        tx.insertInto(C, C.SCOPE, C.PAUSED, C.REASON, C.UPDATED_BY, C.UPDATED_AT)
-                .values(DSL.val(scope), DSL.val(paused), DSL.val(reason), DSL.val(actor), NOW)
-                .onConflict(C.SCOPE).doUpdate()
-                .set(C.PAUSED, paused).set(C.REASON, reason).set(C.UPDATED_BY, actor).set(C.UPDATED_AT, NOW)
-                .execute();
-    }
-
     List<ControlState.Switch> switches(DSLContext tx) {
         return tx.select(C.SCOPE, C.PAUSED, C.REASON, C.UPDATED_BY, C.UPDATED_AT).from(C).orderBy(C.SCOPE)
                 .fetch(r -> new ControlState.Switch(r.value1(), r.value2(), r.value3(), r.value4(), r.value5()));

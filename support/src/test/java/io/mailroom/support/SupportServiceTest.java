@@ -348,6 +348,24 @@ class SupportServiceTest {
     }
 
     @Test
+    void aPauseWhoseAuditRowCannotBeWrittenDoesNotPause() {
+        // the switch and its audit row are one transaction: no audit row, no switch
+        pg.dsl().execute("""
+                CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS
+                $$ BEGIN RAISE EXCEPTION 'audit refused by the test'; END $$""");
+        pg.dsl().execute("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit()");
+        try {
+            assertThatThrownBy(() -> service.pause(OPS, "*", "provider incident"))
+                    .hasStackTraceContaining("audit refused by the test");
+            assertThat(pg.dsl().fetchCount(OUTBOX_CONTROL)).isZero();
+            assertThat(new io.mailroom.outbox.OutboxControl(pg.dataSource()).pausedScopes()).isEmpty();
+        } finally {
+            pg.dsl().execute("DROP TRIGGER refuse_audit ON audit_log");
+            pg.dsl().execute("DROP FUNCTION refuse_audit()");
+        }
+    }
+
+    @Test
     void listsByStatusArePagedWithACursorAndFilteredByTime() {
         for (int i = 1; i <= 5; i++) {
             TestMail.confirmation(pg.dsl(), 200 + i);

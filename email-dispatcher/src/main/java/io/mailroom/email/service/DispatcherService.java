@@ -3,7 +3,6 @@ package io.mailroom.email.service;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.javalin.Javalin;
-import io.mailroom.db.Schema;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
@@ -28,11 +27,10 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.Connection;
-import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The runnable dispatcher: a HikariCP pool of its own (TCP keepalive on; session timeouts set by
@@ -41,6 +39,13 @@ import java.util.Map;
  * the transport's breaker, {@code /health/live} + {@code /health/ready} and {@code /metrics}
  * (Prometheus). {@link #close()} is the
  * graceful stop (also run on SIGTERM by {@link MailroomCli}).
+ *
+ * <p>Start-up survives a database that is not there yet: the health server starts first
+ * ({@code /health/live} UP, {@code /health/ready} 503 STARTING), then {@link DatabaseStartup} waits
+ * for the database, logging each attempt, for up to {@code MAILROOM_DB_STARTUP_TIMEOUT} (default:
+ * as long as it takes), and only then migrates and starts the rest. At run time the pool reconnects
+ * by itself, retention retries within seconds ({@link RetentionSchedule}) and {@code /health/ready}
+ * answers within {@link DatabaseCheck#DEFAULT_ANSWER_WITHIN} even while the database is away.
  */
 public final class DispatcherService implements AutoCloseable {
 
@@ -51,7 +56,7 @@ public final class DispatcherService implements AutoCloseable {
     private final HikariDataSource pool;
     private final ResilientTransport transport;
     private final Dispatcher dispatcher;
-    private final OutboxControl control;
+    private final DatabaseCheck databaseCheck;
     private final Javalin http;
     private final RetentionSchedule retention;
     private final MetricsRegistry metrics;
@@ -67,7 +72,7 @@ public final class DispatcherService implements AutoCloseable {
         this.pool = pool;
         this.transport = transport;
         this.dispatcher = dispatcher;
-        this.control = new OutboxControl(pool);
+        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
         this.http = http;
         this.retention = retention;
         this.metrics = metrics;
@@ -87,6 +92,10 @@ public final class DispatcherService implements AutoCloseable {
         HikariDataSource pool = pool(config);
         PolicyRegistries policies = PolicyRegistries.create();
         MetricsRegistry metrics = new MetricsRegistry(policies);
+        DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
+                config.dbStartupTimeout(), config.migrate());
+        AtomicReference<DispatcherService> self = new AtomicReference<>();
+        Javalin http = null;
         QueueSampler sampler = null;
         HikariDataSource supportPool = null;
         SupportServer support = null;
@@ -94,11 +103,9 @@ public final class DispatcherService implements AutoCloseable {
         Dispatcher dispatcher = null;
         RetentionSchedule retention = null;
         try {
-            if (config.migrate()) {
-                var result = Schema.migrate(pool);
-                log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
-                        result.migrationsExecuted);
-            }
+            // first, so that an orchestrator sees a live process that is not ready while the database is awaited
+            http = health(config, self::get, database, metrics);
+            database.await();
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
             transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
@@ -116,14 +123,15 @@ public final class DispatcherService implements AutoCloseable {
                 support = SupportServer.start(supportPool, config.support(), () -> List.of(
                         new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT))));
             }
-            DispatcherService[] self = new DispatcherService[1];
-            Javalin http = health(config, () -> self[0], metrics);
-            self[0] = new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler,
-                    supportPool, support);
+            self.set(new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler,
+                    supportPool, support));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
-                    config.host(), self[0].port());
-            return self[0];
-        } catch (RuntimeException e) {
+                    config.host(), http.port());
+            return self.get();
+        } catch (InterruptedException | RuntimeException e) {
+            if (http != null) {
+                stopQuietly(http);
+            }
             if (dispatcher != null) {
                 dispatcher.stop();
             }
@@ -144,7 +152,11 @@ public final class DispatcherService implements AutoCloseable {
                 transport.close();
             }
             pool.close();
-            throw e;
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the database", e);
+            }
+            throw (RuntimeException) e;
         }
     }
 
@@ -175,11 +187,7 @@ public final class DispatcherService implements AutoCloseable {
         if (pool.isClosed()) {
             return;
         }
-        try {
-            http.stop();
-        } catch (RuntimeException e) {
-            log.warn("Health server did not stop cleanly: {}", e.toString());
-        }
+        stopQuietly(http);
         retention.close();
         if (support != null) {
             support.stop();
@@ -202,29 +210,26 @@ public final class DispatcherService implements AutoCloseable {
         sampler.sample();
     }
 
-    /** Readiness as data, for the health endpoint and tests. */
+    /**
+     * Readiness as data, for the health endpoint and tests. Answers within about
+     * {@link DatabaseCheck#DEFAULT_ANSWER_WITHIN} even while the database is away: one check on one
+     * connection, its paused scopes "unknown" when the database did not answer.
+     */
     public Map<String, Object> readiness() {
         Map<String, Object> body = new LinkedHashMap<>();
-        boolean dbUp;
-        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-            st.execute("SELECT 1");
-            dbUp = true;
-        } catch (Exception e) {
-            dbUp = false;
+        DatabaseCheck.Result db = databaseCheck.check();
+        body.put("status", db.up() && dispatcher.isRunning() ? "UP" : "DOWN");
+        body.put("database", db.up() ? "UP" : "DOWN");
+        if (db.problem() != null) {
+            body.put("databaseProblem", db.problem());
         }
-        body.put("status", dbUp && dispatcher.isRunning() ? "UP" : "DOWN");
-        body.put("database", dbUp ? "UP" : "DOWN");
         body.put("dispatcher", dispatcher.isRunning() ? "RUNNING" : "STOPPED");
         body.put("worker", config.dispatcher().workerId());
         body.put("transport", transport.name());
         body.put("breaker", transport.breakerState().name());
         transport.halted().ifPresent(h -> body.put("halted", h.code() + " " + h.error() + " at " + h.at()));
         body.put("inFlight", dispatcher.inFlightCount());
-        try {
-            body.put("paused", control.pausedScopes());
-        } catch (RuntimeException e) {
-            body.put("paused", "unknown");
-        }
+        body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
     }
 
@@ -281,12 +286,22 @@ public final class DispatcherService implements AutoCloseable {
         hc.setMaximumPoolSize(size);
         hc.setPoolName(name);
         hc.setConnectionTimeout(5_000);
-        hc.setInitializationFailTimeout(10_000);
+        // Never fail in the constructor: DatabaseStartup waits for the database, logging each attempt,
+        // and the pool connects in the background as soon as the database answers.
+        hc.setInitializationFailTimeout(-1);
         return new HikariDataSource(hc);
     }
 
+    private static void stopQuietly(Javalin http) {
+        try {
+            http.stop();
+        } catch (RuntimeException e) {
+            log.warn("Health server did not stop cleanly: {}", e.toString());
+        }
+    }
+
     private static Javalin health(ServiceConfig config, java.util.function.Supplier<DispatcherService> service,
-                                  MetricsRegistry metrics) {
+                                  DatabaseStartup database, MetricsRegistry metrics) {
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;
@@ -304,7 +319,7 @@ public final class DispatcherService implements AutoCloseable {
             c.routes.get("/health/ready", ctx -> {
                 DispatcherService s = service.get();
                 if (s == null) {
-                    ctx.status(503).json(Map.of("status", "STARTING"));
+                    ctx.status(503).json(Map.of("status", "STARTING", "database", database.answered() ? "UP" : "DOWN"));
                     return;
                 }
                 Map<String, Object> body = s.readiness();

@@ -30,6 +30,10 @@ public final class MailroomCli implements Callable<Integer> {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());
                 return 2;
             }
+            if (e instanceof DatabaseStartupException) {
+                cmd.getErr().println("mailroom: " + e.getMessage()); // it says it all: URL, SQLSTATE, what happened
+                return 1;
+            }
             cmd.getErr().println("mailroom: " + e);
             return 1;
         });

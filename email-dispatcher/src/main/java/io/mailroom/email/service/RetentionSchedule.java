@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.HistoryCleaner;
 import io.mailroom.outbox.PartitionMaintainer;
 import io.mailroom.outbox.RetentionConfig;
@@ -10,7 +11,9 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -19,30 +22,82 @@ import java.util.concurrent.TimeUnit;
  * default partition stays a safety net, not the queue), then every {@code interval} the partition
  * maintenance (create ahead, drop finished old partitions, freeze kept ones) and the history
  * cleaner. Every instance may run it; the maintainer and the cleaner keep out of each other's way.
+ *
+ * <p>A database that is away never stops the dispatcher: a failed run, the one at start included,
+ * is logged with its SQLSTATE and tried again after {@code retryFirst}, then after twice as long,
+ * up to {@code retryMax} (never longer than the interval), until one succeeds; then the interval
+ * applies again. Nothing is lost meanwhile: a row whose day has no partition yet lands in the
+ * default partition, so inserts never fail for want of maintenance.
  */
 final class RetentionSchedule implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RetentionSchedule.class);
 
+    static final Duration DEFAULT_RETRY_FIRST = Duration.ofSeconds(2);
+    static final Duration DEFAULT_RETRY_MAX = Duration.ofMinutes(1);
+    /** Cleaner passes per run when a pass leaves old rows behind (each pass is itself bounded). */
+    private static final int MAX_CLEANER_ROUNDS = 10;
+
     private final PartitionMaintainer maintainer;
     private final HistoryCleaner cleaner;
+    private final Duration interval;
+    private final Duration retryFirst;
+    private final Duration retryMax;
     private final ScheduledExecutorService timer;
+    /** Runs failed in a row; touched by the timer thread (and the constructor, before the timer runs). */
+    private volatile int failures;
+    private volatile boolean closed;
+    private ScheduledFuture<?> next;
 
     RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval) {
-        this.maintainer = new PartitionMaintainer(dataSource, config);
-        this.cleaner = new HistoryCleaner(dataSource, config);
-        var report = maintainer.ensurePartitions();
-        if (report.complete()) {
-            log.info("Outbox partitions ready: {} created, {} present", report.created().size(), report.present().size());
-        } else {
-            log.warn("Outbox partitions incomplete: {} (rows go to the default partition meanwhile)", report);
-        }
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("mailroom-retention").unstarted(r));
-        long every = interval.toMillis();
-        timer.scheduleWithFixedDelay(this::runQuietly, ThreadLocalRandom.current().nextLong(every), every, TimeUnit.MILLISECONDS);
+        this(dataSource, config, interval, DEFAULT_RETRY_FIRST, DEFAULT_RETRY_MAX);
     }
 
-    private void runQuietly() {
+    RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval, Duration retryFirst, Duration retryMax) {
+        this.maintainer = new PartitionMaintainer(dataSource, config);
+        this.cleaner = new HistoryCleaner(dataSource, config);
+        this.interval = interval;
+        this.retryFirst = retryFirst;
+        this.retryMax = retryMax.compareTo(interval) < 0 ? retryMax : interval;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("mailroom-retention").unstarted(r));
+        boolean ensured = ensureAtStart();
+        // After a good start the first full run is spread over the interval, so instances started
+        // together do not all run at once; after a failed one it comes within seconds.
+        scheduleNext(ensured ? Duration.ofMillis(ThreadLocalRandom.current().nextLong(Math.max(1, interval.toMillis())))
+                : retryDelay());
+    }
+
+    /** Runs failed in a row since the last good one (0 when the last run succeeded). */
+    int consecutiveFailures() {
+        return failures;
+    }
+
+    /** Runs the maintenance now on the schedule's thread (and reschedules from there), for tests. */
+    void runNow() {
+        scheduleNext(Duration.ZERO);
+    }
+
+    private boolean ensureAtStart() {
+        try {
+            var report = maintainer.ensurePartitions();
+            if (report.complete()) {
+                log.info("Outbox partitions ready: {} created, {} present", report.created().size(), report.present().size());
+            } else {
+                log.warn("Outbox partitions incomplete: {} (rows go to the default partition meanwhile)", report);
+            }
+            return true;
+        } catch (RuntimeException e) {
+            failures = 1;
+            logFailure("Outbox partitions could not be ensured at start", e);
+            return false;
+        }
+    }
+
+    private void run() {
+        if (closed) {
+            return;
+        }
+        boolean ok = false;
         try {
             var report = maintainer.maintain();
             log.info("Retention: {}", report);
@@ -51,16 +106,64 @@ final class RetentionSchedule implements AutoCloseable {
             do {
                 cleaned = cleaner.cleanHistory();
                 rounds++;
-            } while (!cleaned.complete() && rounds < 10);
+            } while (!cleaned.complete() && rounds < MAX_CLEANER_ROUNDS);
             log.info("History cleaned: {}", cleaned);
+            ok = true;
         } catch (RuntimeException e) {
-            log.warn("Retention run failed (SQLSTATE {}): {}; retrying at the next interval",
-                    SqlStates.sqlState(e), e.toString());
+            failures++;
+            logFailure("Retention run failed", e);
+        } finally {
+            if (ok) {
+                if (failures > 0) {
+                    log.info("Retention ran again after {} failed attempt(s)", failures);
+                }
+                failures = 0;
+            }
+            scheduleNext(ok ? interval : retryDelay());
+        }
+    }
+
+    /** retryFirst, doubled for every further failure in a row, at most retryMax. */
+    private Duration retryDelay() {
+        Duration d = retryFirst;
+        for (int i = 1; i < failures && d.compareTo(retryMax) < 0; i++) {
+            d = d.multipliedBy(2);
+        }
+        return d.compareTo(retryMax) < 0 ? d : retryMax;
+    }
+
+    private void logFailure(String what, RuntimeException e) {
+        String state = SqlStates.sqlState(e);
+        String retry = Settings.format(retryDelay());
+        if (SqlStates.isConnectionLoss(e) || (state == null && SqlStates.sqlException(e).isPresent())) {
+            log.warn("{}: database unavailable (SQLSTATE {}): {}; new rows go to the default partition meanwhile;"
+                    + " retrying in {} (attempt {})", what, state, DatabaseStartup.describe(e), retry, failures);
+        } else if (SqlStates.QUERY_CANCELED.equals(state)) {
+            log.warn("{}: a statement ran past the retention statement timeout (SQLSTATE {}); retrying in {} (attempt {})",
+                    what, state, retry, failures);
+        } else {
+            log.warn("{} (SQLSTATE {}); retrying in {} (attempt {})", what, state, retry, failures, e);
+        }
+    }
+
+    /** Replaces the pending run (there is only ever one) by one after {@code delay}. */
+    private synchronized void scheduleNext(Duration delay) {
+        if (closed) {
+            return;
+        }
+        if (next != null) {
+            next.cancel(false); // the pending one; never interrupts a run in progress
+        }
+        try {
+            next = timer.schedule(this::run, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed meanwhile
         }
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         timer.shutdownNow();
     }
 }

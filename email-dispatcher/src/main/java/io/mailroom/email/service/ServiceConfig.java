@@ -20,10 +20,12 @@ import java.util.Map;
  * refused with the variable named, before anything starts. {@link #toString()} masks secrets and is
  * what the service logs once at start-up.
  *
+ * @param dbStartupTimeout how long start-up waits for the database to answer before it gives up;
+ *                         null waits as long as it takes ({@code MAILROOM_DB_STARTUP_TIMEOUT}, 0 or unset)
  * @param transport which provider this instance sends through: {@code smtp} or {@code http}
  */
 public record ServiceConfig(
-        String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate,
+        String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate, Duration dbStartupTimeout,
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
         TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
@@ -72,6 +74,11 @@ public record ServiceConfig(
         if (poolSize < 3 || poolSize > 500) {
             throw new InvalidSettingException("MAILROOM_DB_POOL_SIZE", "MAILROOM_DB_POOL_SIZE must be 3..500, got " + poolSize);
         }
+        Duration startupTimeout = s.duration("MAILROOM_DB_STARTUP_TIMEOUT", Duration.ZERO);
+        if (startupTimeout.isNegative() || (!startupTimeout.isZero() && startupTimeout.compareTo(Duration.ofSeconds(1)) < 0)) {
+            throw new InvalidSettingException("MAILROOM_DB_STARTUP_TIMEOUT", "MAILROOM_DB_STARTUP_TIMEOUT must be 0"
+                    + " (wait as long as it takes) or at least 1s, got " + Settings.format(startupTimeout));
+        }
         RetentionConfig retention = parse("MAILROOM_RETENTION_*", () -> RetentionConfig.builder()
                 .hotRetention(s.duration("MAILROOM_RETENTION_HOT", RetentionConfig.defaults().hotRetention()))
                 .historyRetention(s.duration("MAILROOM_RETENTION_HISTORY", RetentionConfig.defaults().historyRetention()))
@@ -95,7 +102,7 @@ public record ServiceConfig(
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
         }
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
-                bool(s, "MAILROOM_MIGRATE", true), transport, smtp, http, ambiguity,
+                bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http, ambiguity,
                 TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
     }
@@ -123,7 +130,7 @@ public record ServiceConfig(
     }
 
     public ServiceConfig withPort(int newPort) {
-        return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, transport, smtp, http, ambiguity,
+        return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http, ambiguity,
                 policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort);
     }
 
@@ -131,6 +138,7 @@ public record ServiceConfig(
     public String toString() {
         return "ServiceConfig[db=" + maskUrl(jdbcUrl) + (dbUser == null ? "" : ", dbUser=" + dbUser)
                 + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + ", migrate=" + migrate
+                + ", dbStartupTimeout=" + (dbStartupTimeout == null ? "none" : Settings.format(dbStartupTimeout))
                 + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
                 + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)

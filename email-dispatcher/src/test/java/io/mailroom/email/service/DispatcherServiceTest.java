@@ -15,7 +15,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,18 +33,10 @@ class DispatcherServiceTest {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private Map<String, String> env() {
-        Map<String, String> env = new HashMap<>();
-        env.put("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials());
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
         env.put("MAILROOM_MIGRATE", "true");
         env.put("MAILROOM_TRANSPORT", "smtp");
-        env.put("MAILROOM_SMTP_HOST", "127.0.0.1");
-        env.put("MAILROOM_SMTP_PORT", String.valueOf(greenMail.getSmtp().getPort()));
-        env.put("MAILROOM_SMTP_SECURITY", "none");
-        env.put("MAILROOM_SMTP_FROM", "Shop <shop@example.com>");
         env.put("MAILROOM_DB_PASSWORD", "db-s3cret-value");
-        env.put("MAILROOM_DISPATCHER_PORT", "0");
-        env.put("MAILROOM_DISPATCHER_HOST", "127.0.0.1");
-        env.put("MAILROOM_POLL_INTERVAL", "200ms");
         return env;
     }
 
@@ -75,6 +66,15 @@ class DispatcherServiceTest {
         Map<String, String> badPolicy = env();
         badPolicy.put("MAILROOM_SMTP_AMBIGUOUS", "maybe");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(badPolicy)).hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS");
+        assertThat(ServiceConfig.fromEnv(env()).dbStartupTimeout()).as("waits as long as it takes by default").isNull();
+        Map<String, String> startupTimeout = env();
+        startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "5m");
+        assertThat(ServiceConfig.fromEnv(startupTimeout).dbStartupTimeout()).isEqualTo(Duration.ofMinutes(5));
+        startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "0");
+        assertThat(ServiceConfig.fromEnv(startupTimeout).dbStartupTimeout()).isNull();
+        startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "500ms");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(startupTimeout)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("MAILROOM_DB_STARTUP_TIMEOUT");
         Map<String, String> badUrl = env();
         badUrl.put("MAILROOM_DB_URL", "jdbc:mysql://x/y?password=hunter2");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(badUrl)).hasMessageContaining("MAILROOM_DB_URL")

@@ -14,7 +14,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -40,15 +39,7 @@ class MetricsTest {
 
     @Test
     void metricsReflectWhatFlowed() throws Exception {
-        Map<String, String> env = new HashMap<>();
-        env.put("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials());
-        env.put("MAILROOM_SMTP_HOST", "127.0.0.1");
-        env.put("MAILROOM_SMTP_PORT", String.valueOf(greenMail.getSmtp().getPort()));
-        env.put("MAILROOM_SMTP_SECURITY", "none");
-        env.put("MAILROOM_SMTP_FROM", "Shop <shop@example.com>");
-        env.put("MAILROOM_DISPATCHER_PORT", "0");
-        env.put("MAILROOM_DISPATCHER_HOST", "127.0.0.1");
-        env.put("MAILROOM_POLL_INTERVAL", "200ms");
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             OutboxEnqueuer enqueuer = new OutboxEnqueuer();
             pg.dsl().transaction(cfg -> {

@@ -1,29 +1,20 @@
 package io.mailroom.support.cli;
 
+import io.mailroom.support.Actor;
 import io.mailroom.support.ControlState;
+import io.mailroom.support.SupportService;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.PrintWriter;
-
 @Command(name = "pause", mixinStandardHelpOptions = true,
         description = "Pause sending: every dispatcher stops taking new emails within seconds.")
-final class PauseCommand extends CliCommand {
-
-    @Option(names = "--scope", paramLabel = "SCOPE", description = "* (everything, the default) or one topic")
-    String scope;
+final class PauseCommand extends SwitchCommand {
 
     @Option(names = "--reason", paramLabel = "TEXT", description = "why (shown to others and kept in the audit log)")
     String reason;
 
     @Override
-    int run(PrintWriter out) throws Exception {
-        ControlState state = cli.service().pause(cli.actor(), scope, reason);
-        if (json()) {
-            printJson(out, state);
-        } else {
-            Printer.control(out, state);
-        }
-        return ExitCodes.OK;
+    ControlState set(SupportService service, Actor actor) {
+        return service.pause(actor, scope, reason);
     }
 }
