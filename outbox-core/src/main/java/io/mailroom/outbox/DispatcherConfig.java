@@ -160,49 +160,37 @@ public record DispatcherConfig(
             if (id.isBlank() || id.length() > 200) {
                 throw new IllegalArgumentException("workerId must be 1..200 characters, got '" + id + "'");
             }
-            range("batchSize", batchSize, 1, 1000);
-            range("concurrency", concurrency, 1, 10_000);
-            range("rescuePageSize", rescuePageSize, 1, 100_000);
-            range("completionBatchSize", completionBatchSize, 1, 10_000);
-            positive("lease", lease);
+            Checks.range("batchSize", batchSize, 1, 1000);
+            Checks.range("concurrency", concurrency, 1, 10_000);
+            Checks.range("rescuePageSize", rescuePageSize, 1, 100_000);
+            Checks.range("completionBatchSize", completionBatchSize, 1, 10_000);
+            Checks.positive("lease", lease);
             if (lease.compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new IllegalArgumentException("lease must be at least 1s, got " + lease);
             }
             Duration heartbeat = heartbeatInterval == null ? lease.dividedBy(3) : heartbeatInterval;
-            positive("heartbeatInterval", heartbeat);
+            Checks.positive("heartbeatInterval", heartbeat);
             if (heartbeat.compareTo(lease) >= 0) {
                 throw new IllegalArgumentException("heartbeatInterval (" + heartbeat + ") must be shorter than lease ("
                         + lease + "), or every lease expires between two heartbeats");
             }
-            positive("pollInterval", pollInterval);
+            Checks.positive("pollInterval", pollInterval);
             if (!(pollJitter >= 0 && pollJitter <= 1)) {
                 throw new IllegalArgumentException("pollJitter must be between 0 and 1, got " + pollJitter);
             }
             Objects.requireNonNull(backoff, "backoff must not be null");
-            positive("rescueInterval", rescueInterval);
-            positive("shutdownDeadline", shutdownDeadline);
-            positive("controlPollInterval", controlPollInterval);
+            Checks.positive("rescueInterval", rescueInterval);
+            Checks.positive("shutdownDeadline", shutdownDeadline);
+            Checks.positive("controlPollInterval", controlPollInterval);
             if (statementTimeout != null) {
-                positive("statementTimeout", statementTimeout);
+                Checks.positive("statementTimeout", statementTimeout);
             }
             if (idleInTransactionTimeout != null) {
-                positive("idleInTransactionTimeout", idleInTransactionTimeout);
+                Checks.positive("idleInTransactionTimeout", idleInTransactionTimeout);
             }
             return new DispatcherConfig(id, batchSize, concurrency, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
                     completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys, clock);
-        }
-
-        private static void range(String name, int value, int min, int max) {
-            if (value < min || value > max) {
-                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
-            }
-        }
-
-        private static void positive(String name, Duration value) {
-            if (value == null || value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
-            }
         }
     }
 }
