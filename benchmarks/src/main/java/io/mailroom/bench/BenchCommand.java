@@ -99,7 +99,7 @@ public final class BenchCommand implements Callable<Integer> {
     Integer e2eOrders;
 
     @Option(names = "--e2e-warmup", description = "Orders posted and delivered untimed before each end-to-end run "
-            + "(default 1000; quick 10).")
+            + "(default 3000: the services' JIT is still compiling after 1000; quick 10).")
     Integer e2eWarmup;
 
     @Option(names = "--e2e-clients", description = "Closed-loop HTTP clients posting orders (default 8; quick 4).")
@@ -178,7 +178,7 @@ public final class BenchCommand implements Callable<Integer> {
         List<String> serviceJvm = serviceJvmOpts == null || serviceJvmOpts.isBlank() ? List.of()
                 : List.of(serviceJvmOpts.trim().split("\\s+"));
         if (scenarios.contains("e2e")) {
-            EndToEnd.Plan plan = new EndToEnd.Plan(transports(), or(e2eOrders, 10_000, 40), or(e2eWarmup, 1_000, 10),
+            EndToEnd.Plan plan = new EndToEnd.Plan(transports(), or(e2eOrders, 10_000, 40), or(e2eWarmup, 3_000, 10),
                     or(e2eClients, 8, 4), Duration.ofMinutes(quick ? 1 : 5), work, serviceJvm, serviceEnv, quick);
             report.settings.put("e2e", plan.toString());
             timed("e2e", () -> new EndToEnd(plan).run(report));
@@ -188,8 +188,10 @@ public final class BenchCommand implements Callable<Integer> {
             Duration latencyDuration = Duration.ofSeconds(or(latencySeconds, 8, 1));
             Duration latencyWarmup = quick ? Duration.ZERO : Duration.ofSeconds(2);
             CommitToHandlerLatency.Plan plan = new CommitToHandlerLatency.Plan(latencyRates, latencyDuration, latencyWarmup, 16);
+            // the services are fresh JVMs: warm them with 3,000 orders (15 s at 200/s), as scenarios 3 and 4 do
+            Duration providerWarmup = quick ? Duration.ZERO : Duration.ofMillis(3_000_000L / latencyRates.getFirst());
             CommitToProviderLatency.Plan provider = new CommitToProviderLatency.Plan(latencyRates, latencyDuration,
-                    latencyWarmup, 16, Duration.ofMinutes(quick ? 1 : 5), work, serviceJvm, serviceEnv, quick);
+                    providerWarmup, 16, Duration.ofMinutes(quick ? 1 : 5), work, serviceJvm, serviceEnv, quick);
             report.settings.put("latency", plan.toString());
             report.settings.put("latency_provider", provider.toString());
             timed("latency", () -> {
