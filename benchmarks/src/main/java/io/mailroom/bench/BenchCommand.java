@@ -27,10 +27,12 @@ import java.util.stream.Collectors;
  * its figures mean nothing.
  *
  * <p>Exit code 0 when every row checked out (or is reported as not yet available), 2 when a run
- * lost, duplicated or failed messages, 1 on a usage or setup error.
+ * lost, duplicated or failed messages (or an end-to-end run could not complete), 1 on a usage or
+ * setup error.
  */
 @Command(name = "mailroom-bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Mailroom benchmarks: queue throughput vs the database's own limit, latency, enqueue overhead, scaling.")
+        description = "Mailroom benchmarks: queue throughput vs the database's own limit, end to end through the services, "
+                + "latency, enqueue overhead, scaling.")
 public final class BenchCommand implements Callable<Integer> {
 
     static final List<String> ALL_SCENARIOS = List.of("throughput", "enqueue", "scaling", "latency", "e2e");
@@ -93,6 +95,28 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--enqueue-orders", description = "Orders per thread per round and variant (default 500; quick 50).")
     Integer enqueueOrders;
 
+    @Option(names = "--e2e-orders", description = "Orders posted per end-to-end run, after the warm-up (default 10000; quick 40).")
+    Integer e2eOrders;
+
+    @Option(names = "--e2e-warmup", description = "Orders posted and delivered untimed before each end-to-end run "
+            + "(default 3000: the services' JIT is still compiling after 1000; quick 10).")
+    Integer e2eWarmup;
+
+    @Option(names = "--e2e-clients", description = "Closed-loop HTTP clients posting orders (default 8; quick 4).")
+    Integer e2eClients;
+
+    @Option(names = "--e2e-transports", split = ",", description = "Transports end to end: http (scenario 3), smtp (4) "
+            + "(default both).")
+    List<String> e2eTransports = List.of("http", "smtp");
+
+    @Option(names = "--service-jvm-opts", description = "Extra JVM options of the service processes of scenarios 3-5 (order "
+            + "service, dispatcher service), space-separated, e.g. a JFR recording.")
+    String serviceJvmOpts;
+
+    @Option(names = "--service-env", description = "Extra setting of the dispatcher service of scenarios 3-5, NAME=VALUE "
+            + "(repeatable), e.g. MAILROOM_CONCURRENCY=64.")
+    Map<String, String> serviceEnv = new java.util.LinkedHashMap<>();
+
     @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
     int fsyncSeconds;
 
@@ -151,14 +175,29 @@ public final class BenchCommand implements Callable<Integer> {
             report.settings.put("throughput", plan.toString());
             timed("throughput", () -> new QueueThroughput(plan).run(report));
         }
+        List<String> serviceJvm = serviceJvmOpts == null || serviceJvmOpts.isBlank() ? List.of()
+                : List.of(serviceJvmOpts.trim().split("\\s+"));
         if (scenarios.contains("e2e")) {
-            timed("e2e", () -> EndToEnd.run(report));
+            EndToEnd.Plan plan = new EndToEnd.Plan(transports(), or(e2eOrders, 10_000, 40), or(e2eWarmup, 3_000, 10),
+                    or(e2eClients, 8, 4), Duration.ofMinutes(quick ? 1 : 5), work, serviceJvm, serviceEnv, quick);
+            report.settings.put("e2e", plan.toString());
+            timed("e2e", () -> new EndToEnd(plan).run(report));
         }
         if (scenarios.contains("latency")) {
-            CommitToHandlerLatency.Plan plan = new CommitToHandlerLatency.Plan(or(rates, List.of(200, 1000), List.of(200)),
-                    Duration.ofSeconds(or(latencySeconds, 8, 1)), quick ? Duration.ZERO : Duration.ofSeconds(2), 16);
+            List<Integer> latencyRates = or(rates, List.of(200, 1000), List.of(200));
+            Duration latencyDuration = Duration.ofSeconds(or(latencySeconds, 8, 1));
+            Duration latencyWarmup = quick ? Duration.ZERO : Duration.ofSeconds(2);
+            CommitToHandlerLatency.Plan plan = new CommitToHandlerLatency.Plan(latencyRates, latencyDuration, latencyWarmup, 16);
+            // the services are fresh JVMs: warm them with 3,000 orders (15 s at 200/s), as scenarios 3 and 4 do
+            Duration providerWarmup = quick ? Duration.ZERO : Duration.ofMillis(3_000_000L / latencyRates.getFirst());
+            CommitToProviderLatency.Plan provider = new CommitToProviderLatency.Plan(latencyRates, latencyDuration,
+                    providerWarmup, 16, Duration.ofMinutes(quick ? 1 : 5), work, serviceJvm, serviceEnv, quick);
             report.settings.put("latency", plan.toString());
-            timed("latency", () -> new CommitToHandlerLatency(plan).run(report));
+            report.settings.put("latency_provider", provider.toString());
+            timed("latency", () -> {
+                Report.Section section = new CommitToHandlerLatency(plan).run(report);
+                new CommitToProviderLatency(provider).run(section);
+            });
         }
         if (scenarios.contains("enqueue")) {
             EnqueueOverhead.Plan plan = new EnqueueOverhead.Plan(or(enqueueThreads, 4, 2), or(enqueueOrders, 500, 50),
@@ -215,6 +254,19 @@ public final class BenchCommand implements Callable<Integer> {
 
     private <T> T or(T given, T full, T quickValue) {
         return given != null ? given : quick ? quickValue : full;
+    }
+
+    private List<MailPipeline.Transport> transports() {
+        List<MailPipeline.Transport> out = new ArrayList<>();
+        for (String t : e2eTransports) {
+            try {
+                out.add(MailPipeline.Transport.valueOf(t.trim().toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--e2e-transports takes http and/or smtp, got "
+                        + t);
+            }
+        }
+        return out;
     }
 
     private List<List<Integer>> parseSweep() {

@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -38,8 +37,8 @@ import java.util.regex.Pattern;
  * enqueue transaction's duration is measured and reported beside it ({@code enqueue txn p50}) so
  * the reader can subtract it.
  *
- * <p>Commit &rarr; provider accept needs the dispatcher service and a stub provider; it is reported as
- * not yet available.
+ * <p>Commit &rarr; provider accept, through the real dispatcher service, is {@link CommitToProviderLatency}'s
+ * rows in the same section.
  */
 final class CommitToHandlerLatency {
 
@@ -56,9 +55,10 @@ final class CommitToHandlerLatency {
         this.plan = plan;
     }
 
-    void run(Report report) throws Exception {
+    /** Measures and adds the section; returns it, for the provider rows of {@link CommitToProviderLatency}. */
+    Report.Section run(Report report) throws Exception {
         Report.Section s = report.section("latency",
-                "5. Latency at a steady enqueue rate: commit -> handler start (dispatcher defaults: batch "
+                "5. Latency at a steady enqueue rate: commit -> handler start, commit -> provider accept (dispatcher defaults: batch "
                         + DispatcherConfig.DEFAULT_BATCH_SIZE + ", concurrency " + DispatcherConfig.DEFAULT_CONCURRENCY
                         + ", poll interval " + DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() + " ms)",
                 List.of(new Report.Column("measure", "measure"), new Report.Column("wakeups", "LISTEN/NOTIFY"),
@@ -94,19 +94,12 @@ final class CommitToHandlerLatency {
                 }
             }
         }
-        for (int rate : plan.rates()) {
-            Map<String, Object> row = s.row();
-            row.put("measure", "commit -> provider accept");
-            row.put("rate", rate);
-            row.put("status", Report.NOT_AVAILABLE);
-            row.put("note", "needs the runnable dispatcher service wiring the email transports to the outbox (issue 5) "
-                    + "and a loopback stub provider; the handler hook is ready in " + getClass().getSimpleName());
-        }
         s.note("stamp taken before the enqueue's INSERT: each figure overstates commit -> handler by up to the enqueue "
                 + "transaction's duration (its p50 is shown)");
         s.note("without LISTEN/NOTIFY the dispatcher finds new messages by polling every "
                 + DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() + " ms (minus up to "
                 + (int) (DispatcherConfig.DEFAULT_POLL_JITTER * 100) + "% jitter)");
+        return s;
     }
 
     record Result(Percentiles latency, Percentiles enqueue, double achievedRate, String problem) {
@@ -147,30 +140,20 @@ final class CommitToHandlerLatency {
             OutboxEnqueuer enqueuer = new OutboxEnqueuer(null, wakeups);
             ExecutorService sessions = Executors.newFixedThreadPool(plan.enqueueSessions());
             dispatcher.start();
-            long t0 = System.nanoTime();
-            long period = 1_000_000_000L / rate;
             try {
-                for (int i = 0; i < n; i++) {
-                    long due = t0 + i * period;
-                    long wait;
-                    while ((wait = due - System.nanoTime()) > 0) {
-                        LockSupport.parkNanos(wait);
+                long t0 = Pacer.run(n, rate, sessions, seq -> {
+                    try {
+                        long stamp = System.nanoTime();
+                        dsl.transaction(cfg -> enqueuer.enqueue(cfg.dsl(), NewMessage.of(TOPIC, "bench",
+                                Integer.toString(seq), "latency-" + seq,
+                                "{\"seq\": " + seq + ", \"t\": " + stamp + "}")));
+                        long committed = System.nanoTime();
+                        enqueueNanos.set(seq, committed - stamp);
+                        lastCommit.accumulateAndGet(committed, Math::max);
+                    } catch (RuntimeException e) {
+                        failures.incrementAndGet();
                     }
-                    int seq = i;
-                    sessions.execute(() -> {
-                        try {
-                            long stamp = System.nanoTime();
-                            dsl.transaction(cfg -> enqueuer.enqueue(cfg.dsl(), NewMessage.of(TOPIC, "bench",
-                                    Integer.toString(seq), "latency-" + seq,
-                                    "{\"seq\": " + seq + ", \"t\": " + stamp + "}")));
-                            long committed = System.nanoTime();
-                            enqueueNanos.set(seq, committed - stamp);
-                            lastCommit.accumulateAndGet(committed, Math::max);
-                        } catch (RuntimeException e) {
-                            failures.incrementAndGet();
-                        }
-                    });
-                }
+                });
                 // everything handed to the sessions: allow the poll interval (and a margin) for the last ones to be handled
                 boolean complete = all.await(DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() * 3 + 10_000,
                         TimeUnit.MILLISECONDS);
@@ -199,7 +182,7 @@ final class CommitToHandlerLatency {
         return Long.parseLong(m.group(1));
     }
 
-    private static long[] values(AtomicLongArray a) {
+    static long[] values(AtomicLongArray a) {
         long[] out = new long[a.length()];
         int k = 0;
         for (int i = 0; i < a.length(); i++) {

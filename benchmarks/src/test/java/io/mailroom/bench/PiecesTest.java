@@ -67,6 +67,31 @@ class PiecesTest {
     }
 
     @Test
+    void providerCheckNamesMissingRepeatedExtraAndRefusedEmails() {
+        var once = new Acceptances.Entry(1_000, 1);
+        Map<String, Acceptances.Entry> accepted = Map.of("k1", once, "k2", once);
+        assertThat(EmailChecks.providerProblem(java.util.List.of(1L, 2L), id -> "k" + id, accepted,
+                new Acceptances.Count(2, 2, 0))).isNull();
+
+        Map<String, Acceptances.Entry> twice = Map.of("k1", once, "k2", new Acceptances.Entry(1_000, 2), "other", once);
+        assertThat(EmailChecks.providerProblem(java.util.List.of(1L, 2L, 3L), id -> "k" + id, twice,
+                new Acceptances.Count(3, 4, 1)))
+                .contains("1 orders without an accepted email (order 3)")
+                .contains("1 emails accepted more than once (order 2 x2)")
+                .contains("1 accepted emails belong to no order of the run (other)")
+                .contains("refused 1 requests")
+                .doesNotContain("counted 4 acceptances");
+        assertThat(EmailChecks.providerProblem(java.util.List.of(1L), id -> "k" + id, accepted,
+                new Acceptances.Count(2, 3, 0))).contains("counted 3 acceptances but listed fewer");
+    }
+
+    @Test
+    void providerCountsAreParsedStrictly() {
+        assertThat(Acceptances.Count.parse("COUNT 3 4 1")).isEqualTo(new Acceptances.Count(3, 4, 1));
+        assertThatThrownBy(() -> Acceptances.Count.parse("READY 1234")).hasMessageContaining("READY 1234");
+    }
+
+    @Test
     void ownCpuTimeIsReadableAndGrows() {
         long before = ProcCpu.selfNanos();
         long x = 0;

@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * test server. It asserts what the tool must always get right, never how fast anything was: every
  * scenario produced its rows, every drain ended with each message done exactly once (handler,
  * messages, effects and attempt history agree), the reference still runs the runtime's own SQL,
- * the not-yet-available scenarios say so, and the JSON holds what the table printed.
+ * every email of the end-to-end runs reached the loopback provider exactly once, and the JSON holds
+ * what the table printed.
  */
 class QuickBenchTest {
 
@@ -72,11 +73,19 @@ class QuickBenchTest {
         assertThat(report.find("diagnostics").rows).isNotEmpty()
                 .allSatisfy(r -> assertThat((Double) r.get("execution_ms")).isPositive());
 
-        // scenario 5: both wake-up modes measured, the provider leg reported as not yet available
+        // scenario 5: both wake-up modes measured to the handler, and through the services to the provider
         var latency = report.find("latency").rows;
-        assertThat(latency.stream().filter(r -> Report.OK.equals(r.get("status"))).toList()).hasSize(2)
-                .allSatisfy(r -> assertThat(r.get("messages")).isEqualTo(200));
-        assertThat(latency).anySatisfy(r -> assertThat(r.get("status")).isEqualTo(Report.NOT_AVAILABLE));
+        assertThat(latency.stream().filter(r -> r.get("measure").equals("commit -> handler start")).toList()).hasSize(2)
+                .allSatisfy(r -> {
+                    assertThat(r.get("status")).isEqualTo(Report.OK);
+                    assertThat(r.get("messages")).isEqualTo(200);
+                });
+        assertThat(latency.stream().filter(r -> r.get("measure").equals(CommitToProviderLatency.MEASURE)).toList()).hasSize(1)
+                .allSatisfy(r -> {
+                    assertThat(r.get("status")).as("provider row: %s", r.get("note")).isEqualTo(Report.OK);
+                    assertThat(r.get("messages")).isEqualTo(200);
+                    assertThat((Double) r.get("p99_ms")).isNotNaN();
+                });
 
         // scenario 6: four variants with their ratios
         assertThat(report.find("enqueue").rows).hasSize(4)
@@ -86,15 +95,18 @@ class QuickBenchTest {
         assertThat(report.find("scaling").rows).extracting(r -> r.get("processes")).containsExactly(1, 2);
         assertThat(report.find("scaling").rows).allSatisfy(r -> assertThat(r.get("messages")).isEqualTo(1000L));
 
-        // scenarios 3 and 4 do not exist yet and say so instead of showing a number
-        assertThat(report.find("e2e").rows).hasSize(2)
-                .allSatisfy(r -> {
-                    assertThat(r.get("status")).isEqualTo(Report.NOT_AVAILABLE);
-                    assertThat(r).doesNotContainKey("emails_per_s");
-                });
+        // scenarios 3 and 4: orders posted to the order service, every email accepted once by the HTTP stub / SMTP sink
+        assertThat(report.find("e2e").rows).extracting(r -> r.get("transport")).containsExactly("http", "smtp");
+        assertThat(report.find("e2e").rows).allSatisfy(r -> {
+            assertThat(r.get("status")).as("%s: %s", r.get("scenario"), r.get("note")).isEqualTo(Report.OK);
+            assertThat(r.get("orders")).isEqualTo(40L);
+            assertThat((Double) r.get("emails_per_s")).isPositive();
+            assertThat(r.get("client_cpu_ms_per_1k")).isNotNull();
+        });
 
         // the printed table and the JSON file carry the same results
-        assertThat(table).contains("== 1+2. Queue throughput", "== 7. Scaling", "not yet available");
+        assertThat(table).contains("== 1+2. Queue throughput", "== 3+4. End to end", "== 7. Scaling")
+                .doesNotContain(Report.NOT_AVAILABLE);
         JsonNode doc = new ObjectMapper().readTree(json.toFile());
         assertThat(doc.path("machine").path("postgresql").asText()).startsWith("PostgreSQL");
         assertThat(doc.path("sections")).hasSize(report.sections.size());
