@@ -22,10 +22,10 @@ record DrainResult(int messages, long handled, long duplicates, long nanos, CpuM
     }
 
     /**
-     * The runtime's claimer in one drain, from {@link io.mailroom.outbox.DispatcherListener#claimed}:
+     * The runtime's claimers in one drain, from {@link io.mailroom.outbox.DispatcherListener#claimed}:
      * claim statements run, rows they returned, and the time spent in them (claim transaction
-     * included). {@code busyShare} near 1 means the single claimer was the bottleneck; well below,
-     * it was waiting for free slots, i.e. for completions.
+     * included), summed over the claimer threads. {@code busyShare} near the number of claimers means
+     * claiming was the bottleneck; well below, they were waiting for free slots, i.e. for completions.
      */
     record Claims(long statements, long rows, long nanos, long wallNanos) {
         double rowsPerClaim() {

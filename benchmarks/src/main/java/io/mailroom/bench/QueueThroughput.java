@@ -42,7 +42,7 @@ final class QueueThroughput {
             new Report.Column("db_cpu_ms_per_1k", "PG CPU ms/1k"),
             new Report.Column("total_cpu_ms_per_1k", "total ms/1k"),
             new Report.Column("rows_per_claim", "rows/claim"),
-            new Report.Column("claimer_busy", "claimer busy"),
+            new Report.Column("claimer_busy", "claimers busy"),
             new Report.Column("load1", "load"),
             new Report.Column("status", "check"));
 
@@ -53,8 +53,9 @@ final class QueueThroughput {
     }
 
     static int autoConcurrency(int batch) {
-        // enough free slots for the producer to claim a full batch while the previous one completes
-        return Math.max(DispatcherConfig.DEFAULT_CONCURRENCY, 2 * batch);
+        // enough free slots for the producers to claim full batches while earlier ones are being completed
+        // (slots are freed when a completion is written, not when the handler returns)
+        return Math.max(DispatcherConfig.DEFAULT_CONCURRENCY, 4 * batch);
     }
 
     int messagesFor(int batch) {
@@ -67,8 +68,9 @@ final class QueueThroughput {
                 "1+2. Queue throughput: runtime vs the reference limit (same SQL, same batch, same database state)", COLUMNS);
         main.note("runtime = io.mailroom.outbox.Dispatcher, no-op handler; jdbc-ref = the runtime's SQL in a bare JDBC loop with "
                 + plan.refSessions() + " sessions; pgbench = benchmarks/pgbench/claim_complete.sql with the same sessions");
-        main.note("rows/claim and claimer busy (share of the wall time the runtime's single claimer spent in claim "
-                + "transactions) say whether claiming or completing bounded the runtime");
+        main.note("rows/claim and claimers busy (time the runtime's " + DispatcherConfig.DEFAULT_CLAIMERS + " claimer threads spent in"
+                + " claim transactions / wall time; " + DispatcherConfig.DEFAULT_CLAIMERS + ".0 = always claiming) say whether"
+                + " claiming or completing bounded the runtime");
         main.note("client CPU = the JVM (or pgbench) process; PG CPU = the database's client backends for this run; both from "
                 + "/proc/<pid>/stat utime+stime sampled before and after the drain");
         if (plan.pgbench().isEmpty()) {

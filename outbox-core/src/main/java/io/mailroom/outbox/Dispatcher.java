@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * {@link Completer}; keeps leases alive ({@link Heartbeater}), returns expired ones
  * ({@link LeaseRescuer}) and honours the pause switches in {@code outbox_control}.
  *
- * <p>The producer never claims more than it has free handler slots. An empty claim never means the
+ * <p>The producers ({@link DispatcherConfig#claimers()} threads, each claiming in its own short
+ * transaction, so that one claim's commit overlaps the next claim) never claim more than there are
+ * free handler slots. An empty claim never means the
  * queue is empty (rows may be locked or not yet available): it sleeps for the poll interval with
  * jitter, cut short by a LISTEN/NOTIFY wake-up.
  *
@@ -58,7 +60,7 @@ public final class Dispatcher implements AutoCloseable {
     private ExecutorService handlerThreads;
     private ScheduledExecutorService maintenance;
     private WakeUpListener wakeUpListener;
-    private Thread producer;
+    private final List<Thread> producers = new ArrayList<>();
 
     public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers,
                       ClaimGate gate, DispatcherListener listener) {
@@ -106,9 +108,11 @@ public final class Dispatcher implements AutoCloseable {
             wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake);
             wakeUpListener.start();
         }
-        producer = Thread.ofPlatform().name("mailroom-producer").start(this::produce);
-        log.info("Dispatcher {} started: topics {}, batch {}, concurrency {}, lease {}", config.workerId(),
-                handlers.keySet(), config.batchSize(), config.concurrency(), config.lease());
+        for (int i = 0; i < config.claimers(); i++) {
+            producers.add(Thread.ofPlatform().name("mailroom-producer-" + i).start(this::produce));
+        }
+        log.info("Dispatcher {} started: topics {}, batch {}, concurrency {}, claimers {}, lease {}", config.workerId(),
+                handlers.keySet(), config.batchSize(), config.concurrency(), config.claimers(), config.lease());
     }
 
     /** Graceful stop; see the class comment. Safe to call more than once. */
@@ -119,7 +123,8 @@ public final class Dispatcher implements AutoCloseable {
         long deadline = System.nanoTime() + config.shutdownDeadline().toNanos();
         claiming = false;
         wake();
-        joinQuietly(producer, Duration.ofSeconds(5));
+        producers.forEach(p -> joinQuietly(p, Duration.ofSeconds(5)));
+        producers.clear();
         if (wakeUpListener != null) {
             wakeUpListener.stop();
         }
@@ -157,10 +162,11 @@ public final class Dispatcher implements AutoCloseable {
         return inFlight.size();
     }
 
-    /** Wakes the producer now (as a notification would). */
+    /** Wakes the producers now (as a notification would). */
     public void wake() {
-        if (wakeSignal.availablePermits() == 0) {
-            wakeSignal.release();
+        int missing = config.claimers() - wakeSignal.availablePermits();
+        if (missing > 0) {
+            wakeSignal.release(missing); // one for each producer; at most one each, so wake-ups coalesce
         }
     }
 
@@ -410,9 +416,7 @@ public final class Dispatcher implements AutoCloseable {
     private void sleep(Duration max) throws InterruptedException {
         long millis = max.toMillis();
         long jitter = (long) (millis * config.pollJitter() * ThreadLocalRandom.current().nextDouble());
-        if (wakeSignal.tryAcquire(Math.max(1, millis - jitter), TimeUnit.MILLISECONDS)) {
-            wakeSignal.drainPermits();
-        }
+        wakeSignal.tryAcquire(Math.max(1, millis - jitter), TimeUnit.MILLISECONDS);
     }
 
     private static void joinQuietly(Thread t, Duration max) {

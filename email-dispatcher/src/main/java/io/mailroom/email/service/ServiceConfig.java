@@ -65,6 +65,7 @@ public record ServiceConfig(
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
                 .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
                 .concurrency(s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY))
+                .claimers(s.integer("MAILROOM_CLAIMERS", DispatcherConfig.DEFAULT_CLAIMERS))
                 .lease(s.duration("MAILROOM_LEASE", DispatcherConfig.DEFAULT_LEASE))
                 .pollInterval(s.duration("MAILROOM_POLL_INTERVAL", DispatcherConfig.DEFAULT_POLL_INTERVAL))
                 .shutdownDeadline(s.duration("MAILROOM_SHUTDOWN_DEADLINE", DispatcherConfig.DEFAULT_SHUTDOWN_DEADLINE))
