@@ -110,7 +110,7 @@ final class Completer {
     /** Writes now, on the caller's thread (runOnce and stop). */
     void writeWithFallback(List<Pending> batch) {
         try {
-            writeRetryingConnectionLoss(batch);
+            writeRetrying(batch);
             return;
         } catch (RuntimeException e) {
             listener.error("completion", e);
@@ -126,7 +126,7 @@ final class Completer {
         }
         for (Pending p : batch) {
             try {
-                writeRetryingConnectionLoss(List.of(p));
+                writeRetrying(List.of(p));
             } catch (RuntimeException e) {
                 if (p.step() == null || SqlStates.isConnectionLoss(e)) {
                     // The lease will expire and the rescuer will hand the message back.
@@ -141,7 +141,7 @@ final class Completer {
                         + e.getClass().getSimpleName() + " SQLSTATE " + SqlStates.sqlState(e);
                 log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
                 try {
-                    writeRetryingConnectionLoss(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null,
+                    writeRetrying(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null,
                             f.detail(), f.finishedAt()), null, p.whenWritten())));
                 } catch (RuntimeException again) {
                     log.error("Could not record a retry for message {} either; its lease will expire",
@@ -153,10 +153,10 @@ final class Completer {
     }
 
     /**
-     * {@link #write}, again on a fresh connection while the failure is a lost connection and the
-     * retry budget lasts; any other failure, or the last one, is thrown.
+     * {@link #write}, again on a fresh connection while the failure is a lost connection or a
+     * deadlock and the retry budget lasts; any other failure, or the last one, is thrown.
      */
-    private void writeRetryingConnectionLoss(List<Pending> batch) {
+    private void writeRetrying(List<Pending> batch) {
         long deadline = System.nanoTime() + connectionRetryBudget.toNanos();
         long pause = FIRST_RETRY_PAUSE_MILLIS;
         for (int attempt = 1; ; attempt++) {
@@ -167,12 +167,13 @@ final class Completer {
                 }
                 return;
             } catch (RuntimeException e) {
-                if (!SqlStates.isConnectionLoss(e) || System.nanoTime() + pause * 1_000_000 > deadline) {
+                if (!retryable(e) || System.nanoTime() + pause * 1_000_000 > deadline) {
                     throw e;
                 }
                 listener.error("completion", e);
-                log.warn("Completion of {} outcomes lost its connection (SQLSTATE {}); retrying on a fresh one in {} ms",
-                        batch.size(), SqlStates.sqlState(e), pause);
+                log.warn("Completion of {} outcomes failed (SQLSTATE {}: {}); retrying in {} ms",
+                        batch.size(), SqlStates.sqlState(e),
+                        SqlStates.isConnectionLoss(e) ? "connection lost" : "deadlock victim", pause);
                 try {
                     Thread.sleep(pause);
                 } catch (InterruptedException interrupted) {
@@ -182,6 +183,11 @@ final class Completer {
                 pause = Math.min(pause * 2, MAX_RETRY_PAUSE_MILLIS);
             }
         }
+    }
+
+    /** A lost connection, or chosen as a deadlock's victim (nothing was written: the same batch can simply go again). */
+    private static boolean retryable(RuntimeException e) {
+        return SqlStates.isConnectionLoss(e) || SqlStates.is(e, SqlStates.DEADLOCK_DETECTED);
     }
 
     private void write(List<Pending> batch) {

@@ -235,6 +235,7 @@ public final class Dispatcher implements AutoCloseable {
                     handlerThreads.execute(() -> {
                         Completer.Pending pending = handle(f);
                         if (pending != null) {
+                            f.completing = true;
                             completer.submit(pending);
                         }
                     });

@@ -12,7 +12,8 @@ import java.util.Set;
  * Keeps the leases of running handlers alive: one fenced UPDATE for all of them per interval. A
  * claim the update does not return is lost (its lease expired and someone else took the message,
  * or a person changed it); the handler is told through {@link ClaimContext#isClaimLost()} and its
- * outcome will not be recorded.
+ * outcome will not be recorded. Claims whose outcome is already queued for the {@link Completer}
+ * are left out (see {@link InFlight#completing}).
  */
 final class Heartbeater {
 
@@ -34,7 +35,7 @@ final class Heartbeater {
     int beat(Collection<InFlight> inFlight) {
         List<InFlight> held = new ArrayList<>();
         for (InFlight f : inFlight) {
-            if (!f.lost) {
+            if (!f.lost && !f.completing) {
                 held.add(f);
             }
         }

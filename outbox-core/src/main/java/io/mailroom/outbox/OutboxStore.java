@@ -15,7 +15,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -293,7 +295,9 @@ final class OutboxStore {
      * failed when the attempts are used up (decided on the row's current {@code max_attempts}, which
      * a person may have raised). Returns the rows changed; a missing one lost its claim.
      */
-    List<ChangedRow> finish(DSLContext tx, List<Finish> finishes) {
+    List<ChangedRow> finish(DSLContext tx, List<Finish> unordered) {
+        List<Finish> finishes = new ArrayList<>(unordered);
+        finishes.sort(Comparator.comparingLong(f -> f.message().id())); // lock order, see fence()
         int n = finishes.size();
         Long[] ids = new Long[n];
         String[] createdAts = new String[n];
@@ -329,8 +333,15 @@ final class OutboxStore {
         return releaseSql.query(tx, OutboxStore::changedRow, fence[0], fence[1], fence[2]);
     }
 
-    /** The fence of each claim, as the three arrays (ids, created_at texts, claim versions) the statements unnest. */
-    private static Object[] fence(Collection<ClaimedMessage> held) {
+    /**
+     * The fence of each claim, as the three arrays (ids, created_at texts, claim versions) the
+     * statements unnest, in id order: the statements then lock their rows in id order (the planner
+     * joins the few unnested rows by index, in their order), so two of them on overlapping rows
+     * wait for each other instead of deadlocking.
+     */
+    private static Object[] fence(Collection<ClaimedMessage> unordered) {
+        List<ClaimedMessage> held = new ArrayList<>(unordered);
+        held.sort(Comparator.comparingLong(ClaimedMessage::id));
         int n = held.size();
         Long[] ids = new Long[n];
         String[] createdAts = new String[n];

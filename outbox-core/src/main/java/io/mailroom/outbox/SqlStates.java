@@ -12,6 +12,7 @@ public final class SqlStates {
     public static final String UNIQUE_VIOLATION = "23505";
     public static final String LOCK_NOT_AVAILABLE = "55P03";
     public static final String SERIALIZATION_FAILURE = "40001";
+    public static final String DEADLOCK_DETECTED = "40P01";
     public static final String QUERY_CANCELED = "57014";
     public static final String ADMIN_SHUTDOWN = "57P01";
     public static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";

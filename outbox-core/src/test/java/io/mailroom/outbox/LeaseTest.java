@@ -118,6 +118,29 @@ class LeaseTest {
     }
 
     @Test
+    void theHeartbeatLeavesClaimsWhoseOutcomeIsQueuedForTheCompleter() {
+        var held = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("still-running"));
+        var queued = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("outcome-queued"));
+        InFlight running = new InFlight(claimAndDie("w1"));
+        InFlight completing = new InFlight(claimAndDie("w1"));
+        completing.completing = true;
+        var before = Fixtures.row(pg.dsl(), completing.message.id()).get(OUTBOX_MESSAGE.LEASE_UNTIL);
+        clock.advance(Duration.ofSeconds(10));
+        DispatcherConfig config = DispatcherConfig.builder().workerId("w1").lease(LEASE).clock(clock).build();
+        Heartbeater heartbeater = new Heartbeater(new DispatcherSessions(pg.dataSource(), null, null), store, config,
+                DispatcherListener.NONE);
+
+        assertThat(heartbeater.beat(List.of(running, completing))).isZero();
+
+        assertThat(Fixtures.row(pg.dsl(), running.message.id()).get(OUTBOX_MESSAGE.LEASE_UNTIL))
+                .isEqualTo(clock.instant().plus(LEASE));
+        assertThat(Fixtures.row(pg.dsl(), completing.message.id()).get(OUTBOX_MESSAGE.LEASE_UNTIL))
+                .as("no lock taken on a row the completer is about to write").isEqualTo(before);
+        assertThat(completing.lost).isFalse();
+        assertThat(List.of(held.id(), queued.id())).containsExactlyInAnyOrder(running.message.id(), completing.message.id());
+    }
+
+    @Test
     void aHeartbeatThatCommitsBeforeTheRescuerWins() {
         var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("contested"));
         ClaimedMessage claim = claimAndDie("w1");
