@@ -59,16 +59,16 @@ public final class BenchCommand implements Callable<Integer> {
     List<Integer> batches;
 
     @Option(names = "--sweep", split = ",", description = "Extra runtime runs as batch:concurrency (default "
-            + "100:100,100:800; quick none).")
+            + "100:100,100:200,100:800; quick none).")
     List<String> sweep;
 
     @Option(names = "--repeat", description = "Runs of each driver per throughput cell, in alternating order; the "
             + "fastest counts (default 2; quick 1).")
     Integer repeat;
 
-    @Option(names = "--ref-sessions", description = "Sessions of the reference drivers (default 2: the runtime's busy "
-            + "sessions are its producer and its completer).")
-    int refSessions = 2;
+    @Option(names = "--ref-sessions", description = "Sessions of the reference drivers (default: the runtime's busy "
+            + "sessions, its claimers and its completer, i.e. DispatcherConfig.DEFAULT_CLAIMERS + 1).")
+    int refSessions = io.mailroom.outbox.DispatcherConfig.DEFAULT_CLAIMERS + 1;
 
     @Option(names = "--pgbench", description = "pgbench binary, 'auto' (PATH, /usr/lib/postgresql/*/bin) or 'none'.")
     String pgbench = "auto";
@@ -270,7 +270,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     private List<List<Integer>> parseSweep() {
-        List<String> pairs = sweep != null ? sweep : quick ? List.of() : List.of("100:100", "100:800");
+        List<String> pairs = sweep != null ? sweep : quick ? List.of() : List.of("100:100", "100:200", "100:800");
         List<List<Integer>> out = new ArrayList<>();
         for (String p : pairs) {
             if (p.isBlank() || p.equals("none")) {
