@@ -40,13 +40,16 @@ class DemoTest {
                         .build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).as("health on %s", port).isEqualTo(200);
             }
-            HttpResponse<String> emails = http.send(HttpRequest.newBuilder(URI.create(
-                    "http://127.0.0.1:" + demo.dispatcher().supportPort() + "/api/orders/1/emails")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(emails.statusCode()).isEqualTo(200);
-            assertThat(emails.body()).contains("\"status\":\"sent\"").contains("email-order-1");
-            assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'").get(0, Integer.class))
-                    .isEqualTo(3);
+            // the sink has the emails before the dispatcher has written their outcomes: wait for the writes
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                HttpResponse<String> emails = http.send(HttpRequest.newBuilder(URI.create(
+                        "http://127.0.0.1:" + demo.dispatcher().supportPort() + "/api/orders/1/emails")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(emails.statusCode()).isEqualTo(200);
+                assertThat(emails.body()).contains("\"status\":\"sent\"").contains("email-order-1");
+                assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'")
+                        .get(0, Integer.class)).isEqualTo(3);
+            });
         }
     }
 }
