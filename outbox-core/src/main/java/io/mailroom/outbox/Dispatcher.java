@@ -38,6 +38,8 @@ import java.util.concurrent.TimeUnit;
 public final class Dispatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+    /** How old a running claim of ours must be before, not being in flight, it counts as orphaned. */
+    static final Duration ORPHAN_GRACE = Duration.ofSeconds(5);
 
     private final DispatcherConfig config;
     private final Map<String, MessageHandler> handlers;
@@ -178,9 +180,13 @@ public final class Dispatcher implements AutoCloseable {
      */
     public int runOnce() {
         List<ClaimedMessage> claimed = claim(config.batchSize());
+        List<InFlight> held = new ArrayList<>(claimed.size());
         for (ClaimedMessage m : claimed) {
             InFlight f = new InFlight(m);
-            inFlight.put(m.id(), f);
+            inFlight.put(m.id(), f); // all of them at once, so none looks orphaned while the others run
+            held.add(f);
+        }
+        for (InFlight f : held) {
             Completer.Pending pending = handle(f);
             if (pending != null) {
                 completer.writeWithFallback(List.of(pending));
@@ -353,23 +359,55 @@ public final class Dispatcher implements AutoCloseable {
         }
         List<ClaimedMessage> messages = unfinished.stream().map(f -> f.message).toList();
         try {
-            List<OutboxStore.ChangedRow> released = sessions.inTransaction(tx -> {
-                List<OutboxStore.ChangedRow> rows = store.release(tx, messages);
-                store.updateEffects(tx, rows);
-                if (config.recordAttempts()) {
-                    Instant now = clock.instant();
-                    store.insertAttempts(tx, rows.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
-                            r.id(), r.attempts() + 1, r.claimVersion(), config.workerId(), r.claimedAt(), now,
-                            "released", "dispatcher stopped before the handler finished", null)).toList());
-                }
-                return rows;
-            });
-            log.info("Handed {} unfinished claims back to the queue", released.size());
+            int released = releaseClaims(messages, "dispatcher stopped before the handler finished");
+            log.info("Handed {} unfinished claims back to the queue", released);
         } catch (RuntimeException e) {
             log.error("Could not hand back {} claims; their leases will expire and the rescuer will return them",
                     messages.size(), e);
         }
         unfinished.forEach(this::release);
+    }
+
+    /** Hands claims back (fenced; attempt not counted) with their effects and a "released" attempt row. */
+    private int releaseClaims(List<ClaimedMessage> messages, String why) {
+        return sessions.inTransaction(tx -> {
+            List<OutboxStore.ChangedRow> rows = store.release(tx, messages);
+            store.updateEffects(tx, rows);
+            if (config.recordAttempts()) {
+                Instant now = clock.instant();
+                store.insertAttempts(tx, rows.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                        r.id(), r.attempts() + 1, r.claimVersion(), config.workerId(), r.claimedAt(), now,
+                        "released", why, null)).toList());
+            }
+            return rows.size();
+        });
+    }
+
+    /**
+     * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id) that
+     * are running but not in flight here. They come from a claim whose COMMIT went through while the
+     * session was being killed, so the claimer saw an error and never ran them; without this they
+     * would wait for their lease. Claims younger than {@link #ORPHAN_GRACE} are left alone (a claim
+     * that has just committed is put in flight a moment later). Returns how many were released.
+     */
+    public int releaseOrphanedClaims() {
+        List<ClaimedMessage> orphans = new ArrayList<>();
+        for (ClaimedMessage m : sessions.inTransaction(tx -> store.ownRunning(tx, config.workerId(), ORPHAN_GRACE,
+                config.rescuePageSize()))) {
+            if (!inFlight.containsKey(m.id())) {
+                orphans.add(m);
+            }
+        }
+        if (orphans.isEmpty()) {
+            return 0;
+        }
+        int released = releaseClaims(orphans, "claim committed while its session was lost; never handled");
+        if (released > 0) {
+            log.warn("Returned {} orphaned claims of {} to the queue (their claim's commit outcome was unknown)",
+                    released, config.workerId());
+            wake();
+        }
+        return released;
     }
 
     // ------------------------------------------------------------------------------ maintenance
@@ -392,6 +430,7 @@ public final class Dispatcher implements AutoCloseable {
     private void rescueQuietly() {
         try {
             rescuer.rescue();
+            releaseOrphanedClaims();
         } catch (RuntimeException e) {
             listener.error("rescue", e);
             log.warn("Lease rescue failed (SQLSTATE {}); retrying at the next interval", SqlStates.sqlState(e));

@@ -118,6 +118,15 @@ final class OutboxStore {
               AND m.status = 'running' AND m.lease_until < {now}
             """ + CHANGED_ROW;
 
+    /** This worker's running claims older than a grace period, in the claim's RETURNING shape. */
+    static final String OWN_RUNNING = """
+            SELECT id, created_at, topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
+                   attempts, max_attempts, claim_version, claimed_at, lease_until
+            FROM outbox_message
+            WHERE status = 'running' AND claimed_by = ? AND claimed_at < {now} - make_interval(secs => ?::double precision)
+            ORDER BY id
+            LIMIT ?""";
+
     static final String EFFECTS = """
             UPDATE outbox_effect AS e SET
               status = v.status, attempts = v.attempts, last_error = v.error, updated_at = {now},
@@ -143,6 +152,7 @@ final class OutboxStore {
     private final HotSql heartbeatSql;
     private final HotSql releaseSql;
     private final HotSql rescueSql;
+    private final HotSql ownRunningSql;
     private final HotSql effectsSql;
     private final HotSql attemptsSql;
     private final Map<ClaimKey, RenderedClaim> claims = new LinkedHashMap<>(16, 0.75f, true) {
@@ -159,6 +169,7 @@ final class OutboxStore {
         this.heartbeatSql = HotSql.of(HEARTBEAT, clock);
         this.releaseSql = HotSql.of(RELEASE, clock);
         this.rescueSql = HotSql.of(RESCUE, clock);
+        this.ownRunningSql = HotSql.of(OWN_RUNNING, clock);
         this.effectsSql = HotSql.of(EFFECTS, clock);
         this.attemptsSql = HotSql.of(ATTEMPTS, clock);
     }
@@ -357,6 +368,16 @@ final class OutboxStore {
     }
 
     // -------------------------------------------------------------------------------------- rescue
+
+    /**
+     * Claims of {@code worker} that are running and were claimed more than {@code grace} ago, at
+     * most {@code limit}: the caller keeps out the ones it knows it holds; the rest are claims whose
+     * commit succeeded while the dispatcher saw an error (the session was killed during COMMIT), which
+     * nobody is working on.
+     */
+    List<ClaimedMessage> ownRunning(DSLContext tx, String worker, Duration grace, int limit) {
+        return ownRunningSql.query(tx, OutboxStore::claimedMessage, worker, grace.toMillis() / 1000.0, limit);
+    }
 
     /**
      * Returns up to {@code page} rows whose lease expired to pending (with backoff) or to failed

@@ -118,6 +118,34 @@ class LeaseTest {
     }
 
     @Test
+    void aClaimWhoseCommitTheDispatcherNeverSawIsReturnedWithinSecondsNotAfterTheLease() {
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("orphan"));
+        claimAndDie("w1"); // committed under the dispatcher's worker id, but no handler ever ran it
+        Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
+
+        assertThat(d.releaseOrphanedClaims()).as("a claim this young may be on its way into flight").isZero();
+        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        assertThat(d.releaseOrphanedClaims()).isEqualTo(1);
+
+        var row = Fixtures.row(pg.dsl(), msg.id());
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("pending");
+        assertThat(row.get(OUTBOX_MESSAGE.ATTEMPTS)).as("the attempt never ran: not counted").isZero();
+        assertThat(pg.dsl().select(OUTBOX_ATTEMPT.OUTCOME).from(OUTBOX_ATTEMPT)
+                .where(OUTBOX_ATTEMPT.MESSAGE_ID.eq(msg.id())).fetch(OUTBOX_ATTEMPT.OUTCOME)).containsExactly("released");
+        assertThat(d.runOnce()).isEqualTo(1);
+        assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("done");
+    }
+
+    @Test
+    void claimsOfOtherWorkersAreNotOrphansOfThisOne() {
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("someone-elses"));
+        claimAndDie("w2");
+        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        assertThat(dispatcher((m, ctx) -> Outcome.done()).releaseOrphanedClaims()).isZero();
+        assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("running");
+    }
+
+    @Test
     void theHeartbeatLeavesClaimsWhoseOutcomeIsQueuedForTheCompleter() {
         var held = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("still-running"));
         var queued = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("outcome-queued"));
