@@ -9,7 +9,6 @@ import org.jooq.SQLDialect;
 import org.jooq.UpdateResultStep;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -553,9 +552,5 @@ final class OutboxStore {
     private static ChangedRow changedRow(ResultSet rs) throws SQLException {
         return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
                 rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10));
-    }
-
-    static Field<Instant> instant(Instant value) {
-        return DSL.val(value, SQLDataType.INSTANT);
     }
 }
