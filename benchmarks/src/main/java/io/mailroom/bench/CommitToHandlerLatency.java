@@ -74,24 +74,9 @@ final class CommitToHandlerLatency {
                     warmed = true;
                 }
                 Result r = measure(rate, wakeups, plan.duration());
-                Map<String, Object> row = s.row();
-                row.put("measure", "commit -> handler start");
-                row.put("wakeups", wakeups);
-                row.put("rate", rate);
-                row.put("achieved_rate", r.achievedRate());
-                row.put("messages", r.latency().count());
-                row.put("p50_ms", r.latency().p50Ms());
-                row.put("p95_ms", r.latency().p95Ms());
-                row.put("p99_ms", r.latency().p99Ms());
-                row.put("max_ms", r.latency().maxMs());
-                row.put("enqueue_p50_ms", r.enqueue().p50Ms());
-                row.put("enqueue_p99_ms", r.enqueue().p99Ms());
+                Map<String, Object> row = latencyRow(s, "commit -> handler start", wakeups, rate, r.achievedRate(),
+                        r.latency(), r.enqueue(), r.problem());
                 row.put("handler_before_ack", r.beforeAck());
-                row.put("load1", LoadAverage.oneMinute());
-                row.put("status", r.problem() == null ? Report.OK : Report.FAILED);
-                if (r.problem() != null) {
-                    row.put("note", r.problem());
-                }
             }
         }
         s.note("commit -> handler start: from the enqueuing session's COMMIT acknowledged to the handler's start, one JVM's "
@@ -100,6 +85,29 @@ final class CommitToHandlerLatency {
                 + DispatcherConfig.DEFAULT_POLL_INTERVAL.toMillis() + " ms (minus up to "
                 + (int) (DispatcherConfig.DEFAULT_POLL_JITTER * 100) + "% jitter)");
         return s;
+    }
+
+    /** One row of this section, for both measures (handler start here, provider accept in {@link CommitToProviderLatency}). */
+    static Map<String, Object> latencyRow(Report.Section s, String measure, boolean wakeups, int rate, double achievedRate,
+                                          Percentiles latency, Percentiles enqueue, String problem) {
+        Map<String, Object> row = s.row();
+        row.put("measure", measure);
+        row.put("wakeups", wakeups);
+        row.put("rate", rate);
+        row.put("achieved_rate", achievedRate);
+        row.put("messages", latency.count());
+        row.put("p50_ms", latency.p50Ms());
+        row.put("p95_ms", latency.p95Ms());
+        row.put("p99_ms", latency.p99Ms());
+        row.put("max_ms", latency.maxMs());
+        row.put("enqueue_p50_ms", enqueue.p50Ms());
+        row.put("enqueue_p99_ms", enqueue.p99Ms());
+        row.put("load1", LoadAverage.oneMinute());
+        row.put("status", problem == null ? Report.OK : Report.FAILED);
+        if (problem != null) {
+            row.put("note", problem);
+        }
+        return row;
     }
 
     record Result(Percentiles latency, Percentiles enqueue, double achievedRate, int beforeAck, String problem) {

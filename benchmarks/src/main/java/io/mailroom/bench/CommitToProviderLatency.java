@@ -74,23 +74,8 @@ final class CommitToProviderLatency {
             }
             for (int rate : plan.rates()) {
                 Result r = measure(pipeline, monitor, orders, rate, plan.duration(), orderIds, Integer.toString(rate));
-                Map<String, Object> row = s.row();
-                row.put("measure", MEASURE);
-                row.put("wakeups", true);
-                row.put("rate", rate);
-                row.put("achieved_rate", r.achievedRate());
-                row.put("messages", r.latency().count());
-                row.put("p50_ms", r.latency().p50Ms());
-                row.put("p95_ms", r.latency().p95Ms());
-                row.put("p99_ms", r.latency().p99Ms());
-                row.put("max_ms", r.latency().maxMs());
-                row.put("enqueue_p50_ms", r.enqueue().p50Ms());
-                row.put("enqueue_p99_ms", r.enqueue().p99Ms());
-                row.put("load1", LoadAverage.oneMinute());
-                row.put("status", r.problem() == null ? Report.OK : Report.FAILED);
-                if (r.problem() != null) {
-                    row.put("note", r.problem());
-                }
+                CommitToHandlerLatency.latencyRow(s, MEASURE, true, rate, r.achievedRate(), r.latency(), r.enqueue(),
+                        r.problem());
                 done++;
             }
         } catch (Exception e) {

@@ -40,11 +40,18 @@ final class HotSql {
     private final String sql;
     /** For each {@code ?} of {@link #sql}: true where it stands for "now", false for the next argument. */
     private final boolean[] nowSlots;
+    /** How many arguments a caller passes: the placeholders that are not "now". */
+    private final int argumentCount;
     private final SqlClock clock;
 
     private HotSql(String sql, boolean[] nowSlots, SqlClock clock) {
         this.sql = sql;
         this.nowSlots = nowSlots;
+        int arguments = 0;
+        for (boolean now : nowSlots) {
+            arguments += now ? 0 : 1;
+        }
+        this.argumentCount = arguments;
         this.clock = clock;
     }
 
@@ -90,12 +97,8 @@ final class HotSql {
     }
 
     private Object[] bindings(Object[] args) {
-        int expected = 0;
-        for (boolean now : nowSlots) {
-            expected += now ? 0 : 1;
-        }
-        if (args.length != expected) {
-            throw new IllegalArgumentException("statement takes " + expected + " arguments, got " + args.length);
+        if (args.length != argumentCount) {
+            throw new IllegalArgumentException("statement takes " + argumentCount + " arguments, got " + args.length);
         }
         Object[] values = new Object[nowSlots.length];
         Instant now = clock.isDatabaseTime() ? null : clock.instant();

@@ -17,6 +17,16 @@ final class Fixtures {
     private Fixtures() {
     }
 
+    /** A fresh autocommit session of {@code pg}'s database, listening on the outbox's wake-up channel. */
+    static java.sql.Connection listen(io.mailroom.testing.PostgresExtension pg) throws java.sql.SQLException {
+        java.sql.Connection c = pg.newConnection();
+        c.setAutoCommit(true);
+        try (java.sql.Statement st = c.createStatement()) {
+            st.execute("LISTEN " + OutboxEnqueuer.CHANNEL);
+        }
+        return c;
+    }
+
     static NewMessage message(String key) {
         return NewMessage.of(TOPIC, "order", key, key, "{\"key\":\"" + key + "\"}");
     }

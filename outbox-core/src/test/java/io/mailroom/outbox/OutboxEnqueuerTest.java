@@ -16,7 +16,6 @@ import org.postgresql.util.PSQLException;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -246,7 +245,7 @@ class OutboxEnqueuerTest {
 
     @Test
     void notificationIsDeliveredOnCommitWithTheTopic(TestInfo test) throws SQLException {
-        try (Connection listener = listen()) {
+        try (Connection listener = Fixtures.listen(pg)) {
             pg.dsl().transaction(cfg -> enqueuer.enqueueAll(cfg.dsl(), List.of(
                     NewMessage.of(TOPIC, "order", "1", key(test, "1"), "{}"),
                     NewMessage.of(TOPIC, "order", "2", key(test, "2"), "{}"),
@@ -260,7 +259,7 @@ class OutboxEnqueuerTest {
 
     @Test
     void noNotificationOnRollback(TestInfo test) throws SQLException {
-        try (Connection listener = listen()) {
+        try (Connection listener = Fixtures.listen(pg)) {
             assertThatThrownBy(() -> pg.dsl().transaction(cfg -> {
                 enqueuer.enqueue(cfg.dsl(), NewMessage.of(TOPIC, "order", "1", key(test, "1"), "{}"));
                 throw new BusinessFailure();
@@ -276,7 +275,7 @@ class OutboxEnqueuerTest {
     @Test
     void noNotificationWhenDisabled(TestInfo test) throws SQLException {
         OutboxEnqueuer quiet = new OutboxEnqueuer(null, false);
-        try (Connection listener = listen()) {
+        try (Connection listener = Fixtures.listen(pg)) {
             pg.dsl().transaction(cfg -> quiet.enqueue(cfg.dsl(), NewMessage.of(TOPIC, "order", "1", key(test, "1"), "{}")));
             notifyMarker();
 
@@ -289,15 +288,6 @@ class OutboxEnqueuerTest {
 
     private static final String MARKER = "test-marker";
     private static final int NOTIFY_TIMEOUT_MILLIS = 10_000;
-
-    private static Connection listen() throws SQLException {
-        Connection c = pg.newConnection();
-        c.setAutoCommit(true);
-        try (Statement st = c.createStatement()) {
-            st.execute("LISTEN " + OutboxEnqueuer.CHANNEL);
-        }
-        return c;
-    }
 
     private static void notifyMarker() {
         pg.dsl().transaction(cfg -> cfg.dsl()

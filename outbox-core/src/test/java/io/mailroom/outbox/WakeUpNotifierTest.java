@@ -10,7 +10,6 @@ import javax.sql.DataSource;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -31,7 +30,7 @@ class WakeUpNotifierTest {
     @Test
     void everyTopicAskedForIsDeliveredAndConcurrentRequestsShareNotifications() throws Exception {
         WakeUpNotifier notifier = new WakeUpNotifier(pg.dataSource());
-        try (Connection listener = listen()) {
+        try (Connection listener = Fixtures.listen(pg)) {
             int threads = 4;
             int perThread = 200;
             CountDownLatch start = new CountDownLatch(1);
@@ -65,7 +64,7 @@ class WakeUpNotifierTest {
         AtomicInteger calls = new AtomicInteger();
         DataSource flaky = failingFirst(pg.dataSource(), calls);
         WakeUpNotifier notifier = new WakeUpNotifier(flaky);
-        try (Connection listener = listen()) {
+        try (Connection listener = Fixtures.listen(pg)) {
             notifier.wake("lost");
             await().atMost(Duration.ofSeconds(10)).until(() -> notifier.failed() == 1);
             notifier.wake("delivered");
@@ -76,15 +75,6 @@ class WakeUpNotifierTest {
             });
             assertThat(received).doesNotContain("lost");
         }
-    }
-
-    private static Connection listen() throws SQLException {
-        Connection c = pg.newConnection();
-        c.setAutoCommit(true);
-        try (Statement st = c.createStatement()) {
-            st.execute("LISTEN " + OutboxEnqueuer.CHANNEL);
-        }
-        return c;
     }
 
     private static List<String> payloads(Connection listener) throws SQLException {
