@@ -15,16 +15,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-if [[ -z "${JAVA_HOME:-}" ]]; then
-  for j in $(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -V -r); do
-    v="$("$j/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
-    if [[ -x "$j/bin/javac" && -n "$v" && "${v%%.*}" -ge 21 ]]; then export JAVA_HOME="${j%/}"; break; fi
-  done
-fi
-if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]]; then
-  echo "bench.sh: needs a JDK 21 or newer; set JAVA_HOME" >&2
-  exit 1
-fi
+. scripts/jdk.sh
+mailroom_use_jdk
 
 # Build the tool and its reactor dependencies (never installed into ~/.m2): target/classpath.txt
 # lists the jars, resolved to the sibling modules' target directories.

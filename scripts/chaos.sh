@@ -14,6 +14,8 @@
 # chaos/target/chaos-http/ (or chaos-smtp/). Exit status 0 = passed, 1 = a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/jdk.sh
+mailroom_use_jdk
 export MAILROOM_TEST_DB_URL=${MAILROOM_TEST_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
 ./mvnw -q -B -pl chaos -am compile dependency:build-classpath \
   -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null

@@ -5,6 +5,8 @@
 # e.g. scripts/run-test-main.sh outbox-core io.mailroom.outbox.ClaimCostBenchmark 100000 50 300
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/jdk.sh
+mailroom_use_jdk
 module=${1:?module}; main=${2:?main class}; shift 2
 ./mvnw -q -B -pl "$module" -am test-compile dependency:build-classpath \
   -Dmdep.outputFile=target/test-classpath.txt -Dmdep.includeScope=test >/dev/null

@@ -6,6 +6,8 @@
 # database on $MAILROOM_TEST_DB_URL (CI machines here run that server with autovacuum off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/jdk.sh
+mailroom_use_jdk
 ./mvnw -q -B -pl soak -am -DskipTests package dependency:build-classpath \
   -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
 exec java -cp "soak/target/classes:$(cat soak/target/classpath.txt)" io.mailroom.soak.SoakRun "$@"

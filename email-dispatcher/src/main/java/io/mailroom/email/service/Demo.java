@@ -16,8 +16,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -81,11 +84,15 @@ public final class Demo implements AutoCloseable {
         dispatcher = DispatcherService.start(ServiceConfig.fromEnv(env));
 
         mailboxWatcher = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("demo-mailbox").unstarted(r));
-        int[] seen = {0};
+        // GreenMail lists received messages mailbox by mailbox, not in arrival order, so a position
+        // says nothing about which are new: remember the stored messages themselves (a second copy
+        // of an email is another stored message, and is printed again).
+        Set<MimeMessage> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         mailboxWatcher.scheduleWithFixedDelay(() -> {
-            MimeMessage[] received = smtpSink.getReceivedMessages();
-            for (; seen[0] < received.length; seen[0]++) {
-                describe(received[seen[0]]);
+            for (MimeMessage m : smtpSink.getReceivedMessages()) {
+                if (seen.add(m)) {
+                    describe(m);
+                }
             }
         }, 500, 500, TimeUnit.MILLISECONDS);
 
