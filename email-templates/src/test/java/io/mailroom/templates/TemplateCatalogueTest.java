@@ -1,0 +1,234 @@
+package io.mailroom.templates;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class TemplateCatalogueTest {
+
+    private static final Locale VI = Locale.forLanguageTag("vi");
+
+    private static String sample() throws TemplateException {
+        return TemplateCatalogue.builtIn().names().contains("order_confirmation")
+                ? read("order_confirmation/sample.json") : null;
+    }
+
+    private static String read(String builtin) {
+        try (var in = TemplateCatalogue.class.getClassLoader().getResourceAsStream(TemplateFiles.BUILTIN_RESOURCE + "/" + builtin)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A minimal template set: one template, its layout-free parts and English messages. */
+    private static Map<String, String> minimal() {
+        Map<String, String> files = new HashMap<>();
+        files.put("hello/subject.peb", "{{ t(\"subject\") }}");
+        files.put("hello/text.peb", "Hi {{ name }} & co");
+        files.put("hello/html.peb", "<style>p { color: red; }</style><p>Hi {{ name }}</p>");
+        files.put("hello/messages.properties", "subject=Hello\n");
+        return files;
+    }
+
+    @Test
+    void theBuiltInTemplatesAllCompileAndRenderTheirSamplesInEveryLocale() throws Exception {
+        TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
+        assertThat(catalogue.names()).contains("order_confirmation");
+        assertThat(catalogue.check()).isEmpty();
+        assertThat(catalogue.locales("order_confirmation")).contains("vi");
+    }
+
+    @Test
+    void vietnameseRendersWithDiacriticsEscapedDataAndInlinedCss() throws Exception {
+        RenderedTemplate r = TemplateCatalogue.builtIn().renderJson("order_confirmation", VI, sample());
+
+        assertThat(r.subject()).isEqualTo("Đơn hàng #102 của bạn đã được xác nhận");
+        assertThat(r.text()).contains("Cảm ơn bạn, Nguyễn Thị Ánh!")
+                .contains("Bánh mì <đặc biệt> & pa-tê x 5") // the text part is not HTML: nothing escaped
+                .contains("535.000")
+                .contains("Bạn nhận được email này");       // the shared layout's footer, in Vietnamese
+        assertThat(r.html())
+                .contains("Bánh mì &lt;đặc biệt&gt; &amp; pa-tê")
+                .doesNotContain("<đặc biệt>")
+                .contains("<html lang=\"vi\">")
+                .containsPattern("<h1 style=\"font-size: 20px; margin: 0 0 16px 0;?\">Cảm ơn bạn, Nguyễn Thị Ánh!</h1>")
+                .containsPattern("<td class=\"num total\" style=\"[^\"]*font-weight: bold;[^\"]*text-align: right")
+                .contains("@media (max-width: 480px)")       // cannot be inlined: kept in the head
+                .doesNotContain("table.items th {");
+        assertThat(r.version()).startsWith("order_confirmation@").hasSize("order_confirmation@".length() + 16);
+        assertThat(r.locale()).isEqualTo(VI);
+    }
+
+    @Test
+    void englishIsTheDefaultWording() throws Exception {
+        RenderedTemplate r = TemplateCatalogue.builtIn().renderJson("order_confirmation", Locale.forLanguageTag("fr-CA"), sample());
+        assertThat(r.subject()).isEqualTo("Your order #102 is confirmed");
+        assertThat(r.text()).contains("Thank you, Nguyễn Thị Ánh!");
+    }
+
+    @Test
+    void aMissingVariableFailsTheRenderForGoodAndNamesTheVariable() throws Exception {
+        String noCustomer = sample().replace("\"customer\": {\"name\": \"Nguyễn Thị Ánh\"},", "");
+        assertThatThrownBy(() -> TemplateCatalogue.builtIn().renderJson("order_confirmation", VI, noCustomer))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_VARIABLE);
+                    assertThat(e.permanent()).isTrue();
+                    assertThat(e.getMessage()).contains("'customer'").contains("order_confirmation");
+                });
+    }
+
+    @Test
+    void aMessageKeyNoFileHasFailsTheRenderNamingTheKeyAndLocale() {
+        Map<String, String> files = minimal();
+        files.put("hello/subject.peb", "{{ t(\"nope\") }}");
+        assertThatThrownBy(() -> TemplateCatalogue.of(files).render("hello", VI, Map.of("name", "An")))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_MESSAGE);
+                    assertThat(e.getMessage()).contains("'nope'").contains("vi").contains("hello/subject.peb");
+                });
+    }
+
+    @Test
+    void aPlaceholderTheTemplateDidNotPassIsNamed() {
+        Map<String, String> files = minimal();
+        files.put("hello/messages.properties", "subject=Hello {who}\n");
+        assertThatThrownBy(() -> TemplateCatalogue.of(files).render("hello", Locale.ENGLISH, Map.of("name", "An")))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_VARIABLE);
+                    assertThat(e.getMessage()).contains("{who}");
+                });
+    }
+
+    @Test
+    void checkReportsASyntaxErrorWithItsFileAndLine() {
+        Map<String, String> files = minimal();
+        files.put("hello/html.peb", "<p>ok</p>\n<p>{% if name %}never closed</p>");
+        List<TemplateException> problems = TemplateCatalogue.of(files).check();
+        assertThat(problems).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(TemplateException.Kind.SYNTAX);
+            assertThat(e.getMessage()).contains("hello/html.peb");
+        });
+    }
+
+    @Test
+    void checkReportsAMissingTextPartAndRenderRefusesIt() {
+        Map<String, String> files = minimal();
+        files.remove("hello/text.peb");
+        TemplateCatalogue catalogue = TemplateCatalogue.of(files);
+        assertThat(catalogue.check()).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_PART);
+            assertThat(e.getMessage()).contains("text.peb");
+        });
+        assertThatThrownBy(() -> catalogue.render("hello", Locale.ENGLISH, Map.of("name", "An")))
+                .isInstanceOfSatisfying(TemplateException.class, e -> assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_PART));
+    }
+
+    @Test
+    void checkRendersTheSampleAndReportsWhatItLacks() {
+        Map<String, String> files = minimal();
+        files.put("hello/sample.json", "{\"nom\": \"An\"}");
+        assertThat(TemplateCatalogue.of(files).check()).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_VARIABLE);
+            assertThat(e.getMessage()).contains("sample.json").contains("'name'");
+        });
+    }
+
+    @Test
+    void anUnknownTemplateIsNamedWithTheKnownOnes() {
+        assertThatThrownBy(() -> TemplateCatalogue.of(minimal()).render("bye", Locale.ENGLISH, Map.of()))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.UNKNOWN_TEMPLATE);
+                    assertThat(e.getMessage()).contains("'bye'").contains("known: hello");
+                });
+    }
+
+    @Test
+    void dataThatIsNotAJsonObjectIsRefusedWithWhere() {
+        TemplateCatalogue catalogue = TemplateCatalogue.of(minimal());
+        assertThatThrownBy(() -> catalogue.renderJson("hello", Locale.ENGLISH, "[1,2]"))
+                .hasMessageContaining("must be a JSON object");
+        assertThatThrownBy(() -> catalogue.renderJson("hello", Locale.ENGLISH, "{\"name\": \"An\",\n \"x\": }"))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.BAD_DATA);
+                    assertThat(e.getMessage()).contains("line 2");
+                });
+        assertThatThrownBy(() -> catalogue.renderJson("hello", Locale.ENGLISH, "{\"name\": \"An\", \"name\": \"Bo\"}"))
+                .isInstanceOf(TemplateException.class);
+    }
+
+    @Test
+    void theSubjectIsOneLineAndTheTextPartIsNotEscaped() throws Exception {
+        Map<String, String> files = minimal();
+        files.put("hello/messages.properties", "subject=Hello\\n  there\n");
+        RenderedTemplate r = TemplateCatalogue.of(files).render("hello", Locale.ENGLISH, Map.of("name", "<An>"));
+        assertThat(r.subject()).isEqualTo("Hello there");
+        assertThat(r.text()).isEqualTo("Hi <An> & co\n");
+        assertThat(r.html()).contains("<p style=\"color: red;\">Hi &lt;An&gt;</p>");
+    }
+
+    @Test
+    void aDirectoryAddsTemplatesAndReplacesSharedFilesAndTheVersionFollowsExactlyWhatItCovers(@TempDir Path dir) throws Exception {
+        Path welcome = Files.createDirectories(dir.resolve("welcome"));
+        Files.writeString(welcome.resolve("subject.peb"), "{{ t(\"subject\") }}");
+        Files.writeString(welcome.resolve("text.peb"), "{% extends \"_layouts/text.peb\" %}{% block content %}Chào {{ name }}{% endblock %}");
+        Files.writeString(welcome.resolve("html.peb"), "{% extends \"_layouts/html.peb\" %}{% block content %}<p>Chào {{ name }}</p>{% endblock %}");
+        Files.writeString(welcome.resolve("messages.properties"), "subject=Welcome\n");
+        Files.writeString(welcome.resolve("messages_vi.properties"), "subject=Chào mừng\n");
+
+        TemplateCatalogue first = TemplateCatalogue.load(dir);
+        assertThat(first.names()).contains("welcome", "order_confirmation");
+        assertThat(first.check()).isEmpty();
+        assertThat(first.render("welcome", VI, Map.of("name", "Ánh")).subject()).isEqualTo("Chào mừng");
+        assertThat(first.origin("welcome/subject.peb")).startsWith(dir.toAbsolutePath().normalize().toString());
+        assertThat(first.origin("style.css")).isEqualTo("built-in style.css");
+
+        String orderEn = first.version("order_confirmation", Locale.ENGLISH);
+        String welcomeEn = first.version("welcome", Locale.ENGLISH);
+        String welcomeVi = first.version("welcome", VI);
+        assertThat(TemplateCatalogue.load(dir).version("welcome", VI)).as("same files, same version").isEqualTo(welcomeVi);
+        assertThat(welcomeEn).isNotEqualTo(welcomeVi);
+
+        // Vietnamese wording of one template changes: its vi version only.
+        Files.writeString(welcome.resolve("messages_vi.properties"), "subject=Xin chào\n");
+        TemplateCatalogue second = TemplateCatalogue.load(dir);
+        assertThat(second.version("welcome", VI)).isNotEqualTo(welcomeVi);
+        assertThat(second.version("welcome", Locale.ENGLISH)).isEqualTo(welcomeEn);
+        assertThat(second.version("order_confirmation", Locale.ENGLISH)).isEqualTo(orderEn);
+
+        // A shared file replaced by the directory: every template's version.
+        Files.writeString(dir.resolve("style.css"), "p { color: green; }");
+        TemplateCatalogue third = TemplateCatalogue.load(dir);
+        assertThat(third.version("order_confirmation", Locale.ENGLISH)).isNotEqualTo(orderEn);
+        assertThat(third.version("welcome", Locale.ENGLISH)).isNotEqualTo(welcomeEn);
+        assertThat(third.render("welcome", Locale.ENGLISH, Map.of("name", "An")).html()).contains("<p style=\"color: green;\">Chào An</p>");
+    }
+
+    @Test
+    void aDirectoryThatDoesNotExistIsRefusedByName(@TempDir Path dir) {
+        assertThatThrownBy(() -> TemplateCatalogue.load(dir.resolve("nope")))
+                .isInstanceOfSatisfying(TemplateException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(TemplateException.Kind.UNREADABLE);
+                    assertThat(e.getMessage()).contains("nope");
+                });
+    }
+
+    @Test
+    void aFileThatIsNotUtf8IsRefused(@TempDir Path dir) throws IOException {
+        Files.createDirectories(dir.resolve("bad"));
+        Files.write(dir.resolve("bad/subject.peb"), new byte[]{'H', (byte) 0xE9, 'l'});
+        assertThatThrownBy(() -> TemplateCatalogue.load(dir))
+                .isInstanceOfSatisfying(TemplateException.class, e -> assertThat(e.getMessage()).contains("bad/subject.peb").contains("UTF-8"));
+    }
+}
