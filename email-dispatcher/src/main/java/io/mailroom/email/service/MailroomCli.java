@@ -25,6 +25,7 @@ public final class MailroomCli implements Callable<Integer> {
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new MailroomCli());
         cli.addSubcommand("support", io.mailroom.support.cli.SupportCli.commandLine(new io.mailroom.support.cli.SupportCli()));
+        cli.addSubcommand("templates", new CommandLine(new TemplatesCommand()));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());
