@@ -1,0 +1,125 @@
+package io.mailroom.email.api;
+
+import io.mailroom.outbox.EnqueuedMessage;
+import io.mailroom.outbox.NewMessage;
+import io.mailroom.outbox.OutboxEnqueuer;
+import org.jooq.DSLContext;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+
+/**
+ * Business code's way to send a transactional email: {@link #enqueue} writes it into the outbox
+ * with the caller's {@link DSLContext}, so the email exists exactly when the business change that
+ * caused it commits. Everything that can be checked at this point fails here, inside the
+ * transaction, with the field named ({@link InvalidEmailException}): the address and display
+ * name ({@link io.mailroom.mailbox.MailboxRules}, the same rule the dispatcher applies), header
+ * injection, the template's name (and, when a catalogue of template names is given, that it
+ * exists), the data's values and the payload's size. A duplicate idempotency key fails with
+ * {@link io.mailroom.outbox.DuplicateIdempotencyKeyException}, as for any outbox message.
+ *
+ * <p>The payload is an envelope the dispatcher reads: {@code {"v":1,"template":...,"locale":...,
+ * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}.
+ */
+public final class EmailOutbox {
+
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+    public static final int ENVELOPE_VERSION = 1;
+
+    private final OutboxEnqueuer enqueuer;
+    private final Supplier<? extends java.util.Set<String>> templates;
+    private final int maxPayloadBytes;
+
+    /** Enqueues without checking template names against a catalogue. */
+    public EmailOutbox(OutboxEnqueuer enqueuer) {
+        this(enqueuer, null, DEFAULT_MAX_PAYLOAD_BYTES);
+    }
+
+    /**
+     * @param templates       the template names the dispatchers know, or null where the catalogue is
+     *                        not reachable from the business application (then an unknown template
+     *                        is found by the dispatcher, which fails that email for good)
+     * @param maxPayloadBytes the largest envelope accepted, in UTF-8 bytes
+     */
+    public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes) {
+        this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+        this.templates = templates;
+        if (maxPayloadBytes < 1024 || maxPayloadBytes > 16 * 1024 * 1024) {
+            throw new IllegalArgumentException("maxPayloadBytes must be between 1 KiB and 16 MiB, got " + maxPayloadBytes);
+        }
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /** Writes the email into the outbox in {@code tx}'s transaction; nothing is written if it throws. */
+    public EnqueuedMessage enqueue(DSLContext tx, OutgoingEmail email) {
+        return enqueuer.enqueue(tx, message(email));
+    }
+
+    /** The outbox message {@link #enqueue} would write, after every check. */
+    public NewMessage message(OutgoingEmail email) {
+        Objects.requireNonNull(email, "email");
+        if (templates != null) {
+            java.util.Set<String> known = templates.get();
+            if (known != null && !known.contains(email.template())) {
+                SortedSet<String> sorted = new TreeSet<>(known);
+                throw new InvalidEmailException("template", "'" + email.template() + "' is not in the template catalogue (known: "
+                        + String.join(", ", sorted) + ")");
+            }
+        }
+        String payload = envelope(email);
+        int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxPayloadBytes) {
+            throw new InvalidEmailException("data", "makes a payload of " + bytes + " bytes, over the limit of " + maxPayloadBytes);
+        }
+        try {
+            return NewMessage.of(email.topic(), email.aggregateType(), email.aggregateId(), email.idempotencyKey(), payload);
+        } catch (IllegalArgumentException e) {
+            // NewMessage names the argument first ("idempotencyKey must not be blank"): keep it as the field
+            String message = e.getMessage();
+            int space = message.indexOf(' ');
+            throw new InvalidEmailException(space > 0 ? message.substring(0, space) : "message",
+                    space > 0 ? message.substring(space + 1) : message);
+        }
+    }
+
+    static String envelope(OutgoingEmail email) {
+        StringBuilder out = new StringBuilder(512);
+        out.append("{\"v\":").append(ENVELOPE_VERSION).append(",\"template\":");
+        Json.string(out, email.template());
+        out.append(",\"locale\":");
+        Json.string(out, email.locale().toLanguageTag());
+        out.append(",\"to\":");
+        mailbox(out, email.to());
+        if (email.replyTo() != null) {
+            out.append(",\"replyTo\":");
+            mailbox(out, email.replyTo());
+        }
+        out.append(",\"headers\":{");
+        boolean first = true;
+        for (Map.Entry<String, String> h : email.headers().entrySet()) {
+            if (!first) {
+                out.append(',');
+            }
+            first = false;
+            Json.string(out, h.getKey());
+            out.append(':');
+            Json.string(out, h.getValue());
+        }
+        out.append("},\"data\":").append(Json.write(email.data())).append('}');
+        return out.toString();
+    }
+
+    private static void mailbox(StringBuilder out, OutgoingEmail.Mailbox m) {
+        out.append("{\"address\":");
+        Json.string(out, m.address());
+        if (m.name() != null) {
+            out.append(",\"name\":");
+            Json.string(out, m.name());
+        }
+        out.append('}');
+    }
+}

@@ -1,0 +1,199 @@
+package io.mailroom.email.api;
+
+import io.mailroom.mailbox.MailboxRules;
+
+import java.util.Collections;
+import java.util.IllformedLocaleException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * One transactional email, as business code asks for it: which template, in which language, to
+ * whom, with what data, about which business entity, and under which idempotency key. Built with
+ * {@link #template(String)}; {@link Builder#build()} checks every field and refuses a bad one with
+ * an {@link InvalidEmailException} naming it, so nothing invalid reaches the outbox.
+ *
+ * <pre>{@code
+ * OutgoingEmail email = OutgoingEmail.template("order_shipped")
+ *         .to("an@example.com", "Nguyễn Văn An")
+ *         .locale("vi")
+ *         .about("order", "102")
+ *         .idempotencyKey("email-order-102-shipped")
+ *         .data(Map.of("order", Map.of("id", "102", "carrier", "VNPost")))
+ *         .build();
+ * }</pre>
+ *
+ * @param topic the outbox topic, {@code email.<template>} unless given: the dispatcher's topic
+ *              configuration maps it to a template, a sender and a transport
+ */
+public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
+                            Map<String, String> headers, Map<String, Object> data, String aggregateType,
+                            String aggregateId, String idempotencyKey) {
+
+    public static final String TOPIC_PREFIX = "email.";
+    public static final int MAX_HEADER_VALUE_LENGTH = 900;
+    /** Extra headers a caller may set: X-*, and the list headers mailbox providers look for. */
+    public static final Set<String> LIST_HEADERS = Set.of("List-Unsubscribe", "List-Unsubscribe-Post", "List-Id");
+
+    private static final Pattern TEMPLATE = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
+    private static final Pattern TOPIC = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,127}");
+    private static final Pattern X_HEADER = Pattern.compile("X-[A-Za-z0-9][A-Za-z0-9-]{0,73}");
+
+    /** An address and an optional display name, both checked by {@link MailboxRules}. */
+    public record Mailbox(String address, String name) {
+        public Mailbox {
+            if (address != null) {
+                address = address.strip();
+            }
+        }
+    }
+
+    public OutgoingEmail {
+        headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        data = Collections.unmodifiableMap(new LinkedHashMap<>(data));
+    }
+
+    public static Builder template(String template) {
+        return new Builder(template);
+    }
+
+    public static final class Builder {
+        private final String template;
+        private String topic;
+        private String locale = "en";
+        private Mailbox to;
+        private Mailbox replyTo;
+        private final Map<String, String> headers = new LinkedHashMap<>();
+        private Map<String, ?> data = Map.of();
+        private String aggregateType;
+        private String aggregateId;
+        private String idempotencyKey;
+
+        private Builder(String template) {
+            this.template = template;
+        }
+
+        public Builder topic(String topic) {
+            this.topic = topic;
+            return this;
+        }
+
+        /** A BCP 47 language tag: {@code vi}, {@code en-GB}. Default {@code en}. */
+        public Builder locale(String tag) {
+            this.locale = tag;
+            return this;
+        }
+
+        public Builder to(String address, String name) {
+            this.to = new Mailbox(address, name);
+            return this;
+        }
+
+        public Builder replyTo(String address, String name) {
+            this.replyTo = new Mailbox(address, name);
+            return this;
+        }
+
+        /** An extra header: {@code X-...}, or one of {@link #LIST_HEADERS}. */
+        public Builder header(String name, String value) {
+            if (name != null && headers.keySet().stream().anyMatch(name::equalsIgnoreCase)) {
+                throw new InvalidEmailException("headers." + name, "is given twice");
+            }
+            headers.put(name, value);
+            return this;
+        }
+
+        /** The template's data; see {@link EmailOutbox} for the values it may hold. */
+        public Builder data(Map<String, ?> data) {
+            this.data = Objects.requireNonNullElse(data, Map.of());
+            return this;
+        }
+
+        /** The business entity the email is about, e.g. ("order", "102"): support finds emails by it. */
+        public Builder about(String aggregateType, String aggregateId) {
+            this.aggregateType = aggregateType;
+            this.aggregateId = aggregateId;
+            return this;
+        }
+
+        /** The business effect, stable across retries: {@code email-order-102-shipped}. */
+        public Builder idempotencyKey(String key) {
+            this.idempotencyKey = key;
+            return this;
+        }
+
+        public OutgoingEmail build() {
+            if (template == null || !TEMPLATE.matcher(template).matches()) {
+                throw new InvalidEmailException("template", "must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit, got "
+                        + quote(template));
+            }
+            String t = topic == null ? TOPIC_PREFIX + template : topic;
+            if (!TOPIC.matcher(t).matches()) {
+                throw new InvalidEmailException("topic", "must be 1-128 of a-z, 0-9, '_', '.', '-', got " + quote(t));
+            }
+            Locale l;
+            try {
+                l = new Locale.Builder().setLanguageTag(locale == null ? "" : locale).build();
+            } catch (IllformedLocaleException e) {
+                throw new InvalidEmailException("locale", "is not a BCP 47 language tag: " + quote(locale));
+            }
+            if (l.getLanguage().isEmpty()) {
+                throw new InvalidEmailException("locale", "names no language: " + quote(locale));
+            }
+            if (to == null) {
+                throw new InvalidEmailException("to", "is missing");
+            }
+            mailbox("to", to);
+            if (replyTo != null) {
+                mailbox("replyTo", replyTo);
+            }
+            for (Map.Entry<String, String> h : headers.entrySet()) {
+                checkHeader(h.getKey(), h.getValue());
+            }
+            Map<String, Object> copy = new LinkedHashMap<>();
+            data.forEach((k, v) -> copy.put(k, v));
+            return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey);
+        }
+
+        private static void mailbox(String field, Mailbox m) {
+            MailboxRules.addressProblem(m.address()).ifPresent(p -> {
+                throw new InvalidEmailException(field + ".address", p);
+            });
+            if (m.name() != null) {
+                MailboxRules.displayNameProblem(m.name()).ifPresent(p -> {
+                    throw new InvalidEmailException(field + ".name", p);
+                });
+            }
+        }
+
+        private static void checkHeader(String name, String value) {
+            String field = "headers." + name;
+            if (name == null || !(X_HEADER.matcher(name).matches() || LIST_HEADERS.contains(name))) {
+                throw new InvalidEmailException(name == null ? "headers" : field,
+                        "is not a header a caller may set: only X-* and " + new TreeSet<>(LIST_HEADERS));
+            }
+            if (value == null || value.isBlank()) {
+                throw new InvalidEmailException(field, "has no value");
+            }
+            if (value.length() > MAX_HEADER_VALUE_LENGTH) {
+                throw new InvalidEmailException(field, "is longer than " + MAX_HEADER_VALUE_LENGTH + " characters");
+            }
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if (c < 0x20 || c > 0x7E) {
+                    throw new InvalidEmailException(field, "contains " + (c == '\r' || c == '\n' ? "a line break" : String.format("U+%04X", (int) c))
+                            + " at index " + i + ": header values are printable ASCII on one line");
+                }
+            }
+        }
+
+        private static String quote(String s) {
+            return s == null ? "nothing" : "'" + s + "'";
+        }
+    }
+}
