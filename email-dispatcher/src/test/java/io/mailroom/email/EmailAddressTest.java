@@ -43,7 +43,7 @@ class EmailAddressTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Ann\r\nBcc: eve@example.org", "Ann\nX", "Ann\u0000", "Ann\u202Emoc.live", "Ann\u2028", "Ann\uD800"})
+    @ValueSource(strings = {"Ann\r\nBcc: eve@example.org", "Ann\nX", "Ann\u0000", "Ann\u202Emoc.live", "Ann\u2028", "Ann\uD800", "Ann\u200F", "Ann\u061C", "Ann\u2067x"})
     void rejectsControlCharactersInTheDisplayName(String name) {
         assertThatThrownBy(() -> EmailAddress.of("ann@example.com", name))
                 .isInstanceOf(InvalidEmailException.class)

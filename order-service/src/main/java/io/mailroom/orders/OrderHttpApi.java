@@ -10,6 +10,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -18,9 +20,14 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code POST /orders} (JSON {@link PlaceOrder}) → 201 {@code {"orderId", "idempotencyKey"}}
- *       with {@code Location: /orders/{id}}; 400 for any invalid input, 413 for a body over the
+ *       (the latter is the confirmation email's key, {@code email-order-{id}}) with
+ *       {@code Location: /orders/{id}}; 400 for any invalid input, 413 for a body over the
  *       limit, 415 for a non-JSON content type. An error answer means nothing was written:
- *       every check runs before the transaction opens.</li>
+ *       every check runs before the transaction opens. With an optional {@code Idempotency-Key}
+ *       header (1..255 visible ASCII characters, else 400 naming it), a repeat of the request
+ *       answers exactly as the first did (201, same {@code Location}, same body) plus
+ *       {@code Idempotent-Replayed: true}, and writes nothing; the same key with a different
+ *       request answers 422 naming the header. See {@link OrderService#placeOrder(PlaceOrder, String)}.</li>
  *   <li>{@code GET /orders/{id}} → 200 {@link OrderDocument}; 400 if the id is not a positive
  *       integer, 404 if there is no such order.</li>
  *   <li>{@code GET /health/live} → 200 while the process serves; {@code GET /health/ready} → 200
@@ -33,6 +40,8 @@ final class OrderHttpApi {
     private static final Logger log = LoggerFactory.getLogger(OrderHttpApi.class);
     private static final Pattern ORDER_ID = Pattern.compile("^[1-9][0-9]{0,18}$");
     private static final int READY_TIMEOUT_SECONDS = 2;
+    /** Set to {@code true} on an answer that repeats an earlier one for the same {@code Idempotency-Key}. */
+    static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
     private final OrderService service;
     private final int maxBodyBytes;
@@ -52,6 +61,8 @@ final class OrderHttpApi {
 
         config.routes.exception(InvalidOrderException.class,
                 (e, ctx) -> ctx.status(400).json(new ApiError(e.getMessage(), e.field())));
+        config.routes.exception(RequestKeyReusedException.class,
+                (e, ctx) -> ctx.status(422).json(new ApiError(e.getMessage(), e.field())));
         config.routes.exception(HttpProblem.class, (e, ctx) -> ctx.status(e.status()).json(e.body()));
         // Javalin's own refusals (unknown path, wrong method, its size limit) in the same JSON shape
         config.routes.exception(HttpResponseException.class,
@@ -67,11 +78,32 @@ final class OrderHttpApi {
 
     private void placeOrder(Context ctx) {
         requireJsonContentType(ctx);
+        String requestKey = requestKey(ctx);
         PlaceOrder order = OrderJson.readPlaceOrder(readBody(ctx));
-        PlacedOrder placed = service.placeOrder(order);
+        OrderReceipt receipt = service.placeOrder(order, requestKey);
+        // A repeat gets the first answer, byte for byte, plus a header that says so.
+        if (receipt.replayed()) {
+            ctx.header(REPLAYED_HEADER, "true");
+        }
         ctx.status(201)
-                .header("Location", "/orders/" + placed.orderId())
-                .json(new Created(placed.orderId(), placed.idempotencyKey()));
+                .header("Location", "/orders/" + receipt.orderId())
+                .json(new Created(receipt.orderId(), receipt.confirmationKey()));
+    }
+
+    /** The {@code Idempotency-Key} header's value, null if absent; 400 naming it if it is given twice or malformed. */
+    private static String requestKey(Context ctx) {
+        List<String> values = Collections.list(ctx.req().getHeaders(RequestKey.HEADER));
+        if (values.isEmpty()) {
+            return null;
+        }
+        if (values.size() > 1) {
+            throw new HttpProblem(400, RequestKey.HEADER, RequestKey.HEADER + " must be given once, got " + values.size());
+        }
+        String key = values.get(0);
+        RequestKey.problem(key).ifPresent(problem -> {
+            throw new HttpProblem(400, RequestKey.HEADER, RequestKey.HEADER + " " + problem);
+        });
+        return key;
     }
 
     private void getOrder(Context ctx) {

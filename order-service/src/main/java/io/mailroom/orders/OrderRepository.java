@@ -12,6 +12,7 @@ import java.util.Optional;
 
 import static io.mailroom.db.jooq.Tables.ORDERS;
 import static io.mailroom.db.jooq.Tables.ORDER_LINE;
+import static io.mailroom.db.jooq.Tables.ORDER_REQUEST_KEY;
 
 /**
  * The order service's SQL, all of it, written with jOOQ against the generated classes. Every
@@ -70,6 +71,30 @@ final class OrderRepository {
         return Optional.of(new OrderDocument(order.getId(), order.getCustomerEmail(), order.getCustomerName(),
                 order.getCurrency(), OrderDocument.money(order.getTotal()), OrderDocument.instant(order.getCreatedAt()),
                 lines));
+    }
+
+    /** Name of the primary key a second insert of the same {@code Idempotency-Key} violates (23505). */
+    static final String REQUEST_KEY_CONSTRAINT = "order_request_key_pkey";
+
+    /** An {@code Idempotency-Key} as stored: the fingerprint of the request that placed {@code orderId}. */
+    record StoredRequestKey(String requestHash, long orderId) {
+    }
+
+    /** The committed row of {@code key}, if any. */
+    Optional<StoredRequestKey> findRequestKey(DSLContext dsl, String key) {
+        var k = ORDER_REQUEST_KEY;
+        return dsl.select(k.REQUEST_HASH, k.ORDER_ID).from(k).where(k.IDEMPOTENCY_KEY.eq(key))
+                .fetchOptional(r -> new StoredRequestKey(r.value1(), r.value2()));
+    }
+
+    /**
+     * Records that {@code key} placed {@code orderId}, in the order's transaction {@code tx}. If a
+     * concurrent transaction inserted the same key, this waits for it; once it has committed, this
+     * fails with 23505 on {@value #REQUEST_KEY_CONSTRAINT} (and PostgreSQL aborts {@code tx}).
+     */
+    void insertRequestKey(DSLContext tx, String key, String requestHash, long orderId) {
+        var k = ORDER_REQUEST_KEY;
+        tx.insertInto(k).set(k.IDEMPOTENCY_KEY, key).set(k.REQUEST_HASH, requestHash).set(k.ORDER_ID, orderId).execute();
     }
 
     /** {@code SELECT 1}: whether the database answers. */

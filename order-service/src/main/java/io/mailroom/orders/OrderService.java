@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.SqlStates;
 import io.mailroom.outbox.WakeUpNotifier;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
+import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,13 +85,74 @@ public final class OrderService {
     public PlacedOrder placeOrder(PlaceOrder order) {
         order.validate();
         PlacedOrder placed = dsl.transactionResult(cfg -> placeOrder(cfg.dsl(), order));
+        afterCommit(placed, order);
+        return placed;
+    }
+
+    /**
+     * {@link #placeOrder(PlaceOrder)} at most once per {@code requestKey} (the {@code Idempotency-Key}
+     * of {@code POST /orders}): the key is stored with the request's {@link RequestFingerprint} in
+     * the order's own transaction, so it exists exactly when the order does. A repeat of the request
+     * under the same key writes nothing and answers with the order the key placed; requests racing
+     * with the same key make one order between them (the others wait on the key's primary key, roll
+     * back when the first commits and then answer as repeats). Without a key ({@code null}) every
+     * call places an order.
+     *
+     * @throws InvalidOrderException before any database access, naming the offending field or the
+     *         {@code Idempotency-Key} header
+     * @throws RequestKeyReusedException if the key already placed an order from a different request
+     */
+    public OrderReceipt placeOrder(PlaceOrder order, String requestKey) {
+        order.validate();
+        if (requestKey == null) {
+            return new OrderReceipt(placeOrder(order).orderId(), false);
+        }
+        RequestKey.require(requestKey);
+        String hash = RequestFingerprint.of(order);
+        Optional<OrderReceipt> earlier = replay(requestKey, hash);
+        if (earlier.isPresent()) {
+            return earlier.get();
+        }
+        PlacedOrder placed;
+        try {
+            placed = dsl.transactionResult(cfg -> placeKeyed(cfg.dsl(), order, requestKey, hash));
+        } catch (DataAccessException e) {
+            if (!SqlStates.isUniqueViolation(e, OrderRepository.REQUEST_KEY_CONSTRAINT)) {
+                throw e;
+            }
+            // A concurrent request with this key committed first; ours rolled back, order and message with it.
+            log.debug("Order request lost the race for its Idempotency-Key; answering with the winner's order");
+            return replay(requestKey, hash).orElseThrow(() -> e);
+        }
+        afterCommit(placed, order);
+        return new OrderReceipt(placed.orderId(), false);
+    }
+
+    /** The order, its message and the key row in the caller's transaction {@code tx}. */
+    PlacedOrder placeKeyed(DSLContext tx, PlaceOrder order, String requestKey, String requestHash) {
+        PlacedOrder placed = placeOrder(tx, order);
+        repository.insertRequestKey(tx, requestKey, requestHash, placed.orderId());
+        return placed;
+    }
+
+    /** The earlier answer for {@code requestKey}, if it placed an order; a different request under it is refused. */
+    private Optional<OrderReceipt> replay(String requestKey, String requestHash) {
+        return repository.findRequestKey(dsl, requestKey).map(stored -> {
+            if (!stored.requestHash().equals(requestHash)) {
+                throw new RequestKeyReusedException();
+            }
+            log.info("Repeated order request answered with order {}; nothing written", stored.orderId());
+            return new OrderReceipt(stored.orderId(), true);
+        });
+    }
+
+    private void afterCommit(PlacedOrder placed, PlaceOrder order) {
         if (wakeUps != null) {
             wakeUps.wake(TOPIC);
         }
         log.info("Placed order {} ({} lines, total {} {}); confirmation queued as {} (outbox message {})",
                 placed.orderId(), order.lines().size(), placed.total().toPlainString(), order.currency(),
                 placed.idempotencyKey(), placed.outboxMessageId());
-        return placed;
     }
 
     /**

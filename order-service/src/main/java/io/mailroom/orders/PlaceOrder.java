@@ -1,5 +1,7 @@
 package io.mailroom.orders;
 
+import io.mailroom.mailbox.MailboxRules;
+
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.List;
@@ -15,14 +17,14 @@ import java.util.regex.Pattern;
  * request's JSON terms ({@code lines[1].unitPrice}). The limits mirror the {@code orders} and
  * {@code order_line} CHECK constraints, so a valid request never trips one.
  *
- * @param customerEmail where the confirmation goes; see {@link EmailAddress} for what is accepted
- * @param customerName  the name printed in the confirmation
+ * @param customerEmail where the confirmation goes; see {@link MailboxRules} for what is accepted
+ * @param customerName  the name printed in the confirmation and shown in its To header; see {@link MailboxRules}
  * @param currency      ISO-4217-style code of three capital letters, e.g. {@code EUR}
  * @param lines         1 to {@value #MAX_LINES} lines, in the order they are shown
  */
 public record PlaceOrder(String customerEmail, String customerName, String currency, List<Line> lines) {
 
-    public static final int MAX_NAME_LENGTH = 200;
+    public static final int MAX_NAME_LENGTH = MailboxRules.MAX_DISPLAY_NAME_LENGTH;
     public static final int MAX_LINES = 100;
     public static final int MAX_SKU_LENGTH = 64;
     public static final int MAX_LINE_NAME_LENGTH = 200;
@@ -60,10 +62,16 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
         if (customerEmail == null) {
             throw new InvalidOrderException("customerEmail", "customerEmail is required");
         }
-        EmailAddress.problem(customerEmail).ifPresent(problem -> {
+        // The dispatcher's EmailAddress and renderer apply the same two rules: what passes here renders.
+        MailboxRules.addressProblem(customerEmail).ifPresent(problem -> {
             throw new InvalidOrderException("customerEmail", "customerEmail " + problem);
         });
-        requireText("customerName", customerName, MAX_NAME_LENGTH);
+        if (customerName == null) {
+            throw new InvalidOrderException("customerName", "customerName is required");
+        }
+        MailboxRules.displayNameProblem(customerName).ifPresent(problem -> {
+            throw new InvalidOrderException("customerName", "customerName " + problem);
+        });
         if (currency == null) {
             throw new InvalidOrderException("currency", "currency is required");
         }
@@ -128,7 +136,10 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
         }
     }
 
-    /** Not null, not blank, at most {@code max} characters (code points, as PostgreSQL counts), no control characters. */
+    /**
+     * Not null, not blank, at most {@code max} characters (code points, as PostgreSQL counts), and
+     * nothing the renderer refuses in a line of text (control, line-separator and bidi characters).
+     */
     private static void requireText(String field, String value, int max) {
         if (value == null) {
             throw new InvalidOrderException(field, field + " is required");
@@ -139,13 +150,11 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
         if (value.codePointCount(0, value.length()) > max) {
             throw new InvalidOrderException(field, field + " must be at most " + max + " characters");
         }
-        // CR/LF in a name would end up in a mail header or subject line; NUL is refused by PostgreSQL
-        if (value.codePoints().anyMatch(Character::isISOControl)) {
-            throw new InvalidOrderException(field, field + " must not contain control characters such as CR or LF");
-        }
-        // a lone surrogate (JSON can escape one) would be stored as a question mark by the driver
-        if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.SURROGATE)) {
-            throw new InvalidOrderException(field, field + " must be valid Unicode text");
+        // CR/LF would end up in a mail header or subject line, NUL is refused by PostgreSQL, a lone
+        // surrogate (JSON can escape one) would be stored as '?', a bidi override reorders the email
+        int bad = MailboxRules.firstForbiddenInLine(value);
+        if (bad >= 0) {
+            throw new InvalidOrderException(field, field + " contains " + MailboxRules.describe(value, bad));
         }
     }
 }

@@ -44,6 +44,16 @@ final class OrderFixtures {
         return new PlaceOrder.Line(sku, name, quantity, unitPrice == null ? null : new BigDecimal(unitPrice));
     }
 
+    /** A syntactically fine address of exactly {@code length} characters (197 to 259). */
+    static String address(int length) {
+        String domain = "d".repeat(63) + "." + "e".repeat(63) + "." + "f".repeat(63) + ".com"; // 195 characters
+        int local = length - 1 - domain.length();
+        if (local < 1 || local > 64) {
+            throw new IllegalArgumentException("no such address of " + length + " characters");
+        }
+        return "l".repeat(local) + "@" + domain;
+    }
+
     /** {@link #sample()} as a request body. */
     static final String SAMPLE_JSON = """
             {

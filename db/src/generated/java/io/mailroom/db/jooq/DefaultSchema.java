@@ -7,6 +7,7 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderLine;
+import io.mailroom.db.jooq.tables.OrderRequestKey;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -49,6 +50,11 @@ public class DefaultSchema extends SchemaImpl {
      * The table <code>order_line</code>.
      */
     public final OrderLine ORDER_LINE = OrderLine.ORDER_LINE;
+
+    /**
+     * The table <code>order_request_key</code>.
+     */
+    public final OrderRequestKey ORDER_REQUEST_KEY = OrderRequestKey.ORDER_REQUEST_KEY;
 
     /**
      * The table <code>orders</code>.
@@ -95,6 +101,7 @@ public class DefaultSchema extends SchemaImpl {
             AuditLog.AUDIT_LOG,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OrderLine.ORDER_LINE,
+            OrderRequestKey.ORDER_REQUEST_KEY,
             Orders.ORDERS,
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,

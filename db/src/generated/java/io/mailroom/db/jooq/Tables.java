@@ -7,6 +7,7 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderLine;
+import io.mailroom.db.jooq.tables.OrderRequestKey;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -34,6 +35,11 @@ public class Tables {
      * The table <code>order_line</code>.
      */
     public static final OrderLine ORDER_LINE = OrderLine.ORDER_LINE;
+
+    /**
+     * The table <code>order_request_key</code>.
+     */
+    public static final OrderRequestKey ORDER_REQUEST_KEY = OrderRequestKey.ORDER_REQUEST_KEY;
 
     /**
      * The table <code>orders</code>.

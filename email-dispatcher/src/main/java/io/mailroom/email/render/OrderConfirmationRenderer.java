@@ -9,6 +9,7 @@ import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.Text;
+import io.mailroom.mailbox.MailboxRules;
 
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -91,7 +93,7 @@ public final class OrderConfirmationRenderer {
             throw new RenderException("payload", "must be a JSON object");
         }
         String orderId = orderId(root);
-        String customerName = text(root, "customerName", "customerName");
+        String customerName = customerName(root);
         EmailAddress customer = recipient(root, customerName);
         Currency currency = currency(root);
         BigDecimal total = money(root, "total", "total", currency);
@@ -213,6 +215,23 @@ public final class OrderConfirmationRenderer {
         }
     }
 
+    /** The To display name: {@link MailboxRules}' rule, the one the order API placed the order under. */
+    private static String customerName(JsonNode root) throws RenderException {
+        JsonNode v = root.get("customerName");
+        if (v == null || v.isNull()) {
+            throw new RenderException("customerName", "is missing");
+        }
+        if (!v.isTextual()) {
+            throw new RenderException("customerName", "must be a string");
+        }
+        String name = v.textValue();
+        Optional<String> problem = MailboxRules.displayNameProblem(name);
+        if (problem.isPresent()) {
+            throw new RenderException("customerName", problem.get());
+        }
+        return name.strip();
+    }
+
     private static String text(JsonNode node, String name, String field) throws RenderException {
         JsonNode v = node.get(name);
         if (v == null || v.isNull()) {
@@ -229,7 +248,8 @@ public final class OrderConfirmationRenderer {
         if (bad >= 0) {
             throw new RenderException(field, "contains " + Text.describe(s, bad));
         }
-        if (s.length() > MAX_TEXT_FIELD) {
+        // code points, as the order API and PostgreSQL count them: 200 emoji are 200 characters
+        if (s.codePointCount(0, s.length()) > MAX_TEXT_FIELD) {
             throw new RenderException(field, "longer than " + MAX_TEXT_FIELD + " characters");
         }
         return s.strip();

@@ -7,6 +7,7 @@ package io.mailroom.db.jooq.tables;
 import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.tables.OrderLine.OrderLinePath;
+import io.mailroom.db.jooq.tables.OrderRequestKey.OrderRequestKeyPath;
 import io.mailroom.db.jooq.tables.records.OrdersRecord;
 
 import java.math.BigDecimal;
@@ -180,11 +181,24 @@ public class Orders extends TableImpl<OrdersRecord> {
         return _orderLine;
     }
 
+    private transient OrderRequestKeyPath _orderRequestKey;
+
+    /**
+     * Get the implicit to-many join path to the <code>order_request_key</code>
+     * table
+     */
+    public OrderRequestKeyPath orderRequestKey() {
+        if (_orderRequestKey == null)
+            _orderRequestKey = new OrderRequestKeyPath(this, null, Keys.ORDER_REQUEST_KEY__ORDER_REQUEST_KEY_ORDER_ID_FKEY.getInverseKey());
+
+        return _orderRequestKey;
+    }
+
     @Override
     public List<Check<OrdersRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("orders_currency_check"), "(((currency)::text ~ '^[A-Z]{3}$'::text))", true),
-            Internal.createCheck(this, DSL.name("orders_customer_email_check"), "(((length((customer_email)::text) >= 3) AND (length((customer_email)::text) <= 320)))", true),
+            Internal.createCheck(this, DSL.name("orders_customer_email_check"), "(((length((customer_email)::text) >= 3) AND (length((customer_email)::text) <= 254))) NOT VALID", true),
             Internal.createCheck(this, DSL.name("orders_customer_name_check"), "(((length((customer_name)::text) >= 1) AND (length((customer_name)::text) <= 200)))", true),
             Internal.createCheck(this, DSL.name("orders_total_check"), "((total >= (0)::numeric))", true)
         );
