@@ -64,6 +64,7 @@ public final class OrderServer implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(settings.maxThreads(), MIN_THREADS);
             threads.setName("orders-http");
             config.jetty.threadPool = threads;
+            config.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             config.jetty.addConnector((server, httpConfig) -> {
                 ServerConnector connector = new ServerConnector(server, ACCEPTORS, SELECTORS,
                         new HttpConnectionFactory(httpConfig));

@@ -89,6 +89,7 @@ public final class SupportServer implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), MIN_THREADS);
             threads.setName("support-http");
             c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             c.jetty.addConnector((server, httpConfig) -> {
                 httpConfig.setSendServerVersion(false);
                 ServerConnector connector = new ServerConnector(server, ACCEPTORS, SELECTORS, new HttpConnectionFactory(httpConfig));

@@ -19,6 +19,7 @@ import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.support.ClosingErrorHandler;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -308,6 +309,7 @@ public final class DispatcherService implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(8, 2);
             threads.setName("dispatcher-http");
             c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             c.jetty.addConnector((server, httpConfig) -> {
                 ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
                 connector.setHost(config.host());
