@@ -219,7 +219,10 @@ public final class DispatcherService implements AutoCloseable {
     public Map<String, Object> readiness() {
         Map<String, Object> body = new LinkedHashMap<>();
         DatabaseCheck.Result db = databaseCheck.check();
-        body.put("status", db.up() && dispatcher.isRunning() ? "UP" : "DOWN");
+        // Halted (the provider refused our credentials or configuration): nothing is sent until an
+        // operator resumes it, so the dispatcher is not ready. An open breaker is not: it closes by itself.
+        java.util.Optional<ResilientTransport.Halt> halted = transport.halted();
+        body.put("status", db.up() && dispatcher.isRunning() && halted.isEmpty() ? "UP" : "DOWN");
         body.put("database", db.up() ? "UP" : "DOWN");
         if (db.problem() != null) {
             body.put("databaseProblem", db.problem());
@@ -228,7 +231,11 @@ public final class DispatcherService implements AutoCloseable {
         body.put("worker", config.dispatcher().workerId());
         body.put("transport", transport.name());
         body.put("breaker", transport.breakerState().name());
-        transport.halted().ifPresent(h -> body.put("halted", h.code() + " " + h.error() + " at " + h.at()));
+        halted.ifPresent(h -> {
+            body.put("halted", h.code() + " " + h.error() + " at " + h.at());
+            body.put("cannotSend", "transport " + transport.name() + " is halted since " + h.at() + ": the provider answered "
+                    + h.code() + " (" + h.error() + "); nothing is sent until the configuration is fixed and the dispatcher restarted");
+        });
         body.put("inFlight", dispatcher.inFlightCount());
         body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
