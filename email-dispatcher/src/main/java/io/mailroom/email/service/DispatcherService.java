@@ -19,15 +19,21 @@ import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.support.BindAddress;
 import io.mailroom.support.ClosingErrorHandler;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -336,6 +342,25 @@ public final class DispatcherService implements AutoCloseable {
             });
         });
         app.start();
+        if (!BindAddress.isLoopback(config.host())) {
+            log.warn("Dispatcher health and metrics are reachable from other machines on {}:{} over plain HTTP; put them"
+                    + " behind a TLS-terminating proxy or bind MAILROOM_DISPATCHER_HOST to 127.0.0.1"
+                    + " (docs/OPERATIONS.md, \"Plain HTTP and TLS\")", config.host(), app.port());
+        }
         return app;
+    }
+
+    /** The address the health server's socket is bound to (the host it listens on, and the port actually bound). */
+    public InetSocketAddress localAddress() {
+        for (Connector connector : http.jettyServer().server().getConnectors()) {
+            if (connector instanceof ServerConnector server && server.getTransport() instanceof ServerSocketChannel channel) {
+                try {
+                    return (InetSocketAddress) channel.getLocalAddress();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        throw new IllegalStateException("the health server has no bound connector");
     }
 }
