@@ -15,6 +15,7 @@ import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.http.HttpMailTransport;
 import io.mailroom.email.transport.smtp.SmtpTransport;
 import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
@@ -61,6 +62,7 @@ public final class DispatcherService implements AutoCloseable {
 
     private final ServiceConfig config;
     private final HikariDataSource pool;
+    private final HikariDataSource reservationPool;
     private final ResilientTransport transport;
     private final Dispatcher dispatcher;
     private final DatabaseCheck databaseCheck;
@@ -71,12 +73,13 @@ public final class DispatcherService implements AutoCloseable {
     private final HikariDataSource supportPool;
     private final SupportServer support;
 
-    private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
-                              Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
+    private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
+                              ResilientTransport transport, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
                               SupportServer support) {
         this.config = config;
         this.pool = pool;
+        this.reservationPool = reservationPool;
         this.transport = transport;
         this.dispatcher = dispatcher;
         this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
@@ -96,7 +99,11 @@ public final class DispatcherService implements AutoCloseable {
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
-        HikariDataSource pool = pool(config);
+        // one name for all this instance's sessions, so that the connection budget can tell them from
+        // other clients' (and an operator can in pg_stat_activity)
+        String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
+        HikariDataSource pool = pool(config, config.dispatcherSessions(), "mailroom-dispatcher", applicationName);
+        HikariDataSource reservationPool = pool(config, config.reservationSessions(), "mailroom-reservations", applicationName);
         PolicyRegistries policies = PolicyRegistries.create();
         MetricsRegistry metrics = new MetricsRegistry(policies);
         DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
@@ -113,25 +120,31 @@ public final class DispatcherService implements AutoCloseable {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
             http = health(config, self::get, database, metrics);
             database.await();
+            requireConnectionSlots(config, pool, applicationName);
+            fill(pool);
+            fill(reservationPool);
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
             transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
             DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transport.name()), extra);
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
-            EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
+            // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
+            // handlers can then never take the sessions the claimers and the completer need.
+            EmailHandler handler = new EmailHandler(reservationPool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
                     transport, config.ambiguity(), config.dispatcher().workerId(), null);
             dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
                     new TransportGate(Map.of(TOPIC, transport)), listener);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
-                supportPool = pool(config, 4, "mailroom-support");
+                supportPool = pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
+                fill(supportPool);
                 ResilientTransport t = transport;
                 support = SupportServer.start(supportPool, config.support(), () -> List.of(
                         new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT))));
             }
-            self.set(new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler,
-                    supportPool, support));
+            self.set(new DispatcherService(config, pool, reservationPool, transport, dispatcher, http, retention, metrics,
+                    sampler, supportPool, support));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
             return self.get();
@@ -158,6 +171,7 @@ public final class DispatcherService implements AutoCloseable {
             if (transport != null) {
                 transport.close();
             }
+            reservationPool.close();
             pool.close();
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -204,6 +218,7 @@ public final class DispatcherService implements AutoCloseable {
         sampler.close();
         metrics.close();
         transport.close();
+        reservationPool.close();
         pool.close();
     }
 
@@ -284,13 +299,42 @@ public final class DispatcherService implements AutoCloseable {
         };
     }
 
-    private static HikariDataSource pool(ServiceConfig config) {
-        return pool(config, config.poolSize(), "mailroom-dispatcher");
+    /** The pool the handlers take their reservation sessions from (see {@link ServiceConfig#reservationSessions()}). */
+    public HikariDataSource reservationDataSource() {
+        return reservationPool;
     }
 
-    private static HikariDataSource pool(ServiceConfig config, int size, String name) {
+    /**
+     * Fails start-up, naming the numbers, when the server has fewer free slots than this service's
+     * pools ask for; checked before they are filled, so that a fleet that does not fit does not
+     * take the last slots of every other client.
+     */
+    private static void requireConnectionSlots(ServiceConfig config, HikariDataSource pool, String applicationName) {
+        int wanted = config.totalSessions();
+        String who = "dispatcher " + config.dispatcher().workerId() + " (pool " + config.dispatcherSessions()
+                + " + reservations " + config.reservationSessions()
+                + (config.support() == null ? "" : " + support " + ServiceConfig.SUPPORT_POOL_SIZE) + ")";
+        try {
+            ConnectionBudget.Slots slots = ConnectionBudget.require(pool, applicationName, wanted, who,
+                    "raise max_connections, or lower MAILROOM_DB_POOL_SIZE / MAILROOM_CONCURRENCY here or in the other"
+                            + " clients (docs/OPERATIONS.md, \"Connection budget\")");
+            log.info("Connection budget: {} sessions for {}; PostgreSQL has {}", wanted, who, slots);
+        } catch (ConnectionBudget.Exhausted e) {
+            log.error("{}", e.getMessage());
+            throw new DatabaseStartupException(e.getMessage(), e);
+        }
+    }
+
+    /** Opens the pool's sessions now (pools start empty, so that the budget is checked before they take slots). */
+    private static void fill(HikariDataSource pool) {
+        pool.getHikariConfigMXBean().setMinimumIdle(pool.getMaximumPoolSize());
+    }
+
+    private static HikariDataSource pool(ServiceConfig config, int size, String name, String applicationName) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
+        hc.addDataSourceProperty("ApplicationName", applicationName);
+        hc.setMinimumIdle(0);
         if (config.dbUser() != null) {
             hc.setUsername(config.dbUser());
         }
