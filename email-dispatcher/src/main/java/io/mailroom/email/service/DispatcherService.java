@@ -41,8 +41,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The runnable dispatcher: a HikariCP pool of its own (TCP keepalive on; session timeouts set by
- * the runtime), optional Flyway migration, the configured transport wrapped in its Resilience4j
+ * The runnable dispatcher: HikariCP pools of its own (TCP keepalive on; session timeouts set by
+ * the runtime), one for the runtime and one for the handlers' reservations, sized by
+ * {@link ServiceConfig#dispatcherSessions()} and {@link ServiceConfig#reservationSessions()} and
+ * checked against the server's free slots before they fill; optional Flyway migration, the configured transport wrapped in its Resilience4j
  * policies, the {@link EmailHandler} for order confirmations, the outbox {@link Dispatcher} gated by
  * the transport's breaker, {@code /health/live} + {@code /health/ready} and {@code /metrics}
  * (Prometheus). {@link #close()} is the

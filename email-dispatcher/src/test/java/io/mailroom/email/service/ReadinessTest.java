@@ -61,6 +61,20 @@ class ReadinessTest {
         }
     }
 
+    @Test
+    void theHealthServerSaysConnectionCloseOnTheRequestsJettyRefusesItself() throws Exception {
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env));
+             java.net.Socket socket = new java.net.Socket("127.0.0.1", service.port())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write("GET /health/%00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String response = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+
+            assertThat(response.toLowerCase(java.util.Locale.ROOT)).startsWith("http/1.1 400").contains("\r\nconnection: close\r\n");
+        }
+    }
+
     private HttpResponse<String> get(int port, String path) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
