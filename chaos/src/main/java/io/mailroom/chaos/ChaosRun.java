@@ -206,7 +206,7 @@ public final class ChaosRun {
         env.put("MAILROOM_POLL_INTERVAL", "500ms");
         env.put("MAILROOM_CONCURRENCY", "8");
         env.put("MAILROOM_BATCH_SIZE", "20");
-        env.put("MAILROOM_DB_POOL_SIZE", "6");
+        // MAILROOM_DB_POOL_SIZE left to the formula (11 sessions at concurrency 8): 6 no longer fits one
         env.put("MAILROOM_SHUTDOWN_DEADLINE", "10s");
         env.put("MAILROOM_BREAKER_OPEN_WAIT", millis(o.breakerOpenWait()));
         env.put("MAILROOM_MAIL_FROM", FROM);

@@ -2,6 +2,7 @@ package io.mailroom.orders;
 
 import io.javalin.Javalin;
 import io.javalin.json.JavalinJackson;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -9,7 +10,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.channels.ServerSocketChannel;
 import java.util.Objects;
 
 /**
@@ -64,6 +69,7 @@ public final class OrderServer implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(settings.maxThreads(), MIN_THREADS);
             threads.setName("orders-http");
             config.jetty.threadPool = threads;
+            config.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             config.jetty.addConnector((server, httpConfig) -> {
                 ServerConnector connector = new ServerConnector(server, ACCEPTORS, SELECTORS,
                         new HttpConnectionFactory(httpConfig));
@@ -86,7 +92,26 @@ public final class OrderServer implements AutoCloseable {
         }
         OrderServer server = new OrderServer(app, settings);
         log.info("Order service listening on {}:{}", settings.host(), server.port());
+        if (!BindAddress.isLoopback(settings.host())) {
+            log.warn("Order service is reachable from other machines on {}:{} over plain HTTP; put it behind a"
+                    + " TLS-terminating proxy or bind {} to 127.0.0.1 (docs/OPERATIONS.md, \"Plain HTTP and TLS\")",
+                    settings.host(), server.port(), OrderServiceConfig.ENV_HOST);
+        }
         return server;
+    }
+
+    /** The address the server's socket is bound to (the host it listens on, and the port actually bound). */
+    public InetSocketAddress localAddress() {
+        for (Connector connector : app.jettyServer().server().getConnectors()) {
+            if (connector instanceof ServerConnector server && server.getTransport() instanceof ServerSocketChannel channel) {
+                try {
+                    return (InetSocketAddress) channel.getLocalAddress();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        throw new IllegalStateException("the server has no bound connector");
     }
 
     /** The port actually bound (the chosen one when the settings said 0). */

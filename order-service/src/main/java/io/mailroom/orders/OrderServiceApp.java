@@ -3,6 +3,7 @@ package io.mailroom.orders;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
+import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.outbox.SqlStates;
 import org.jooq.CloseableDSLContext;
 import org.jooq.exception.DataAccessException;
@@ -11,6 +12,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.Properties;
 
 /**
@@ -90,8 +93,12 @@ public final class OrderServiceApp implements AutoCloseable {
         if (config.createDatabase()) {
             createDatabaseIfMissing(config);
         }
-        HikariDataSource pool = newPool(config);
+        String applicationName = "mailroom-orders-" + HexFormat.of().toHexDigits(new SecureRandom().nextInt());
+        HikariDataSource pool = newPool(config, applicationName);
         try {
+            requireConnectionSlots(config, pool, applicationName);
+            // opened only now, so that a service that does not fit takes no slot from the other clients
+            pool.getHikariConfigMXBean().setMinimumIdle(config.dbPoolSize());
             if (config.migrate()) {
                 var result = Schema.migrate(pool);
                 // Flyway reports no target version when there was nothing to apply
@@ -129,9 +136,21 @@ public final class OrderServiceApp implements AutoCloseable {
         }
     }
 
-    private static HikariDataSource newPool(OrderServiceConfig config) {
+    /** Fails, naming the numbers, when the server has fewer free connection slots than the pool asks for. */
+    private static void requireConnectionSlots(OrderServiceConfig config, DataSource pool, String applicationName) {
+        ConnectionBudget.Slots slots = ConnectionBudget.require(pool, applicationName, config.dbPoolSize(),
+                "the order service (" + OrderServiceConfig.ENV_DB_POOL_SIZE + "=" + config.dbPoolSize() + ")",
+                "raise max_connections, or lower " + OrderServiceConfig.ENV_DB_POOL_SIZE + " here or the pools of the other"
+                        + " clients (docs/OPERATIONS.md, \"Connection budget\")");
+        log.info("Connection budget: {} sessions for the order service; PostgreSQL has {}", config.dbPoolSize(), slots);
+    }
+
+    private static HikariDataSource newPool(OrderServiceConfig config, String applicationName) {
         HikariConfig hikari = new HikariConfig();
         hikari.setPoolName("orders");
+        // its sessions by name in pg_stat_activity, and opened only once the budget is checked
+        hikari.addDataSourceProperty("ApplicationName", applicationName);
+        hikari.setMinimumIdle(0);
         hikari.setJdbcUrl(config.jdbcUrl());
         if (config.dbUser() != null) {
             hikari.setUsername(config.dbUser());

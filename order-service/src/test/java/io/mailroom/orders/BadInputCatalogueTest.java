@@ -12,12 +12,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.stream.Stream;
 
 import static io.mailroom.db.jooq.Tables.ORDERS;
@@ -85,6 +87,24 @@ class BadInputCatalogueTest {
 
         assertThat(response.statusCode()).as(id).isBetween(400, 404);
         assertThat(response.body()).doesNotContain("root:");
+        assertAGoodOrderStillGoesThrough();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"%00", "../../etc/passwd"})
+    void aRequestJettyRefusesItselfSaysConnectionCloseBeforeTheServerCloses(String id) throws Exception {
+        // Jetty answers these itself and closes the connection; the response must say so, or a
+        // pooling client sends its next request on the closed connection.
+        try (Socket socket = new Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write(("GET /orders/" + id + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            // readAllBytes returns at the server's close (a kept-alive connection would time out instead)
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            String head = response.substring(0, response.indexOf("\r\n\r\n")).toLowerCase(Locale.ROOT);
+
+            assertThat(head).as(id).startsWith("http/1.1 400").contains("\r\nconnection: close");
+        }
         assertAGoodOrderStillGoesThrough();
     }
 

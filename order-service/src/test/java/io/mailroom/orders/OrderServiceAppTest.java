@@ -1,5 +1,6 @@
 package io.mailroom.orders;
 
+import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -11,11 +12,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 
 import static io.mailroom.db.jooq.Tables.ORDERS;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The runnable service end to end: creates a database that does not exist yet, migrates it, opens
@@ -26,6 +30,24 @@ class OrderServiceAppTest {
 
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
+
+    @Test
+    void aPoolLargerThanTheServersFreeSlotsIsRefusedAtStartNamingTheNumbers() {
+        int maxConnections = pg.dsl().fetchSingle("SELECT current_setting('max_connections')::int").get(0, Integer.class);
+        assertThat(maxConnections).as("the test needs a pool the config accepts").isLessThan(OrderServiceConfig.MAX_POOL_SIZE);
+        OrderServiceConfig config = new OrderServiceConfig(pg.database().jdbcUrl(), pg.database().user(), pg.database().password(),
+                false, false, maxConnections + 1, HttpSettings.of("127.0.0.1", 0));
+
+        assertThatThrownBy(() -> OrderServiceApp.start(config)).isInstanceOf(ConnectionBudget.Exhausted.class)
+                .hasMessageContaining("max_connections " + maxConnections)
+                .hasMessageContaining("superuser_reserved_connections ")
+                .hasMessageContaining("sessions of other clients in pg_stat_activity")
+                .hasMessageContaining("needs " + (maxConnections + 1))
+                .hasMessageContaining(OrderServiceConfig.ENV_DB_POOL_SIZE);
+        // the pool was not filled before the check
+        await().atMost(Duration.ofSeconds(10)).until(() -> pg.dsl().fetchSingle("SELECT count(*)::int FROM pg_stat_activity"
+                + " WHERE datname = current_database() AND application_name LIKE 'mailroom-orders-%'").get(0, Integer.class) == 0);
+    }
 
     @Test
     void createsMigratesServesAndStops() throws Exception {

@@ -40,6 +40,8 @@ public final class Dispatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
     /** How old a running claim of ours must be before, not being in flight, it counts as orphaned. */
     static final Duration ORPHAN_GRACE = Duration.ofSeconds(5);
+    /** Threads of the maintenance scheduler (heartbeat, rescue, pause polling), one session each at most. */
+    static final int MAINTENANCE_THREADS = 2;
 
     private final DispatcherConfig config;
     private final Map<String, MessageHandler> handlers;
@@ -90,6 +92,16 @@ public final class Dispatcher implements AutoCloseable {
         return config;
     }
 
+    /**
+     * The most sessions this runtime holds from its data source at once: one per claimer, one for
+     * the completer, one held for good by LISTEN (when on) and one per maintenance thread. Handlers
+     * are not counted: a handler that needs the database while it works should draw on a pool of its
+     * own, so that a burst of handlers cannot take the sessions the completer needs to free them.
+     */
+    public static int sessionsNeeded(DispatcherConfig config) {
+        return config.claimers() + 1 + (config.listenForNotifications() ? 1 : 0) + MAINTENANCE_THREADS;
+    }
+
     // ---------------------------------------------------------------------------- lifecycle
 
     /** Starts the producer, completer, heartbeats, rescuer, pause polling and (if configured) LISTEN. */
@@ -100,7 +112,7 @@ public final class Dispatcher implements AutoCloseable {
         running = true;
         claiming = true;
         handlerThreads = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("mailroom-handler-", 0).factory());
-        maintenance = Executors.newScheduledThreadPool(2, Thread.ofPlatform().name("mailroom-maintenance-", 0).daemon().factory());
+        maintenance = Executors.newScheduledThreadPool(MAINTENANCE_THREADS, Thread.ofPlatform().name("mailroom-maintenance-", 0).daemon().factory());
         completer.start();
         schedule(this::heartbeatQuietly, config.heartbeatInterval());
         schedule(this::rescueQuietly, config.rescueInterval());

@@ -169,8 +169,7 @@ public record SupportConfig(String host, int port, List<ApiToken> tokens, boolea
     }
 
     static boolean isLoopback(String host) {
-        String h = host.trim().toLowerCase(Locale.ROOT);
-        return h.equals("localhost") || h.equals("::1") || h.equals("[::1]") || h.startsWith("127.");
+        return BindAddress.isLoopback(host);
     }
 
     /** Secrets masked: tokens show as {@code name:role:****}. */

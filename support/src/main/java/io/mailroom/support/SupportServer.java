@@ -89,6 +89,7 @@ public final class SupportServer implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(config.maxThreads(), MIN_THREADS);
             threads.setName("support-http");
             c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             c.jetty.addConnector((server, httpConfig) -> {
                 httpConfig.setSendServerVersion(false);
                 ServerConnector connector = new ServerConnector(server, ACCEPTORS, SELECTORS, new HttpConnectionFactory(httpConfig));
@@ -126,6 +127,11 @@ public final class SupportServer implements AutoCloseable {
         SupportServer server = new SupportServer(app, config);
         log.info("Support server listening on {}:{} ({} people with tokens{})", config.host(), server.port(),
                 config.tokens().size(), config.demo() ? ", DEMO MODE: requests without credentials act as operator 'demo'" : "");
+        if (!BindAddress.isLoopback(config.host())) {
+            log.warn("Support server is reachable from other machines on {}:{} over plain HTTP; put it behind a"
+                    + " TLS-terminating proxy or bind {} to 127.0.0.1 (docs/OPERATIONS.md, \"Plain HTTP and TLS\")",
+                    config.host(), server.port(), SupportConfig.ENV_HOST);
+        }
         return server;
     }
 

@@ -47,6 +47,21 @@ class ConsoleHttpTest {
         TestMail.truncate(pg.dsl());
     }
 
+    @Test
+    void aRequestJettyRefusesItselfSaysConnectionCloseBeforeTheServerCloses() throws Exception {
+        // Jetty answers an unparsable request line itself and closes; without saying so, a pooling
+        // client would send its next request on the closed connection
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write("GET /api/orders/%00/emails HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String response = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+            String head = response.substring(0, response.indexOf("\r\n\r\n")).toLowerCase(java.util.Locale.ROOT);
+
+            assertThat(head).startsWith("http/1.1 400").contains("\r\nconnection: close");
+        }
+    }
+
     /** A signed-in browser: the session cookie and the CSRF token of its pages. */
     record Browser(String cookie, String csrf) {
         String[] headers(String origin) {

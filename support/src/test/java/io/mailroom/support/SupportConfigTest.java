@@ -1,6 +1,8 @@
 package io.mailroom.support;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -48,6 +50,23 @@ class SupportConfigTest {
                 .hasMessageContaining("only allowed with " + SupportConfig.ENV_HOST + " on a loopback address");
         assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "maybe")))
                 .hasMessageContaining(SupportConfig.ENV_DEMO + " must be true or false");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"127.foo.example", "127.0.0.1.evil.example", "127.example", "127.0.0.256", "0.0.0.0", "10.0.0.7",
+            "::", "[::]", "::2", "localhost.example", "127.0.0.1:8080", "example.com"})
+    void demoModeIsRefusedOnAnythingButALoopbackLiteral(String host) {
+        assertThat(BindAddress.isLoopback(host)).as(host).isFalse();
+        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_HOST, host)))
+                .as(host).hasMessageContaining("only allowed with " + SupportConfig.ENV_HOST + " on a loopback address");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.1", "127.1.2.3", "127.255.255.255", "localhost", "LOCALHOST", "::1", "[::1]",
+            "0:0:0:0:0:0:0:1"})
+    void demoModeIsAllowedOnALoopbackLiteral(String host) {
+        assertThat(BindAddress.isLoopback(host)).as(host).isTrue();
+        assertThat(SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_HOST, host)).demo()).isTrue();
     }
 
     @Test

@@ -2,9 +2,11 @@ package io.mailroom.email.service;
 
 import com.icegreen.greenmail.util.GreenMail;
 import com.icegreen.greenmail.util.ServerSetup;
+import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.orders.EmbeddedDatabase;
 import io.mailroom.orders.OrderServiceApp;
 import io.mailroom.orders.OrderServiceConfig;
+import io.mailroom.support.BindAddress;
 import jakarta.mail.Address;
 import jakarta.mail.MessagingException;
 import jakarta.mail.internet.MimeMessage;
@@ -56,8 +58,25 @@ public final class Demo implements AutoCloseable {
         stopped.await();
     }
 
+    /** Binds {@code variable} to 127.0.0.1 unless it names a loopback address already; refuses any other. */
+    private static void loopbackOnly(Map<String, String> env, String variable) {
+        String host = env.get(variable);
+        if (host == null || host.isBlank()) {
+            env.put(variable, "127.0.0.1");
+        } else if (!BindAddress.isLoopback(host)) {
+            throw new InvalidSettingException(variable, "the demo listens on loopback only; " + variable + "=" + host
+                    + " is not a loopback address (127.0.0.1, ::1 or localhost). Run the services one by one to"
+                    + " listen elsewhere");
+        }
+    }
+
     void start(Map<String, String> environment) {
         Map<String, String> env = new HashMap<>(environment);
+        // a first look runs on this machine only: its servers bind loopback (the support console runs
+        // in demo mode, without sign-in)
+        loopbackOnly(env, OrderServiceConfig.ENV_HOST);
+        loopbackOnly(env, "MAILROOM_DISPATCHER_HOST");
+        loopbackOnly(env, "MAILROOM_SUPPORT_HOST");
         String url = env.get("MAILROOM_DB_URL");
         if (url == null || url.isBlank()) {
             embedded = EmbeddedDatabase.start(env);
@@ -80,7 +99,6 @@ public final class Demo implements AutoCloseable {
         env.putIfAbsent("MAILROOM_WORKER_ID", "demo-dispatcher");
         env.putIfAbsent("MAILROOM_SUPPORT", "on");
         env.putIfAbsent("MAILROOM_SUPPORT_DEMO", "true"); // loopback only: everyone is operator "demo"
-        env.putIfAbsent("MAILROOM_SUPPORT_HOST", "127.0.0.1");
         dispatcher = DispatcherService.start(ServiceConfig.fromEnv(env));
 
         mailboxWatcher = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("demo-mailbox").unstarted(r));

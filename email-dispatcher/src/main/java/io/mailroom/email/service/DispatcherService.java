@@ -15,26 +15,36 @@ import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.http.HttpMailTransport;
 import io.mailroom.email.transport.smtp.SmtpTransport;
 import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.support.BindAddress;
+import io.mailroom.support.ClosingErrorHandler;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The runnable dispatcher: a HikariCP pool of its own (TCP keepalive on; session timeouts set by
- * the runtime), optional Flyway migration, the configured transport wrapped in its Resilience4j
+ * The runnable dispatcher: HikariCP pools of its own (TCP keepalive on; session timeouts set by
+ * the runtime), one for the runtime and one for the handlers' reservations, sized by
+ * {@link ServiceConfig#dispatcherSessions()} and {@link ServiceConfig#reservationSessions()} and
+ * checked against the server's free slots before they fill; optional Flyway migration, the configured transport wrapped in its Resilience4j
  * policies, the {@link EmailHandler} for order confirmations, the outbox {@link Dispatcher} gated by
  * the transport's breaker, {@code /health/live} + {@code /health/ready} and {@code /metrics}
  * (Prometheus). {@link #close()} is the
@@ -54,6 +64,7 @@ public final class DispatcherService implements AutoCloseable {
 
     private final ServiceConfig config;
     private final HikariDataSource pool;
+    private final HikariDataSource reservationPool;
     private final ResilientTransport transport;
     private final Dispatcher dispatcher;
     private final DatabaseCheck databaseCheck;
@@ -64,12 +75,13 @@ public final class DispatcherService implements AutoCloseable {
     private final HikariDataSource supportPool;
     private final SupportServer support;
 
-    private DispatcherService(ServiceConfig config, HikariDataSource pool, ResilientTransport transport,
-                              Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
+    private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
+                              ResilientTransport transport, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
                               SupportServer support) {
         this.config = config;
         this.pool = pool;
+        this.reservationPool = reservationPool;
         this.transport = transport;
         this.dispatcher = dispatcher;
         this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
@@ -89,7 +101,11 @@ public final class DispatcherService implements AutoCloseable {
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
-        HikariDataSource pool = pool(config);
+        // one name for all this instance's sessions, so that the connection budget can tell them from
+        // other clients' (and an operator can in pg_stat_activity)
+        String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
+        HikariDataSource pool = pool(config, config.dispatcherSessions(), "mailroom-dispatcher", applicationName);
+        HikariDataSource reservationPool = pool(config, config.reservationSessions(), "mailroom-reservations", applicationName);
         PolicyRegistries policies = PolicyRegistries.create();
         MetricsRegistry metrics = new MetricsRegistry(policies);
         DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
@@ -106,25 +122,31 @@ public final class DispatcherService implements AutoCloseable {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
             http = health(config, self::get, database, metrics);
             database.await();
+            requireConnectionSlots(config, pool, applicationName);
+            fill(pool);
+            fill(reservationPool);
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
             MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
             transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
             DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transport.name()), extra);
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
-            EmailHandler handler = new EmailHandler(pool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
+            // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
+            // handlers can then never take the sessions the claimers and the completer need.
+            EmailHandler handler = new EmailHandler(reservationPool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
                     transport, config.ambiguity(), config.dispatcher().workerId(), null);
             dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
                     new TransportGate(Map.of(TOPIC, transport)), listener);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
-                supportPool = pool(config, 4, "mailroom-support");
+                supportPool = pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
+                fill(supportPool);
                 ResilientTransport t = transport;
                 support = SupportServer.start(supportPool, config.support(), () -> List.of(
                         new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT))));
             }
-            self.set(new DispatcherService(config, pool, transport, dispatcher, http, retention, metrics, sampler,
-                    supportPool, support));
+            self.set(new DispatcherService(config, pool, reservationPool, transport, dispatcher, http, retention, metrics,
+                    sampler, supportPool, support));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
             return self.get();
@@ -151,6 +173,7 @@ public final class DispatcherService implements AutoCloseable {
             if (transport != null) {
                 transport.close();
             }
+            reservationPool.close();
             pool.close();
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -197,6 +220,7 @@ public final class DispatcherService implements AutoCloseable {
         sampler.close();
         metrics.close();
         transport.close();
+        reservationPool.close();
         pool.close();
     }
 
@@ -218,7 +242,10 @@ public final class DispatcherService implements AutoCloseable {
     public Map<String, Object> readiness() {
         Map<String, Object> body = new LinkedHashMap<>();
         DatabaseCheck.Result db = databaseCheck.check();
-        body.put("status", db.up() && dispatcher.isRunning() ? "UP" : "DOWN");
+        // Halted (the provider refused our credentials or configuration): nothing is sent until an
+        // operator resumes it, so the dispatcher is not ready. An open breaker is not: it closes by itself.
+        java.util.Optional<ResilientTransport.Halt> halted = transport.halted();
+        body.put("status", db.up() && dispatcher.isRunning() && halted.isEmpty() ? "UP" : "DOWN");
         body.put("database", db.up() ? "UP" : "DOWN");
         if (db.problem() != null) {
             body.put("databaseProblem", db.problem());
@@ -227,7 +254,11 @@ public final class DispatcherService implements AutoCloseable {
         body.put("worker", config.dispatcher().workerId());
         body.put("transport", transport.name());
         body.put("breaker", transport.breakerState().name());
-        transport.halted().ifPresent(h -> body.put("halted", h.code() + " " + h.error() + " at " + h.at()));
+        halted.ifPresent(h -> {
+            body.put("halted", h.code() + " " + h.error() + " at " + h.at());
+            body.put("cannotSend", "transport " + transport.name() + " is halted since " + h.at() + ": the provider answered "
+                    + h.code() + " (" + h.error() + "); nothing is sent until the configuration is fixed and the dispatcher restarted");
+        });
         body.put("inFlight", dispatcher.inFlightCount());
         body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
@@ -270,13 +301,42 @@ public final class DispatcherService implements AutoCloseable {
         };
     }
 
-    private static HikariDataSource pool(ServiceConfig config) {
-        return pool(config, config.poolSize(), "mailroom-dispatcher");
+    /** The pool the handlers take their reservation sessions from (see {@link ServiceConfig#reservationSessions()}). */
+    public HikariDataSource reservationDataSource() {
+        return reservationPool;
     }
 
-    private static HikariDataSource pool(ServiceConfig config, int size, String name) {
+    /**
+     * Fails start-up, naming the numbers, when the server has fewer free slots than this service's
+     * pools ask for; checked before they are filled, so that a fleet that does not fit does not
+     * take the last slots of every other client.
+     */
+    private static void requireConnectionSlots(ServiceConfig config, HikariDataSource pool, String applicationName) {
+        int wanted = config.totalSessions();
+        String who = "dispatcher " + config.dispatcher().workerId() + " (pool " + config.dispatcherSessions()
+                + " + reservations " + config.reservationSessions()
+                + (config.support() == null ? "" : " + support " + ServiceConfig.SUPPORT_POOL_SIZE) + ")";
+        try {
+            ConnectionBudget.Slots slots = ConnectionBudget.require(pool, applicationName, wanted, who,
+                    "raise max_connections, or lower MAILROOM_DB_POOL_SIZE / MAILROOM_CONCURRENCY here or in the other"
+                            + " clients (docs/OPERATIONS.md, \"Connection budget\")");
+            log.info("Connection budget: {} sessions for {}; PostgreSQL has {}", wanted, who, slots);
+        } catch (ConnectionBudget.Exhausted e) {
+            log.error("{}", e.getMessage());
+            throw new DatabaseStartupException(e.getMessage(), e);
+        }
+    }
+
+    /** Opens the pool's sessions now (pools start empty, so that the budget is checked before they take slots). */
+    private static void fill(HikariDataSource pool) {
+        pool.getHikariConfigMXBean().setMinimumIdle(pool.getMaximumPoolSize());
+    }
+
+    private static HikariDataSource pool(ServiceConfig config, int size, String name, String applicationName) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
+        hc.addDataSourceProperty("ApplicationName", applicationName);
+        hc.setMinimumIdle(0);
         if (config.dbUser() != null) {
             hc.setUsername(config.dbUser());
         }
@@ -308,6 +368,7 @@ public final class DispatcherService implements AutoCloseable {
             QueuedThreadPool threads = new QueuedThreadPool(8, 2);
             threads.setName("dispatcher-http");
             c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
             c.jetty.addConnector((server, httpConfig) -> {
                 ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
                 connector.setHost(config.host());
@@ -327,6 +388,25 @@ public final class DispatcherService implements AutoCloseable {
             });
         });
         app.start();
+        if (!BindAddress.isLoopback(config.host())) {
+            log.warn("Dispatcher health and metrics are reachable from other machines on {}:{} over plain HTTP; put them"
+                    + " behind a TLS-terminating proxy or bind MAILROOM_DISPATCHER_HOST to 127.0.0.1"
+                    + " (docs/OPERATIONS.md, \"Plain HTTP and TLS\")", config.host(), app.port());
+        }
         return app;
+    }
+
+    /** The address the health server's socket is bound to (the host it listens on, and the port actually bound). */
+    public InetSocketAddress localAddress() {
+        for (Connector connector : http.jettyServer().server().getConnectors()) {
+            if (connector instanceof ServerConnector server && server.getTransport() instanceof ServerSocketChannel channel) {
+                try {
+                    return (InetSocketAddress) channel.getLocalAddress();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        throw new IllegalStateException("the health server has no bound connector");
     }
 }

@@ -7,6 +7,7 @@ import io.mailroom.email.render.RenderConfig;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
+import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherConfig;
 import io.mailroom.outbox.RetentionConfig;
 import io.mailroom.support.SupportConfig;
@@ -33,6 +34,14 @@ public record ServiceConfig(
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
+    /** Sessions the service itself holds beside the dispatcher runtime: retention, the metrics sampler, the readiness check. */
+    public static final int SERVICE_SESSIONS = 3;
+    /** Handlers per reservation session by default: a reservation is a short transaction before a send that takes far longer. */
+    public static final int HANDLERS_PER_RESERVATION_SESSION = 8;
+    public static final int MIN_RESERVATION_SESSIONS = 2;
+    public static final int MAX_POOL_SIZE = 500;
+    /** The support server's pool, when support runs in the dispatcher. */
+    public static final int SUPPORT_POOL_SIZE = 4;
 
     public static ServiceConfig fromEnv(Map<String, String> env) {
         Settings s = new Settings(env);
@@ -71,9 +80,13 @@ public record ServiceConfig(
                 .shutdownDeadline(s.duration("MAILROOM_SHUTDOWN_DEADLINE", DispatcherConfig.DEFAULT_SHUTDOWN_DEADLINE))
                 .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
                 .build());
-        int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", Math.min(50, dispatcher.concurrency() + 4));
-        if (poolSize < 3 || poolSize > 500) {
-            throw new InvalidSettingException("MAILROOM_DB_POOL_SIZE", "MAILROOM_DB_POOL_SIZE must be 3..500, got " + poolSize);
+        int fixed = fixedSessions(dispatcher);
+        int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", fixed + defaultReservationSessions(dispatcher.concurrency()));
+        if (poolSize <= fixed || poolSize > MAX_POOL_SIZE) {
+            throw new InvalidSettingException("MAILROOM_DB_POOL_SIZE", "MAILROOM_DB_POOL_SIZE must be " + (fixed + 1) + ".."
+                    + MAX_POOL_SIZE + " (" + fixed + " sessions for " + dispatcher.claimers() + " claimers, the completer,"
+                    + (dispatcher.listenForNotifications() ? " LISTEN," : "") + " maintenance, retention, metrics and"
+                    + " readiness, plus at least one for the handlers' reservations), got " + poolSize);
         }
         Duration startupTimeout = s.duration("MAILROOM_DB_STARTUP_TIMEOUT", Duration.ZERO);
         if (startupTimeout.isNegative() || (!startupTimeout.isZero() && startupTimeout.compareTo(Duration.ofSeconds(1)) < 0)) {
@@ -108,6 +121,35 @@ public record ServiceConfig(
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
     }
 
+    /**
+     * Sessions the dispatcher's own pool needs, whatever the concurrency: the runtime's
+     * ({@link Dispatcher#sessionsNeeded}: claimers, completer, LISTEN, maintenance) and the
+     * service's ({@link #SERVICE_SESSIONS}).
+     */
+    public static int fixedSessions(DispatcherConfig dispatcher) {
+        return Dispatcher.sessionsNeeded(dispatcher) + SERVICE_SESSIONS;
+    }
+
+    /** One reservation session per {@value #HANDLERS_PER_RESERVATION_SESSION} handlers, at least {@value #MIN_RESERVATION_SESSIONS}. */
+    public static int defaultReservationSessions(int concurrency) {
+        return Math.max(MIN_RESERVATION_SESSIONS, (concurrency + HANDLERS_PER_RESERVATION_SESSION - 1) / HANDLERS_PER_RESERVATION_SESSION);
+    }
+
+    /** The dispatcher's pool: the fixed sessions of {@link #fixedSessions}. */
+    public int dispatcherSessions() {
+        return fixedSessions(dispatcher);
+    }
+
+    /** The handlers' pool for their idempotency reservations: what {@link #poolSize()} leaves beyond the fixed sessions. */
+    public int reservationSessions() {
+        return poolSize - dispatcherSessions();
+    }
+
+    /** Every session this service opens: {@link #poolSize()}, plus the support server's pool when support is on. */
+    public int totalSessions() {
+        return poolSize + (support == null ? 0 : SUPPORT_POOL_SIZE);
+    }
+
     private static boolean bool(Settings s, String name, boolean defaultValue) {
         String v = s.string(name);
         if (v == null) {
@@ -138,7 +180,8 @@ public record ServiceConfig(
     @Override
     public String toString() {
         return "ServiceConfig[db=" + maskUrl(jdbcUrl) + (dbUser == null ? "" : ", dbUser=" + dbUser)
-                + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + ", migrate=" + migrate
+                + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + " (dispatcher " + dispatcherSessions()
+                + " + reservations " + reservationSessions() + ")" + ", migrate=" + migrate
                 + ", dbStartupTimeout=" + (dbStartupTimeout == null ? "none" : Settings.format(dbStartupTimeout))
                 + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
                 + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher

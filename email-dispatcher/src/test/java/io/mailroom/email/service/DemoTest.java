@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** The one-command demo, against a test database: sample orders become emails at the sink. */
@@ -20,6 +22,17 @@ class DemoTest {
 
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
+
+    @Test
+    void theDemoRefusesToListenBeyondLoopback() {
+        for (String variable : new String[]{"MAILROOM_ORDERS_HOST", "MAILROOM_DISPATCHER_HOST", "MAILROOM_SUPPORT_HOST"}) {
+            try (Demo demo = new Demo()) {
+                assertThatThrownBy(() -> demo.start(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(),
+                        variable, "0.0.0.0"))).as(variable).isInstanceOf(InvalidSettingException.class)
+                        .hasMessageContaining(variable + "=0.0.0.0").hasMessageContaining("loopback only");
+            }
+        }
+    }
 
     @Test
     void theDemoPlacesSampleOrdersAndDeliversTheirEmails() throws Exception {
@@ -31,6 +44,8 @@ class DemoTest {
             demo.start(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(),
                     "MAILROOM_ORDERS_PORT", "0", "MAILROOM_DISPATCHER_PORT", "0", "MAILROOM_SUPPORT_PORT", "0",
                     "MAILROOM_DEMO_SMTP_PORT", String.valueOf(smtpPort), "MAILROOM_POLL_INTERVAL", "200ms"));
+            assertThat(demo.orders().server().localAddress().getAddress().isLoopbackAddress()).as("orders bind").isTrue();
+            assertThat(demo.dispatcher().localAddress().getAddress().isLoopbackAddress()).as("dispatcher bind").isTrue();
             demo.placeSampleOrders();
             await().atMost(Duration.ofSeconds(30)).until(() -> demo.smtpSink().getReceivedMessages().length == 3);
 
