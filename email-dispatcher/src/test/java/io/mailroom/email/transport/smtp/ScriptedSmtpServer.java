@@ -11,6 +11,8 @@ import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -30,6 +32,8 @@ final class ScriptedSmtpServer implements AutoCloseable {
     volatile String greeting = "220 scripted ESMTP";
     volatile String mailFromReply = "250 2.1.0 OK";
     volatile String rcptReply = "250 2.1.5 OK";
+    /** Replies to RCPT for particular mailboxes (lower-case address), over {@link #rcptReply}. */
+    final Map<String, String> rcptReplyByMailbox = new ConcurrentHashMap<>();
     volatile String dataReply = "354 End data with <CR><LF>.<CR><LF>";
     /** null: never answer after the final dot (the client must time out). */
     volatile String finalReply = "250 2.0.0 OK queued as Q123";
@@ -51,6 +55,18 @@ final class ScriptedSmtpServer implements AutoCloseable {
 
     long count(String verb) {
         return commands.stream().filter(c -> c.toUpperCase(Locale.ROOT).startsWith(verb)).count();
+    }
+
+    /** RCPT commands seen for one mailbox. */
+    long rcptCount(String mailbox) {
+        return commands.stream().filter(c -> c.toUpperCase(Locale.ROOT).startsWith("RCPT") && mailbox.equals(mailbox(c))).count();
+    }
+
+    // "RCPT TO:<Ann@Example.com> NOTIFY=..." -> "ann@example.com"
+    private static String mailbox(String command) {
+        int open = command.indexOf('<');
+        int close = command.indexOf('>', open + 1);
+        return open < 0 || close < 0 ? "" : command.substring(open + 1, close).toLowerCase(Locale.ROOT);
     }
 
     private void acceptLoop() {
@@ -81,7 +97,7 @@ final class ScriptedSmtpServer implements AutoCloseable {
                 switch (verb) {
                     case "EHLO", "HELO" -> reply(out, "250 scripted");
                     case "MAIL" -> reply(out, mailFromReply);
-                    case "RCPT" -> reply(out, rcptReply);
+                    case "RCPT" -> reply(out, rcptReplyByMailbox.getOrDefault(mailbox(line), rcptReply));
                     case "DATA" -> {
                         reply(out, dataReply);
                         if (dataReply.startsWith("354")) {
