@@ -68,12 +68,16 @@ public final class HttpMailTransport implements MailTransport {
         this.config = Objects.requireNonNull(config, "config");
         this.adapter = Objects.requireNonNull(adapter, "adapter");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.client = HttpClient.newBuilder()
+        HttpClient.Builder builder = HttpClient.newBuilder()
                 .connectTimeout(config.connectTimeout())
                 .followRedirects(HttpClient.Redirect.NEVER)
                 // HTTP/1.1: one request per connection at a time, so a failure is about this request only.
-                .version(HttpClient.Version.HTTP_1_1)
-                .build();
+                .version(HttpClient.Version.HTTP_1_1);
+        if (config.trustStore() != null) {
+            // Only whom we trust changes: HttpClient still checks that the certificate names the host.
+            builder.sslContext(config.trustStore().sslContext());
+        }
+        this.client = builder.build();
     }
 
     @Override
@@ -105,7 +109,7 @@ public final class HttpMailTransport implements MailTransport {
                     + " ms after the request was sent");
         } catch (IOException e) {
             if (causedBy(e, SSLHandshakeException.class)) {
-                return new SendResult.Transient("http-tls", "TLS handshake with " + endpoint(request) + " failed (" + describe(e)
+                return new SendResult.Transient("http-tls", "TLS handshake with " + endpoint(request) + " failed (" + describe(rootCause(e))
                         + "; is the certificate issued by a CA in MAILROOM_HTTP_TRUSTSTORE, or the JDK's, and for this host?)");
             }
             if (neverConnected(e)) {
@@ -175,6 +179,14 @@ public final class HttpMailTransport implements MailTransport {
     String redactToken(String text) {
         String token = config.token();
         return text == null || token == null || token.isEmpty() ? text : text.replace(token, "****");
+    }
+
+    private static Throwable rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t;
     }
 
     private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {

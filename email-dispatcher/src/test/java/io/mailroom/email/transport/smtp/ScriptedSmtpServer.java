@@ -1,5 +1,8 @@
 package io.mailroom.email.transport.smtp;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -40,13 +43,33 @@ final class ScriptedSmtpServer implements AutoCloseable {
     /** Close the connection right after answering the final dot, like a server with a short idle timeout. */
     volatile boolean closeAfterMessage;
 
-    private ScriptedSmtpServer() throws IOException {
-        server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    /** Server side of TLS (implicit, or after STARTTLS), or null for plain text only. */
+    private final SSLContext tls;
+    private final boolean implicitTls;
+    /** TLS handshakes the client broke off (it did not trust the certificate, or it named another host). */
+    final AtomicInteger tlsHandshakesFailed = new AtomicInteger();
+
+    private ScriptedSmtpServer(SSLContext tls, boolean implicitTls) throws IOException {
+        this.tls = tls;
+        this.implicitTls = implicitTls;
+        server = implicitTls
+                ? tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress())
+                : new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread.ofVirtual().name("scripted-smtp-accept").start(this::acceptLoop);
     }
 
     static ScriptedSmtpServer start() throws IOException {
-        return new ScriptedSmtpServer();
+        return new ScriptedSmtpServer(null, false);
+    }
+
+    /** SMTPS: TLS from the first byte, with the server certificate of {@code tls}. */
+    static ScriptedSmtpServer startImplicitTls(SSLContext tls) throws IOException {
+        return new ScriptedSmtpServer(tls, true);
+    }
+
+    /** Plain text that offers STARTTLS in its EHLO answer and upgrades with {@code tls}. */
+    static ScriptedSmtpServer startStartTls(SSLContext tls) throws IOException {
+        return new ScriptedSmtpServer(tls, false);
     }
 
     int port() {
@@ -82,10 +105,12 @@ final class ScriptedSmtpServer implements AutoCloseable {
         }
     }
 
-    private void serve(Socket socket) {
-        try (socket) {
+    private void serve(Socket plain) {
+        Socket socket = plain;
+        try (plain) {
             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
             OutputStream out = socket.getOutputStream();
+            boolean offerStartTls = tls != null && !implicitTls;
             reply(out, greeting);
             if (!greeting.startsWith("2")) {
                 return;
@@ -95,7 +120,22 @@ final class ScriptedSmtpServer implements AutoCloseable {
                 commands.add(line);
                 String verb = line.length() >= 4 ? line.substring(0, 4).toUpperCase(Locale.ROOT) : line;
                 switch (verb) {
-                    case "EHLO", "HELO" -> reply(out, "250 scripted");
+                    case "EHLO", "HELO" -> reply(out, offerStartTls ? "250-scripted\r\n250 STARTTLS" : "250 scripted");
+                    case "STAR" -> {
+                        if (!offerStartTls) {
+                            reply(out, "502 not implemented");
+                            continue;
+                        }
+                        reply(out, "220 2.0.0 ready to start TLS");
+                        SSLSocket upgraded = (SSLSocket) tls.getSocketFactory().createSocket(socket, null, socket.getPort(), true);
+                        upgraded.setUseClientMode(false);
+                        upgraded.startHandshake();
+                        socket = upgraded;
+                        sockets.add(upgraded);
+                        in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+                        out = socket.getOutputStream();
+                        offerStartTls = false;
+                    }
                     case "MAIL" -> reply(out, mailFromReply);
                     case "RCPT" -> reply(out, rcptReplyByMailbox.getOrDefault(mailbox(line), rcptReply));
                     case "DATA" -> {
@@ -129,6 +169,8 @@ final class ScriptedSmtpServer implements AutoCloseable {
             }
         } catch (SocketException e) {
             // client went away
+        } catch (SSLException e) {
+            tlsHandshakesFailed.incrementAndGet();
         } catch (IOException e) {
             throw new RuntimeException(e);
         }
