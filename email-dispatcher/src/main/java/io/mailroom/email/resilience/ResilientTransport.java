@@ -35,7 +35,11 @@ import java.util.concurrent.atomic.AtomicReference;
  *       it fits within {@code MAILROOM_RETRY_MAX_WAIT}); ambiguous, permanent and misconfigured
  *       results are never retried here;</li>
  *   <li>each try asks the {@link CircuitBreaker} (and the optional {@link RateLimiter}) for a permit;
- *       transient and ambiguous results count as breaker failures, sent and permanent as successes.</li>
+ *       only provider-wide results count as breaker failures: ambiguous ones, and transient ones of
+ *       {@link SendResult.Scope#PROVIDER} scope (no connection, timeouts, SMTP 421, TLS, HTTP 5xx).
+ *       Sent, permanent and transient results about one email ({@link SendResult.Scope#EMAIL}, e.g.
+ *       a greylisting 451 at RCPT) are successes: the provider answered, and one mailbox must not
+ *       open the breaker for every other customer.</li>
  * </ol>
  *
  * <p><b>Misconfigured</b> (HTTP 401/403, SMTP authentication failure) <b>halts</b> the transport:
@@ -172,6 +176,9 @@ public final class ResilientTransport implements MailTransport {
         switch (result) {
             case SendResult.Sent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             case SendResult.Permanent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            // A reply about one email (greylisting at RCPT, a key still in progress) came from a
+            // provider that is up and answering; it must not hold back everyone else's email.
+            case SendResult.Transient t when t.scope() == SendResult.Scope.EMAIL -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             case SendResult.Transient t -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure(t.code()));
             case SendResult.Ambiguous ignored -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure("ambiguous"));
             case SendResult.Misconfigured m -> {

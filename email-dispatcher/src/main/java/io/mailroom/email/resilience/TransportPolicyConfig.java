@@ -91,8 +91,10 @@ public record TransportPolicyConfig(RetrySettings retry, BreakerSettings breaker
     }
 
     /**
-     * Count-based circuit breaker per transport. Transient and ambiguous results count as failures;
-     * sent and permanent ones as successes (a bad address says nothing about the provider).
+     * Count-based circuit breaker per transport. Ambiguous results and provider-wide transient ones
+     * count as failures; sent, permanent and per-email transient ones (greylisting at RCPT, see
+     * {@link io.mailroom.email.transport.SendResult.Scope}) as successes: a bad or greylisted
+     * address says nothing about the provider.
      *
      * @param window             calls in the sliding window ({@code MAILROOM_BREAKER_WINDOW})
      * @param minimumCalls       calls needed before the failure rate is judged ({@code MAILROOM_BREAKER_MIN_CALLS})

@@ -38,20 +38,46 @@ public sealed interface SendResult {
     }
 
     /**
+     * What a transient failure is about, which decides whether a circuit breaker counts it.
+     */
+    enum Scope {
+        /**
+         * The provider as a whole, so the next email would most likely fail the same way: no
+         * connection or a connect/read timeout, SMTP 421, a TLS failure, HTTP 5xx, 408 and 429.
+         * Counts toward the breaker.
+         */
+        PROVIDER,
+        /**
+         * This one email or recipient, e.g. a greylisting SMTP 451 at RCPT or an HTTP 409 for a key
+         * still in progress. The provider answered, so it says nothing against the provider, and
+         * other customers' email must not be held back because of it.
+         */
+        EMAIL
+    }
+
+    /**
      * Not accepted this time; the same email may succeed later.
      *
      * @param code               e.g. {@code smtp-451}, {@code http-503}, {@code connect}
      * @param retryAfter         the provider's hint (HTTP {@code Retry-After}), or null
      * @param retryableInAttempt false when even a quick in-attempt retry is not wanted, e.g. an SMTP
-     *                           4xx reply that came after the message data had been sent
+     *                           4xx reply that came after the message data had been sent, or a
+     *                           greylisting 451 at RCPT (which needs minutes, not milliseconds)
+     * @param scope              whether the failure is about the provider or about this email
      */
-    record Transient(String code, String error, Duration retryAfter, boolean retryableInAttempt) implements SendResult {
+    record Transient(String code, String error, Duration retryAfter, boolean retryableInAttempt, Scope scope) implements SendResult {
         public Transient {
             Objects.requireNonNull(code, "code");
             Objects.requireNonNull(error, "error");
+            Objects.requireNonNull(scope, "scope");
             if (retryAfter != null && retryAfter.isNegative()) {
                 throw new IllegalArgumentException("retryAfter must not be negative: " + retryAfter);
             }
+        }
+
+        /** A failure of the provider as a whole ({@link Scope#PROVIDER}). */
+        public Transient(String code, String error, Duration retryAfter, boolean retryableInAttempt) {
+            this(code, error, retryAfter, retryableInAttempt, Scope.PROVIDER);
         }
 
         public Transient(String code, String error, Duration retryAfter) {

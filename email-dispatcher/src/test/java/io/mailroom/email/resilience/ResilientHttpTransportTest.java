@@ -18,6 +18,7 @@ import java.time.Duration;
 
 import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
 import static com.github.tomakehurst.wiremock.client.WireMock.equalTo;
+import static com.github.tomakehurst.wiremock.client.WireMock.matching;
 import static com.github.tomakehurst.wiremock.client.WireMock.okJson;
 import static com.github.tomakehurst.wiremock.client.WireMock.post;
 import static com.github.tomakehurst.wiremock.client.WireMock.postRequestedFor;
@@ -100,6 +101,37 @@ class ResilientHttpTransportTest {
         assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
         assertThat(t.claimableNow()).isEqualTo(Integer.MAX_VALUE);
         wireMock.verify(5, postRequestedFor(urlEqualTo(PATH)));
+        t.close();
+    }
+
+    @Test
+    void refusalsAboutOneEmailKeepTheBreakerClosedAndServerErrorsOpenIt() {
+        wireMock.stubFor(post(urlEqualTo(PATH)).withHeader("Idempotency-Key", matching("busy-.*"))
+                .willReturn(aResponse().withStatus(409).withBody("{\"message\":\"request with this key in progress\"}")));
+        wireMock.stubFor(post(urlEqualTo(PATH)).withHeader("Idempotency-Key", matching("invalid-.*"))
+                .willReturn(aResponse().withStatus(422).withBody("{\"message\":\"recipient domain has no MX\"}")));
+        wireMock.stubFor(post(urlEqualTo(PATH)).withHeader("Idempotency-Key", matching("ok-.*")).willReturn(okJson("{\"id\":\"msg_ok\"}")));
+        ResilientTransport t = transport(TransportPolicyConfig.defaults()
+                .withRetry(new TransportPolicyConfig.RetrySettings(1, Duration.ZERO, Duration.ZERO))
+                .withBreaker(new TransportPolicyConfig.BreakerSettings(4, 4, 50, Duration.ofSeconds(30), 1)));
+
+        for (int i = 0; i < 10; i++) {
+            SendResult busy = t.send(TestEmails.sample(), "busy-" + i);
+            assertThat(busy).isInstanceOf(SendResult.Transient.class);
+            assertThat(((SendResult.Transient) busy).scope()).isEqualTo(SendResult.Scope.EMAIL);
+            assertThat(t.send(TestEmails.sample(), "invalid-" + i)).isInstanceOf(SendResult.Permanent.class);
+        }
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(t.send(TestEmails.sample(), "ok-1")).isInstanceOf(SendResult.Sent.class);
+        wireMock.verify(21, postRequestedFor(urlEqualTo(PATH)));
+
+        wireMock.stubFor(post(urlEqualTo(PATH)).withHeader("Idempotency-Key", matching("down-.*")).willReturn(aResponse().withStatus(503)));
+        SendResult down = t.send(TestEmails.sample(), "down-0");
+        assertThat(((SendResult.Transient) down).scope()).isEqualTo(SendResult.Scope.PROVIDER);
+        for (int i = 1; i < 4 && t.breakerState() == CircuitBreaker.State.CLOSED; i++) {
+            t.send(TestEmails.sample(), "down-" + i);
+        }
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
         t.close();
     }
 

@@ -82,6 +82,19 @@ class ResilientTransportTest {
     }
 
     @Test
+    void transientResultsAboutOneEmailAreNotRetriedHereAndDoNotOpenTheBreaker() {
+        SendResult greylisted = new SendResult.Transient("smtp-451", "greylisted", null, false, SendResult.Scope.EMAIL);
+        ScriptedTransport delegate = ScriptedTransport.always(greylisted);
+        ResilientTransport t = new ResilientTransport(delegate, policy(3, 4, Duration.ofSeconds(30)));
+        for (int i = 0; i < 12; i++) {
+            assertThat(t.send(TestEmails.sample(), "k" + i)).isEqualTo(greylisted);
+        }
+        assertThat(delegate.calls.get()).isEqualTo(12);
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(t.acceptingWork()).isTrue();
+    }
+
+    @Test
     void whenTheBreakerOpensBetweenTriesTheCallReportsWhatTheProviderLastSaid() {
         ScriptedTransport delegate = ScriptedTransport.always(TRANSIENT);
         ResilientTransport t = new ResilientTransport(delegate, policy(3, 2, Duration.ofSeconds(30)));

@@ -3,6 +3,7 @@ package io.mailroom.email.transport.http;
 import io.mailroom.email.config.Checks;
 import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.email.config.Settings;
+import io.mailroom.email.transport.TrustStore;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -20,9 +21,11 @@ import java.util.Map;
  *                            running out of it is an ambiguous outcome
  * @param conflictRetryAfter  retry hint on HTTP 409, when the provider is still working on a
  *                            request with the same idempotency key ({@code MAILROOM_HTTP_CONFLICT_RETRY_AFTER})
+ * @param trustStore          the certificates trusted instead of the JDK's CAs ({@code MAILROOM_HTTP_TRUSTSTORE}),
+ *                            or null; the certificate must still be issued for the base URL's host
  */
 public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout, Duration requestTimeout,
-                             Duration conflictRetryAfter) {
+                             Duration conflictRetryAfter, TrustStore trustStore) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(15);
@@ -51,18 +54,26 @@ public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout,
         Checks.atMost("MAILROOM_HTTP_TIMEOUT", Checks.positive("MAILROOM_HTTP_TIMEOUT", requestTimeout), MAX_TIMEOUT);
         Checks.atMost("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", Checks.positive("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", conflictRetryAfter),
                 Duration.ofHours(1));
+        if (trustStore != null && !scheme.equalsIgnoreCase("https")) {
+            throw new InvalidSettingException("MAILROOM_HTTP_TRUSTSTORE",
+                    "MAILROOM_HTTP_TRUSTSTORE is set, but MAILROOM_HTTP_BASE_URL is not an https URL");
+        }
     }
 
     public static HttpMailConfig of(URI baseUrl, String token) {
-        return new HttpMailConfig(baseUrl, token, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_CONFLICT_RETRY_AFTER);
+        return new HttpMailConfig(baseUrl, token, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_CONFLICT_RETRY_AFTER, null);
     }
 
     public HttpMailConfig withTimeouts(Duration connectTimeout, Duration requestTimeout) {
-        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter);
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
     }
 
     public HttpMailConfig withConflictRetryAfter(Duration conflictRetryAfter) {
-        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter);
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
+    }
+
+    public HttpMailConfig withTrustStore(TrustStore trustStore) {
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
     }
 
     public static HttpMailConfig fromEnv(Map<String, String> env) {
@@ -80,12 +91,14 @@ public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout,
         return new HttpMailConfig(uri, s.secret("MAILROOM_HTTP_TOKEN"),
                 s.duration("MAILROOM_HTTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
                 s.duration("MAILROOM_HTTP_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
-                s.duration("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", DEFAULT_CONFLICT_RETRY_AFTER));
+                s.duration("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", DEFAULT_CONFLICT_RETRY_AFTER),
+                TrustStore.fromEnv(s, "MAILROOM_HTTP_TRUSTSTORE"));
     }
 
     @Override
     public String toString() {
         return "HttpMailConfig[baseUrl=" + baseUrl + ", token=" + Settings.mask(token) + ", connectTimeout=" + Settings.format(connectTimeout)
-                + ", requestTimeout=" + Settings.format(requestTimeout) + ", conflictRetryAfter=" + Settings.format(conflictRetryAfter) + "]";
+                + ", requestTimeout=" + Settings.format(requestTimeout) + ", conflictRetryAfter=" + Settings.format(conflictRetryAfter)
+                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + "]";
     }
 }

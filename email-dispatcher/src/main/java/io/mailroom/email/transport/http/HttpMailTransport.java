@@ -34,12 +34,15 @@ import java.util.Objects;
  *   <li>400, 422 and any other 4xx not listed here: permanent, with the provider's error kept (bounded);</li>
  *   <li>408, 425: transient (the provider did not process the request);</li>
  *   <li>409: transient after {@code MAILROOM_HTTP_CONFLICT_RETRY_AFTER}: a request with this key is
- *       still in flight at the provider;</li>
+ *       still in flight at the provider; about this email only, so the circuit breaker does not count it;</li>
  *   <li>429 and 5xx: transient, honouring {@code Retry-After} (seconds or HTTP-date);</li>
  *   <li>401, 403, 407: misconfigured (credentials); 404, 405 and 3xx: misconfigured (the endpoint
  *       is wrong, so every email would fail the same way).</li>
  * </ul>
- * And by exception type: connect failure or connect timeout is transient (nothing was written);
+ * Other 4xx are permanent and about one email, so they do not count toward the breaker either;
+ * 5xx, 408, 429 and timeouts are about the provider and do.
+ * And by exception type: connect failure, connect timeout or failed TLS handshake ({@code http-tls})
+ * is transient (nothing was written);
  * a timeout waiting for the response, or a connection lost mid-exchange, is ambiguous.
  */
 public final class HttpMailTransport implements MailTransport {
@@ -65,12 +68,16 @@ public final class HttpMailTransport implements MailTransport {
         this.config = Objects.requireNonNull(config, "config");
         this.adapter = Objects.requireNonNull(adapter, "adapter");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.client = HttpClient.newBuilder()
+        HttpClient.Builder builder = HttpClient.newBuilder()
                 .connectTimeout(config.connectTimeout())
                 .followRedirects(HttpClient.Redirect.NEVER)
                 // HTTP/1.1: one request per connection at a time, so a failure is about this request only.
-                .version(HttpClient.Version.HTTP_1_1)
-                .build();
+                .version(HttpClient.Version.HTTP_1_1);
+        if (config.trustStore() != null) {
+            // Only whom we trust changes: HttpClient still checks that the certificate names the host.
+            builder.sslContext(config.trustStore().sslContext());
+        }
+        this.client = builder.build();
     }
 
     @Override
@@ -101,6 +108,10 @@ public final class HttpMailTransport implements MailTransport {
             return new SendResult.Ambiguous("no response from " + endpoint(request) + " within " + config.requestTimeout().toMillis()
                     + " ms after the request was sent");
         } catch (IOException e) {
+            if (causedBy(e, SSLHandshakeException.class)) {
+                return new SendResult.Transient("http-tls", "TLS handshake with " + endpoint(request) + " failed (" + describe(rootCause(e))
+                        + "; is the certificate issued by a CA in MAILROOM_HTTP_TRUSTSTORE, or the JDK's, and for this host?)");
+            }
             if (neverConnected(e)) {
                 return new SendResult.Transient("http-connect", "cannot connect to " + endpoint(request) + " (" + describe(e) + ")");
             }
@@ -135,8 +146,9 @@ public final class HttpMailTransport implements MailTransport {
             case 401, 403, 407 -> new SendResult.Misconfigured(code, error + " (check MAILROOM_HTTP_TOKEN)");
             case 404, 405 -> new SendResult.Misconfigured(code, error + " (check MAILROOM_HTTP_BASE_URL)");
             case 408, 425 -> new SendResult.Transient(code, error, retryAfter);
+            // About this email's key only: the provider is up, so the breaker must not count it.
             case 409 -> new SendResult.Transient(code, "a request with this idempotency key is still in progress at the provider",
-                    config.conflictRetryAfter());
+                    config.conflictRetryAfter(), true, SendResult.Scope.EMAIL);
             case 429 -> new SendResult.Transient(code, error, retryAfter);
             default -> {
                 if (status >= 500 && status < 600) {
@@ -167,6 +179,23 @@ public final class HttpMailTransport implements MailTransport {
     String redactToken(String text) {
         String token = config.token();
         return text == null || token == null || token.isEmpty() ? text : text.replace(token, "****");
+    }
+
+    private static Throwable rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // Failures that happen before a single byte of the request could reach the provider.

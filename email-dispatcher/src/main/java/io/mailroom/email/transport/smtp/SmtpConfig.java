@@ -5,6 +5,7 @@ import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.config.Checks;
 import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.email.config.Settings;
+import io.mailroom.email.transport.TrustStore;
 
 import java.time.Duration;
 import java.util.Map;
@@ -19,10 +20,14 @@ import java.util.regex.Pattern;
  * @param poolSize                 connections kept open and reused across sends
  * @param maxMessagesPerConnection a connection is closed after this many messages (servers limit it)
  * @param maxIdle                  an idle connection older than this is closed instead of reused
+ * @param trustStore               the certificates trusted instead of the JDK's CAs
+ *                                 ({@code MAILROOM_SMTP_TRUSTSTORE}), or null; the server's
+ *                                 certificate must still be issued for {@code host}
  */
 public record SmtpConfig(String host, int port, SmtpSecurity security, String username, String password,
                          EmailAddress from, String messageIdDomain, Duration connectTimeout, Duration readTimeout,
-                         Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle) {
+                         Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle,
+                         TrustStore trustStore) {
 
     public static final String DEFAULT_HOST = "localhost";
     public static final SmtpSecurity DEFAULT_SECURITY = SmtpSecurity.STARTTLS;
@@ -67,6 +72,10 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         Checks.range("MAILROOM_SMTP_POOL_SIZE", poolSize, 1, 64);
         Checks.range("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", maxMessagesPerConnection, 1, 100_000);
         Checks.positive("MAILROOM_SMTP_MAX_IDLE", maxIdle);
+        if (trustStore != null && security == SmtpSecurity.NONE) {
+            throw new InvalidSettingException("MAILROOM_SMTP_TRUSTSTORE",
+                    "MAILROOM_SMTP_TRUSTSTORE is set, but MAILROOM_SMTP_SECURITY=NONE does not use TLS");
+        }
     }
 
     public boolean authenticates() {
@@ -103,7 +112,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 s.duration("MAILROOM_SMTP_WRITE_TIMEOUT", DEFAULT_WRITE_TIMEOUT),
                 s.integer("MAILROOM_SMTP_POOL_SIZE", DEFAULT_POOL_SIZE),
                 s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
-                s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE));
+                s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE),
+                TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"));
     }
 
     @Override
@@ -112,7 +122,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 + ", password=" + Settings.mask(password) + ", from=" + from.address() + ", messageIdDomain=" + messageIdDomain
                 + ", connectTimeout=" + Settings.format(connectTimeout) + ", readTimeout=" + Settings.format(readTimeout)
                 + ", writeTimeout=" + Settings.format(writeTimeout) + ", poolSize=" + poolSize
-                + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle) + "]";
+                + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle)
+                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + "]";
     }
 
     /** Builds a config from the defaults; {@link #build()} validates. The port defaults to the security's port. */
@@ -130,6 +141,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         private int poolSize = DEFAULT_POOL_SIZE;
         private int maxMessagesPerConnection = DEFAULT_MAX_MESSAGES_PER_CONNECTION;
         private Duration maxIdle = DEFAULT_MAX_IDLE;
+        private TrustStore trustStore;
 
         private Builder() {
         }
@@ -146,11 +158,12 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         public Builder poolSize(int n) { this.poolSize = n; return this; }
         public Builder maxMessagesPerConnection(int n) { this.maxMessagesPerConnection = n; return this; }
         public Builder maxIdle(Duration d) { this.maxIdle = d; return this; }
+        public Builder trustStore(TrustStore t) { this.trustStore = t; return this; }
 
         public SmtpConfig build() {
             SmtpSecurity sec = security == null ? DEFAULT_SECURITY : security;
             return new SmtpConfig(host, port == null ? sec.defaultPort() : port, security, username, password, from,
-                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle);
+                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore);
         }
     }
 }

@@ -9,6 +9,7 @@ import org.eclipse.angus.mail.smtp.SMTPSendFailedException;
 import org.eclipse.angus.mail.smtp.SMTPSenderFailedException;
 import org.eclipse.angus.mail.util.MailConnectException;
 
+import javax.net.ssl.SSLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -18,10 +19,17 @@ import java.util.Set;
  *
  * <ul>
  *   <li>4xx: transient (the server asks us to try later), 5xx: permanent for this email;</li>
+ *   <li>a 4xx at RCPT (greylisting, mailbox busy), to DATA or after the message data is about this
+ *       email ({@link SendResult.Scope#EMAIL}): it does not count toward the circuit breaker and is
+ *       not retried within the call. 421 (the server is closing the channel), a 4xx to MAIL FROM
+ *       (our sender, the same for every email), any failure to connect, TLS and timeouts are about
+ *       the provider ({@link SendResult.Scope#PROVIDER});</li>
  *   <li>530/534/535/538 (authentication required, mechanism too weak, credentials invalid,
  *       encryption required) and {@link AuthenticationFailedException}: misconfigured;</li>
  *   <li>a 5xx while opening the session (greeting, EHLO, STARTTLS), or required STARTTLS missing
  *       from the server's EHLO capabilities: misconfigured, because every email would fail the same way;</li>
+ *   <li>a failed TLS handshake (implicit TLS or STARTTLS; an untrusted certificate, or one for
+ *       another host name): transient {@code smtp-tls}, counted by the breaker;</li>
  *   <li>no reply code: transient before DATA (nothing was accepted), ambiguous once the message
  *       data was being written (the server may have queued it).</li>
  * </ul>
@@ -31,8 +39,11 @@ import java.util.Set;
 final class SmtpFailures {
 
     static final String IO_BEFORE_DATA = "smtp-io";
+    static final String TLS = "smtp-tls";
     private static final int REPLY_TEXT_MAX = 300;
     private static final Set<Integer> AUTH_CODES = Set.of(530, 534, 535, 538);
+    /** "Service not available, closing transmission channel": about the server, whenever it comes. */
+    private static final int SERVICE_NOT_AVAILABLE = 421;
 
     private SmtpFailures() {
     }
@@ -41,6 +52,10 @@ final class SmtpFailures {
         if (startTlsUnavailable) {
             return new SendResult.Misconfigured("smtp-starttls-unavailable", "SMTP server " + hostPort
                     + " does not offer STARTTLS, which MAILROOM_SMTP_SECURITY=STARTTLS requires (wrong port or security setting?)");
+        }
+        if (find(e, SSLException.class) != null) {
+            return new SendResult.Transient(TLS, "TLS handshake with " + hostPort + " failed: " + rootCause(e)
+                    + " (is the certificate issued by a CA in MAILROOM_SMTP_TRUSTSTORE, or the JDK's, and for MAILROOM_SMTP_HOST?)");
         }
         int code = replyCode(e);
         if (code < 0 && lastReturnCode >= 400 && lastReturnCode < 600) {
@@ -70,8 +85,13 @@ final class SmtpFailures {
         if (rcpt != null) {
             int code = rcpt.getReturnCode();
             String reply = "recipient refused: " + Text.bounded(rcpt.getMessage(), REPLY_TEXT_MAX);
+            if (code == SERVICE_NOT_AVAILABLE) {
+                return new SendResult.Transient("smtp-" + code, "server closing the session at RCPT: " + reply);
+            }
             if (code >= 400 && code < 500) {
-                return new SendResult.Transient("smtp-" + code, reply);
+                // About this mailbox (greylisting, mailbox busy or full). Greylisting wants minutes,
+                // so no quick retry within the call: the outbox backoff brings it back.
+                return new SendResult.Transient("smtp-" + code, reply, null, false, SendResult.Scope.EMAIL);
             }
             if (code >= 500 && code < 600) {
                 return new SendResult.Permanent("smtp-" + code, reply);
@@ -82,10 +102,18 @@ final class SmtpFailures {
         if (AUTH_CODES.contains(code)) {
             return new SendResult.Misconfigured("smtp-" + code, "SMTP server requires authentication: " + reply);
         }
+        if (code == SERVICE_NOT_AVAILABLE) {
+            return new SendResult.Transient("smtp-" + code, "server closing the session: " + reply, null, !dataStarted);
+        }
+        if (code >= 400 && code < 500 && find(e, SMTPSenderFailedException.class) != null) {
+            // MAIL FROM carries our envelope sender, the same for every email: a deferral there is
+            // about us at this server, not about one recipient.
+            return new SendResult.Transient("smtp-" + code, "sender deferred: " + reply);
+        }
         if (code >= 400 && code < 500) {
-            return dataStarted
-                    ? new SendResult.Transient("smtp-" + code, "message deferred after DATA: " + reply, null, false)
-                    : new SendResult.Transient("smtp-" + code, "message deferred: " + reply);
+            // The reply to DATA or to the message itself: the server judged this message.
+            return new SendResult.Transient("smtp-" + code, (dataStarted ? "message deferred after DATA: " : "message deferred: ") + reply,
+                    null, false, SendResult.Scope.EMAIL);
         }
         if (code >= 500 && code < 600) {
             return new SendResult.Permanent("smtp-" + code, "message refused: " + reply);

@@ -193,7 +193,16 @@ public final class SmtpTransport implements MailTransport {
         p.setProperty("mail.smtp.auth", Boolean.toString(c.authenticates()));
         // Do not wait for the reply to QUIT: closing a pooled connection should not block a sender.
         p.setProperty("mail.smtp.quitwait", "false");
+        // Angus (2.0.3+) checks the host name through the socket's endpoint identification, so a
+        // certificate for another host fails the TLS handshake itself, with or without a truststore.
         p.setProperty("mail.smtp.ssl.checkserveridentity", "true");
+        // Angus would otherwise answer a failed TLS handshake by connecting again with the JDK's
+        // default socket factory: a second connection, other trust, and the first failure's cause lost.
+        p.setProperty("mail.smtp.socketFactory.fallback", "false");
+        if (c.trustStore() != null) {
+            // Used for implicit TLS and for STARTTLS alike; trusts exactly the configured store.
+            p.put("mail.smtp.ssl.socketFactory", c.trustStore().sslContext().getSocketFactory());
+        }
         switch (c.security()) {
             case STARTTLS -> {
                 p.setProperty("mail.smtp.starttls.enable", "true");

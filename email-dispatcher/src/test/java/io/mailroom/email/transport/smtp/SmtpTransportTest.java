@@ -83,8 +83,9 @@ class SmtpTransportTest {
 
         server.rcptReply = "450 4.2.0 mailbox busy";
         SendResult transientResult = transport.send(TestEmails.sample(), "k2");
+        // about this mailbox: not retried within the call, not counted by the breaker
         assertThat(transientResult).isEqualTo(new SendResult.Transient("smtp-450",
-                ((SendResult.Transient) transientResult).error(), null, true));
+                ((SendResult.Transient) transientResult).error(), null, false, SendResult.Scope.EMAIL));
         assertThat(server.count("DATA")).isZero();
     }
 
