@@ -11,7 +11,10 @@ import java.util.Objects;
  * @param effectKey       the business effect, e.g. {@code email-order-102}
  * @param fingerprint     the request that first reserved the key
  * @param state           see {@link EffectState}
- * @param reservations    how many attempts reserved the key (1 for the first)
+ * @param reservations    how many attempts reserved the key (1 for the first); also the number that
+ *                        fences the latest reservation's transitions
+ * @param repeats         how many of those reservations deliberately repeated an unknown outcome
+ *                        ({@code reserveAgain})
  * @param reservedBy      who holds or last held the reservation (a worker id), may be null
  * @param firstReservedAt when the key was first reserved (a provider's idempotency-key window starts here)
  * @param reservedAt      when the latest reservation was taken
@@ -24,7 +27,7 @@ import java.util.Objects;
  * @param updatedAt       when the row last changed
  */
 public record EffectRecord(String effectKey, Fingerprint fingerprint, EffectState state, int reservations,
-                           String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt,
+                           int repeats, String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt,
                            String resultRef, String lastError, String descriptorJson, Instant updatedAt) {
 
     public EffectRecord {

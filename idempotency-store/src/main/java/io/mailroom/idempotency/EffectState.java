@@ -15,6 +15,7 @@ package io.mailroom.idempotency;
  *       choice to repeat an effect whose outcome is unknown;</li>
  *   <li>{@code AMBIGUOUS} → {@code SUCCEEDED}: {@code confirmSucceeded} by a person.</li>
  * </ul>
+ * Every transition after {@code reserve} is fenced by the reservation number the caller holds.
  * {@code SUCCEEDED} is final.
  */
 public enum EffectState {

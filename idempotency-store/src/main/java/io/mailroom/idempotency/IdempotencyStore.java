@@ -45,14 +45,23 @@ import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
  *   <li>Of any number of concurrent reservers of one key, at most one gets {@code Reserved} for any
  *       one state of the row (see {@link #reserve} for why this holds at READ COMMITTED).</li>
  *   <li>A key is never reserved for a request with a different {@link Fingerprint}.</li>
- *   <li>Every transition is a conditional statement on the expected state; when the row is not in
- *       that state nothing changes and {@link TransitionRejectedException} says what was found.</li>
+ *   <li>Every transition is one conditional statement on the expected state <em>and</em> the expected
+ *       reservation; when the row is not in that state at that reservation nothing changes and
+ *       {@link TransitionRejectedException} says what was found.</li>
  *   <li>{@code SUCCEEDED} is final.</li>
  * </ul>
  *
- * <p>The transitions after {@code reserve} are guarded on the row's state, not on which reservation
- * holds it: what keeps a stale worker (whose lease expired while someone else re-reserved) from
- * recording is the work item's own guard in the same transaction, which makes it roll back.
+ * <p><b>Fencing.</b> A reservation is named by its number ({@code reservations}, see
+ * {@link Reservation.Reserved#reservationNumber()}): every grant after the first increments it in a
+ * compare-and-set, and number 1 is granted only by the INSERT, so within one life of the row a number
+ * is granted once. Every transition takes the number the caller holds (or, for a transition on
+ * someone else's unknown outcome, the number it read) and repeats it in its WHERE, so a stale holder
+ * (whose lease expired while another worker re-reserved the key) changes nothing, even outside the
+ * work item's own guard: e.g. a holder that learns its claim is lost and gives its reservation back
+ * cannot turn the new holder's live reservation into {@code FAILED}, which would let a later attempt
+ * resend without knowing that an outcome was unknown. A row ends its life, and its numbers start again
+ * at 1, only when the holder of number 1 releases it, or when retention deletes it long after it was
+ * settled.
  */
 public final class IdempotencyStore {
 
@@ -159,6 +168,8 @@ public final class IdempotencyStore {
      * reservations (compare-and-set), so of several callers deciding on the same answer one gets
      * {@code Reserved}, the others the new {@code Unrecorded}. If the row moved on meanwhile, the
      * answer is what {@link #reserve} would give now. The fingerprint is checked as in {@code reserve}.
+     * A granted repeat is counted in the record's {@code repeats} (see
+     * {@link Reservation.OutcomeUnknown#repeats()}), so a caller can bound how often it repeats.
      */
     public Reservation reserveAgain(DSLContext tx, Reservation.OutcomeUnknown seen, Fingerprint fingerprint,
                                     String reservedBy, String descriptorJson) {
@@ -195,7 +206,7 @@ public final class IdempotencyStore {
                         .fetchOptional(r -> r.value1());
                 if (inserted.isPresent()) {
                     log.debug("Reserved {} for {} (first reservation)", effectKey, reservedBy);
-                    return new Reservation.Reserved(effectKey, 1, inserted.get());
+                    return new Reservation.Reserved(effectKey, 1, inserted.get(), 0);
                 }
                 IdempotencyRecordRecord row = tx.selectFrom(R).where(R.EFFECT_KEY.eq(effectKey)).forUpdate().fetchOne();
                 if (row == null) {
@@ -233,12 +244,12 @@ public final class IdempotencyStore {
         EffectState state = EffectState.fromDb(row.getState());
         return switch (state) {
             case SUCCEEDED -> new Reservation.AlreadySucceeded(key, row.getResultRef(), row.getCompletedAt());
-            case FAILED -> reserveNext(tx, row, reservedBy, descriptor, now);
+            case FAILED -> reserveNext(tx, row, reservedBy, descriptor, now, false);
             case RESERVED, AMBIGUOUS -> {
                 Reservation.OutcomeUnknown current = outcomeUnknown(row, state);
                 if (repeat != null && repeat.getClass() == current.getClass()
                         && repeat.reservations() == current.reservations()) {
-                    Reservation.Reserved repeated = reserveNext(tx, row, reservedBy, descriptor, now);
+                    Reservation.Reserved repeated = reserveNext(tx, row, reservedBy, descriptor, now, true);
                     if (repeated != null) {
                         log.info("Effect {} repeated by {} after {} reservation(s) with unknown outcome ({})",
                                 key, reservedBy, current.reservations(), state);
@@ -250,12 +261,16 @@ public final class IdempotencyStore {
         };
     }
 
-    /** Grants the next reservation if the row is still exactly as read (state and count); else null. */
+    /**
+     * Grants the next reservation if the row is still exactly as read (state and count); else null.
+     * {@code repeat}: the earlier outcome is unknown, so this one is counted in {@code repeats}.
+     */
     private Reservation.Reserved reserveNext(DSLContext tx, IdempotencyRecordRecord row, String reservedBy,
-                                             JSONB descriptor, Field<Instant> now) {
+                                             JSONB descriptor, Field<Instant> now, boolean repeat) {
         var updated = tx.update(R)
                 .set(R.STATE, EffectState.RESERVED.dbValue())
                 .set(R.RESERVATIONS, R.RESERVATIONS.plus(1))
+                .set(R.REPEATS, repeat ? R.REPEATS.plus(1) : R.REPEATS)
                 .set(R.RESERVED_BY, reservedBy)
                 .set(R.RESERVED_AT, now)
                 .setNull(R.COMPLETED_AT)
@@ -265,25 +280,28 @@ public final class IdempotencyStore {
                 .where(R.EFFECT_KEY.eq(row.getEffectKey()))
                 .and(R.STATE.eq(row.getState()))
                 .and(R.RESERVATIONS.eq(row.getReservations()))
-                .returningResult(R.RESERVATIONS, R.FIRST_RESERVED_AT)
+                .returningResult(R.RESERVATIONS, R.FIRST_RESERVED_AT, R.REPEATS)
                 .fetchOne();
         if (updated == null) {
             return null;
         }
         log.debug("Reserved {} for {} (reservation {}, previously {})", row.getEffectKey(), reservedBy,
                 updated.value1(), row.getState());
-        return new Reservation.Reserved(row.getEffectKey(), updated.value1(), updated.value2());
+        return new Reservation.Reserved(row.getEffectKey(), updated.value1(), updated.value2(), updated.value3());
     }
 
     /**
      * Records that the effect happened: {@code RESERVED} → {@code SUCCEEDED}. Run it in the
      * transaction that completes the work item, so both commit or neither does.
      *
-     * @param resultRef how the outside world knows the effect, e.g. the provider's message id
-     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     * @param reservation the {@link Reservation.Reserved#reservationNumber() number} this attempt holds
+     * @param resultRef   how the outside world knows the effect, e.g. the provider's message id
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} at {@code reservation}
+     *                                     (or is missing)
      */
-    public EffectRecord recordSucceeded(DSLContext tx, String effectKey, String resultRef) {
+    public EffectRecord recordSucceeded(DSLContext tx, String effectKey, int reservation, String resultRef) {
         Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireReservation(reservation);
         Inputs.requireText("resultRef", resultRef, MAX_RESULT_REF_LENGTH);
         Field<Instant> now = time.now();
         Map<Field<?>, Object> set = new LinkedHashMap<>();
@@ -291,7 +309,7 @@ public final class IdempotencyStore {
         set.put(R.RESULT_REF, resultRef);
         set.put(R.COMPLETED_AT, now);
         set.put(R.UPDATED_AT, now);
-        EffectRecord done = transition(tx, "recordSucceeded", effectKey, Set.of(EffectState.RESERVED), set);
+        EffectRecord done = transition(tx, "recordSucceeded", effectKey, reservation, Set.of(EffectState.RESERVED), set);
         log.debug("Recorded {} as succeeded ({})", effectKey, resultRef);
         return done;
     }
@@ -302,11 +320,14 @@ public final class IdempotencyStore {
      * item's decision; if it does, {@link #reserve} grants the next reservation. When it is unknown
      * whether the effect happened, use {@link #markAmbiguous} instead.
      *
-     * @param error kept in {@code last_error}; longer than {@value #MAX_ERROR_LENGTH} characters is truncated
-     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     * @param reservation the number this attempt holds
+     * @param error       kept in {@code last_error}; longer than {@value #MAX_ERROR_LENGTH} characters is truncated
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} at {@code reservation}
+     *                                     (or is missing)
      */
-    public EffectRecord recordFailed(DSLContext tx, String effectKey, String error) {
+    public EffectRecord recordFailed(DSLContext tx, String effectKey, int reservation, String error) {
         Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireReservation(reservation);
         String bounded = Inputs.boundedText("error", error, MAX_ERROR_LENGTH);
         Field<Instant> now = time.now();
         Map<Field<?>, Object> set = new LinkedHashMap<>();
@@ -314,7 +335,7 @@ public final class IdempotencyStore {
         set.put(R.LAST_ERROR, bounded);
         set.put(R.COMPLETED_AT, now);
         set.put(R.UPDATED_AT, now);
-        EffectRecord failed = transition(tx, "recordFailed", effectKey, Set.of(EffectState.RESERVED), set);
+        EffectRecord failed = transition(tx, "recordFailed", effectKey, reservation, Set.of(EffectState.RESERVED), set);
         log.debug("Recorded {} as failed", effectKey);
         return failed;
     }
@@ -325,18 +346,23 @@ public final class IdempotencyStore {
      * {@code AMBIGUOUS}. Later reserves answer {@link Reservation.Ambiguous} until a person confirms
      * ({@link #confirmSucceeded}) or a caller deliberately repeats ({@link #reserveAgain}).
      *
-     * @param reason kept in {@code last_error}; truncated like an error
-     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     * @param reservation the number this attempt holds, or the number of the unrecorded reservation
+     *                    that was read ({@link Reservation.OutcomeUnknown#reservations()}) when marking
+     *                    someone else's attempt whose holder is gone
+     * @param reason      kept in {@code last_error}; truncated like an error
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} at {@code reservation}
+     *                                     (or is missing)
      */
-    public EffectRecord markAmbiguous(DSLContext tx, String effectKey, String reason) {
+    public EffectRecord markAmbiguous(DSLContext tx, String effectKey, int reservation, String reason) {
         Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireReservation(reservation);
         String bounded = Inputs.boundedText("reason", reason, MAX_ERROR_LENGTH);
         Field<Instant> now = time.now();
         Map<Field<?>, Object> set = new LinkedHashMap<>();
         set.put(R.STATE, EffectState.AMBIGUOUS.dbValue());
         set.put(R.LAST_ERROR, bounded);
         set.put(R.UPDATED_AT, now);
-        EffectRecord marked = transition(tx, "markAmbiguous", effectKey, Set.of(EffectState.RESERVED), set);
+        EffectRecord marked = transition(tx, "markAmbiguous", effectKey, reservation, Set.of(EffectState.RESERVED), set);
         log.info("Effect {} marked ambiguous: outcome unknown", effectKey);
         return marked;
     }
@@ -347,12 +373,16 @@ public final class IdempotencyStore {
      * {@code confirmedBy}; the ambiguity reason stays in {@code last_error}. Writing the audit log
      * entry for the action is the caller's job, in the same transaction.
      *
-     * @param resultRef the reference if the person knows one, else null
-     * @param actor     who confirms
-     * @throws TransitionRejectedException when the record is not {@code AMBIGUOUS} (or is missing)
+     * @param reservation the number of the ambiguous reservation the person looked at
+     * @param resultRef   the reference if the person knows one, else null
+     * @param actor       who confirms
+     * @throws TransitionRejectedException when the record is not {@code AMBIGUOUS} at {@code reservation}
+     *                                     (or is missing)
      */
-    public EffectRecord confirmSucceeded(DSLContext tx, String effectKey, String resultRef, String actor) {
+    public EffectRecord confirmSucceeded(DSLContext tx, String effectKey, int reservation, String resultRef,
+                                         String actor) {
         Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireReservation(reservation);
         if (resultRef != null) {
             Inputs.requireText("resultRef", resultRef, MAX_RESULT_REF_LENGTH);
         }
@@ -365,7 +395,7 @@ public final class IdempotencyStore {
         set.put(R.DESCRIPTOR, DSL.field("coalesce({0}, '{}'::jsonb) || jsonb_build_object('confirmedBy', {1}::text)",
                 SQLDataType.JSONB, R.DESCRIPTOR, DSL.val(actor)));
         set.put(R.UPDATED_AT, now);
-        EffectRecord confirmed = transition(tx, "confirmSucceeded", effectKey, Set.of(EffectState.AMBIGUOUS), set);
+        EffectRecord confirmed = transition(tx, "confirmSucceeded", effectKey, reservation, Set.of(EffectState.AMBIGUOUS), set);
         log.info("Effect {} confirmed as succeeded by {}", effectKey, actor);
         return confirmed;
     }
@@ -377,12 +407,19 @@ public final class IdempotencyStore {
      * {@link Release#KEPT_AS_FAILED}), because deleting it would also forget earlier attempts whose
      * outcome was unknown, and the date the key was first used.
      *
-     * @throws TransitionRejectedException when the record is not {@code RESERVED} (or is missing)
+     * <p>Only the holder's own reservation is given back: a worker that learns its claim was lost
+     * and releases after another worker re-reserved the key changes nothing (and is told so by the
+     * exception), instead of marking the new holder's live attempt as known-not-performed.
+     *
+     * @param reservation the number this attempt holds
+     * @throws TransitionRejectedException when the record is not {@code RESERVED} at {@code reservation}
+     *                                     (or is missing)
      */
-    public Release release(DSLContext tx, String effectKey) {
+    public Release release(DSLContext tx, String effectKey, int reservation) {
         Inputs.requireText("effectKey", effectKey, MAX_KEY_LENGTH);
+        Inputs.requireReservation(reservation);
         Condition reserved = R.EFFECT_KEY.eq(effectKey).and(R.STATE.eq(EffectState.RESERVED.dbValue()));
-        if (tx.deleteFrom(R).where(reserved).and(R.RESERVATIONS.eq(1)).execute() == 1) {
+        if (reservation == 1 && tx.deleteFrom(R).where(reserved).and(R.RESERVATIONS.eq(1)).execute() == 1) {
             log.debug("Released {}: forgotten", effectKey);
             return Release.FORGOTTEN;
         }
@@ -392,7 +429,7 @@ public final class IdempotencyStore {
         set.put(R.LAST_ERROR, RELEASED_NOTE);
         set.put(R.COMPLETED_AT, now);
         set.put(R.UPDATED_AT, now);
-        transition(tx, "release", effectKey, Set.of(EffectState.RESERVED), set);
+        transition(tx, "release", effectKey, reservation, Set.of(EffectState.RESERVED), set);
         log.debug("Released {}: kept as failed", effectKey);
         return Release.KEPT_AS_FAILED;
     }
@@ -423,24 +460,27 @@ public final class IdempotencyStore {
     }
 
     /**
-     * One guarded transition: a single UPDATE whose WHERE names the expected states. At READ
-     * COMMITTED an UPDATE that waited for a concurrent writer re-checks its WHERE on the version that
-     * writer committed, so a transition whose precondition was taken away updates nothing.
+     * One fenced transition: a single UPDATE whose WHERE names the expected states and reservation.
+     * At READ COMMITTED an UPDATE that waited for a concurrent writer re-checks its WHERE on the
+     * version that writer committed, so a transition whose precondition was taken away (another
+     * state, or a newer reservation) updates nothing.
      */
-    private EffectRecord transition(DSLContext tx, String name, String effectKey, Set<EffectState> from,
-                                    Map<Field<?>, Object> set) {
+    private EffectRecord transition(DSLContext tx, String name, String effectKey, int reservation,
+                                    Set<EffectState> from, Map<Field<?>, Object> set) {
         IdempotencyRecordRecord row = tx.update(R)
                 .set(set)
                 .where(R.EFFECT_KEY.eq(effectKey))
                 .and(R.STATE.in(from.stream().map(EffectState::dbValue).toList()))
+                .and(R.RESERVATIONS.eq(reservation))
                 .returning()
                 .fetchOne();
         if (row != null) {
             return toRecord(row);
         }
         EffectRecord current = find(tx, effectKey).orElse(null);
-        log.debug("{} of {} rejected: state is {}", name, effectKey, current == null ? "absent" : current.state());
-        throw new TransitionRejectedException(effectKey, name, from, current);
+        log.debug("{} of {} at reservation {} rejected: found {}", name, effectKey, reservation,
+                current == null ? "no record" : current.state() + " at reservation " + current.reservations());
+        throw new TransitionRejectedException(effectKey, name, from, reservation, current);
     }
 
     private RuntimeException translate(String effectKey, DataAccessException e) {
@@ -462,15 +502,16 @@ public final class IdempotencyStore {
     private static Reservation.OutcomeUnknown outcomeUnknown(IdempotencyRecordRecord row, EffectState state) {
         if (state == EffectState.AMBIGUOUS) {
             return new Reservation.Ambiguous(row.getEffectKey(), row.getLastError(), row.getUpdatedAt(),
-                    row.getReservedAt(), row.getReservedBy(), row.getReservations(), row.getFirstReservedAt());
+                    row.getReservedAt(), row.getReservedBy(), row.getReservations(), row.getFirstReservedAt(),
+                    row.getRepeats());
         }
         return new Reservation.Unrecorded(row.getEffectKey(), row.getReservedAt(), row.getReservedBy(),
-                row.getReservations(), row.getFirstReservedAt());
+                row.getReservations(), row.getFirstReservedAt(), row.getRepeats());
     }
 
     static EffectRecord toRecord(IdempotencyRecordRecord row) {
         return new EffectRecord(row.getEffectKey(), new Fingerprint(row.getFingerprint()),
-                EffectState.fromDb(row.getState()), row.getReservations(), row.getReservedBy(),
+                EffectState.fromDb(row.getState()), row.getReservations(), row.getRepeats(), row.getReservedBy(),
                 row.getFirstReservedAt(), row.getReservedAt(), row.getCompletedAt(), row.getResultRef(),
                 row.getLastError(), row.getDescriptor() == null ? null : row.getDescriptor().data(),
                 row.getUpdatedAt());

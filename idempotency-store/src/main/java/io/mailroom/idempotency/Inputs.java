@@ -29,6 +29,15 @@ final class Inputs {
         return value;
     }
 
+    /** A reservation number as {@link Reservation.Reserved} gives it: 1 or more. */
+    static int requireReservation(int reservation) {
+        if (reservation < 1) {
+            throw new IllegalArgumentException("reservation must be >= 1 (the number the caller holds), got "
+                    + reservation);
+        }
+        return reservation;
+    }
+
     /** Null, or a JSON object as text (the database checks that it parses). */
     static String optionalJsonObject(String name, String json) {
         if (json != null && !json.strip().startsWith("{")) {

@@ -17,16 +17,23 @@ public sealed interface Reservation {
      * This attempt holds the key: perform the effect, then record the outcome.
      *
      * @param reservationNumber 1 for the first reservation of the key; higher when an earlier attempt
-     *                          failed (known not performed) or was knowingly repeated
+     *                          failed (known not performed) or was knowingly repeated; every transition
+     *                          of this attempt passes it, so a stale holder's transition changes nothing
      * @param firstReservedAt   when the key was first reserved: a provider's idempotency-key window
      *                          is counted from here, not from this reservation
+     * @param repeats           how many reservations of the key, this one included, repeated an earlier
+     *                          attempt whose outcome was unknown ({@link IdempotencyStore#reserveAgain})
      */
-    record Reserved(String effectKey, int reservationNumber, Instant firstReservedAt) implements Reservation {
+    record Reserved(String effectKey, int reservationNumber, Instant firstReservedAt, int repeats)
+            implements Reservation {
         public Reserved {
             Objects.requireNonNull(effectKey, "effectKey");
             Objects.requireNonNull(firstReservedAt, "firstReservedAt");
             if (reservationNumber < 1) {
                 throw new IllegalArgumentException("reservationNumber must be >= 1, got " + reservationNumber);
+            }
+            if (repeats < 0 || repeats >= reservationNumber) {
+                throw new IllegalArgumentException("repeats must be 0.." + (reservationNumber - 1) + ", got " + repeats);
             }
         }
 
@@ -55,8 +62,15 @@ public sealed interface Reservation {
      * decision, by policy, and is made explicit with {@link IdempotencyStore#reserveAgain}.
      */
     sealed interface OutcomeUnknown extends Reservation {
-        /** How many reservations the key had when this answer was given; {@code reserveAgain} checks it. */
+        /**
+         * How many reservations the key had when this answer was given: the number of the reservation
+         * whose outcome is unknown. {@code reserveAgain} checks it; {@code markAmbiguous} of an
+         * unrecorded attempt is fenced by it.
+         */
         int reservations();
+
+        /** How many times an unknown outcome of this key was already repeated deliberately. */
+        int repeats();
 
         /** Who took the latest reservation. */
         String reservedBy();
@@ -74,7 +88,7 @@ public sealed interface Reservation {
      * work item's lease, then repeat ({@code reserveAgain}) or park (e.g. {@code markAmbiguous}).
      */
     record Unrecorded(String effectKey, Instant reservedAt, String reservedBy, int reservations,
-                      Instant firstReservedAt) implements OutcomeUnknown {
+                      Instant firstReservedAt, int repeats) implements OutcomeUnknown {
     }
 
     /**
@@ -85,6 +99,6 @@ public sealed interface Reservation {
      * @param markedAt when it was marked
      */
     record Ambiguous(String effectKey, String reason, Instant markedAt, Instant reservedAt, String reservedBy,
-                     int reservations, Instant firstReservedAt) implements OutcomeUnknown {
+                     int reservations, Instant firstReservedAt, int repeats) implements OutcomeUnknown {
     }
 }

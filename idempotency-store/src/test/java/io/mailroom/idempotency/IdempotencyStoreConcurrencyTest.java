@@ -119,7 +119,7 @@ class IdempotencyStoreConcurrencyTest {
     void aReserverWaitsForTheHoldersTransaction_andSeesTheSuccessRecordedInIt() throws Exception {
         Reservation seen = whileHolderIsOpen("wait-success", holder -> {
             store.reserve(holder, "wait-success", fp, "holder", null);
-            store.recordSucceeded(holder, "wait-success", "msg-1");
+            store.recordSucceeded(holder, "wait-success", 1, "msg-1");
         }, Connection::commit);
 
         assertThat(seen).isInstanceOfSatisfying(Reservation.AlreadySucceeded.class,
@@ -132,7 +132,7 @@ class IdempotencyStoreConcurrencyTest {
         // waits for the changing transaction, then ON CONFLICT sees the committed FAILED version.
         reserveInOwnTransaction("wait-change", "first");
         Reservation seen = whileHolderIsOpen("wait-change", holder -> {
-            store.recordFailed(holder, "wait-change", "421 try again later");
+            store.recordFailed(holder, "wait-change", 1, "421 try again later");
         }, Connection::commit);
 
         assertThat(seen).isInstanceOfSatisfying(Reservation.Reserved.class,

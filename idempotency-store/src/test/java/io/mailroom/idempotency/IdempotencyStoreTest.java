@@ -67,7 +67,7 @@ class IdempotencyStoreTest {
 
         Reservation r = reserve(key);
 
-        assertThat(r).isEqualTo(new Reservation.Reserved(key, 1, T0));
+        assertThat(r).isEqualTo(new Reservation.Reserved(key, 1, T0, 0));
         assertThat(((Reservation.Reserved) r).firstTime()).isTrue();
         EffectRecord rec = row(key);
         assertThat(rec.state()).isEqualTo(EffectState.RESERVED);
@@ -93,7 +93,7 @@ class IdempotencyStoreTest {
             return dbTime.reserve(tx, key, fp, "worker-1", null);
         });
 
-        assertThat(r).isEqualTo(new Reservation.Reserved(key, 1, txNow[0]));
+        assertThat(r).isEqualTo(new Reservation.Reserved(key, 1, txNow[0], 0));
         assertThat(row(key).reservedAt()).isEqualTo(txNow[0]);
     }
 
@@ -102,7 +102,7 @@ class IdempotencyStoreTest {
         String key = newKey(info);
         reserve(key);
         Instant sentAt = clock.advance(Duration.ofSeconds(2));
-        EffectRecord done = inTx(tx -> store.recordSucceeded(tx, key, "provider-msg-42"));
+        EffectRecord done = inTx(tx -> store.recordSucceeded(tx, key, 1, "provider-msg-42"));
 
         assertThat(done.state()).isEqualTo(EffectState.SUCCEEDED);
         assertThat(done.completedAt()).isEqualTo(sentAt);
@@ -119,7 +119,7 @@ class IdempotencyStoreTest {
 
         Reservation again = inTx(tx -> store.reserve(tx, key, fp, "worker-2", null));
 
-        assertThat(again).isEqualTo(new Reservation.Unrecorded(key, T0, "worker-1", 1, T0));
+        assertThat(again).isEqualTo(new Reservation.Unrecorded(key, T0, "worker-1", 1, T0, 0));
         EffectRecord rec = row(key);
         assertThat(rec.reservations()).isEqualTo(1);
         assertThat(rec.reservedBy()).isEqualTo("worker-1");
@@ -139,7 +139,7 @@ class IdempotencyStoreTest {
         assertThat(row(key)).isEqualTo(before);
 
         // Also after success: a mismatch is reported, not hidden behind AlreadySucceeded.
-        inTx(tx -> store.recordSucceeded(tx, key, "msg-1"));
+        inTx(tx -> store.recordSucceeded(tx, key, 1, "msg-1"));
         EffectRecord succeeded = row(key);
         assertThat(reservation(tx -> store.reserve(tx, key, other, "worker-2", null)))
                 .isInstanceOf(Reservation.FingerprintMismatch.class);
@@ -152,7 +152,7 @@ class IdempotencyStoreTest {
         reserve(key);
 
         assertThatThrownBy(() -> pg.dsl().transaction(c -> {
-            EffectRecord inside = store.recordSucceeded(c.dsl(), key, "msg-rolled-back");
+            EffectRecord inside = store.recordSucceeded(c.dsl(), key, 1, "msg-rolled-back");
             assertThat(inside.state()).isEqualTo(EffectState.SUCCEEDED);
             throw new IllegalStateException("completing the outbox message failed");
         })).isInstanceOf(IllegalStateException.class).hasMessage("completing the outbox message failed");
@@ -173,7 +173,7 @@ class IdempotencyStoreTest {
         assertThat(Character.isHighSurrogate(error.charAt(cut - 1))).isTrue();
 
         Instant failedAt = clock.advance(Duration.ofSeconds(3));
-        EffectRecord failed = inTx(tx -> store.recordFailed(tx, key, error));
+        EffectRecord failed = inTx(tx -> store.recordFailed(tx, key, 1, error));
 
         assertThat(failed.state()).isEqualTo(EffectState.FAILED);
         assertThat(failed.completedAt()).isEqualTo(failedAt);
@@ -187,7 +187,7 @@ class IdempotencyStoreTest {
         String shortError = "550 5.1.1 mailbox unavailable\nsecond line";
         String other = newKey(info);
         reserve(other);
-        assertThat(inTx(tx -> store.recordFailed(tx, other, shortError)).lastError()).isEqualTo(shortError);
+        assertThat(inTx(tx -> store.recordFailed(tx, other, 1, shortError)).lastError()).isEqualTo(shortError);
     }
 
     @Test
@@ -195,12 +195,12 @@ class IdempotencyStoreTest {
         String key = newKey(info);
         reserve(key);
         clock.advance(Duration.ofSeconds(1));
-        inTx(tx -> store.recordFailed(tx, key, "503 try later"));
+        inTx(tx -> store.recordFailed(tx, key, 1, "503 try later"));
 
         Instant retryAt = clock.advance(Duration.ofMinutes(2));
         Reservation r = inTx(tx -> store.reserve(tx, key, fp, "worker-2", null));
 
-        assertThat(r).isEqualTo(new Reservation.Reserved(key, 2, T0));
+        assertThat(r).isEqualTo(new Reservation.Reserved(key, 2, T0, 0));
         assertThat(((Reservation.Reserved) r).firstTime()).isFalse();
         EffectRecord rec = row(key);
         assertThat(rec.state()).isEqualTo(EffectState.RESERVED);
@@ -219,14 +219,14 @@ class IdempotencyStoreTest {
         reserve(key);
         Instant markedAt = clock.advance(Duration.ofSeconds(30));
 
-        EffectRecord marked = inTx(tx -> store.markAmbiguous(tx, key, "read timeout after the request was sent"));
+        EffectRecord marked = inTx(tx -> store.markAmbiguous(tx, key, 1, "read timeout after the request was sent"));
         clock.advance(Duration.ofMinutes(1));
         Reservation r = inTx(tx -> store.reserve(tx, key, fp, "worker-2", null));
 
         assertThat(marked.state()).isEqualTo(EffectState.AMBIGUOUS);
         assertThat(marked.completedAt()).isNull();
         assertThat(r).isEqualTo(new Reservation.Ambiguous(key, "read timeout after the request was sent", markedAt,
-                T0, "worker-1", 1, T0));
+                T0, "worker-1", 1, T0, 0));
         assertThat(row(key)).isEqualTo(marked);
     }
 
@@ -234,10 +234,10 @@ class IdempotencyStoreTest {
     void confirmSucceeded_closesAnAmbiguousEffect_andRecordsWhoConfirmed(TestInfo info) {
         String key = newKey(info);
         reserve(key);
-        inTx(tx -> store.markAmbiguous(tx, key, "SMTP connection lost after DATA"));
+        inTx(tx -> store.markAmbiguous(tx, key, 1, "SMTP connection lost after DATA"));
         Instant confirmedAt = clock.advance(Duration.ofHours(1));
 
-        EffectRecord confirmed = inTx(tx -> store.confirmSucceeded(tx, key, null, "support:alice"));
+        EffectRecord confirmed = inTx(tx -> store.confirmSucceeded(tx, key, 1, null, "support:alice"));
 
         assertThat(confirmed.state()).isEqualTo(EffectState.SUCCEEDED);
         assertThat(confirmed.completedAt()).isEqualTo(confirmedAt);
@@ -251,8 +251,8 @@ class IdempotencyStoreTest {
 
         String withRef = newKey(info);
         inTx(tx -> store.reserve(tx, withRef, fp, "worker-1", null));
-        inTx(tx -> store.markAmbiguous(tx, withRef, "timeout"));
-        EffectRecord withRefConfirmed = inTx(tx -> store.confirmSucceeded(tx, withRef, "msg-found-in-logs", "bob"));
+        inTx(tx -> store.markAmbiguous(tx, withRef, 1, "timeout"));
+        EffectRecord withRefConfirmed = inTx(tx -> store.confirmSucceeded(tx, withRef, 1, "msg-found-in-logs", "bob"));
         assertThat(withRefConfirmed.resultRef()).isEqualTo("msg-found-in-logs");
         assertThat(withRefConfirmed.descriptorJson()).isEqualTo("{\"confirmedBy\": \"bob\"}");
     }
@@ -262,11 +262,11 @@ class IdempotencyStoreTest {
         String key = newKey(info);
         reserve(key);
 
-        assertThat(release(tx -> store.release(tx, key))).isEqualTo(IdempotencyStore.Release.FORGOTTEN);
+        assertThat(release(tx -> store.release(tx, key, 1))).isEqualTo(IdempotencyStore.Release.FORGOTTEN);
 
         assertThat(store.find(pg.dsl(), key)).isEmpty();
         Instant later = clock.advance(Duration.ofMinutes(1));
-        assertThat(reserve(key)).isEqualTo(new Reservation.Reserved(key, 1, later));
+        assertThat(reserve(key)).isEqualTo(new Reservation.Reserved(key, 1, later, 0));
     }
 
     @Test
@@ -280,7 +280,7 @@ class IdempotencyStoreTest {
         inTx(tx -> store.reserveAgain(tx, seen, fp, "worker-2", null));
         Instant releasedAt = clock.advance(Duration.ofSeconds(1));
 
-        assertThat(release(tx -> store.release(tx, key))).isEqualTo(IdempotencyStore.Release.KEPT_AS_FAILED);
+        assertThat(release(tx -> store.release(tx, key, 2))).isEqualTo(IdempotencyStore.Release.KEPT_AS_FAILED);
 
         EffectRecord rec = row(key);
         assertThat(rec.state()).isEqualTo(EffectState.FAILED);
@@ -288,7 +288,7 @@ class IdempotencyStoreTest {
         assertThat(rec.firstReservedAt()).isEqualTo(T0);
         assertThat(rec.completedAt()).isEqualTo(releasedAt);
         assertThat(rec.lastError()).isEqualTo(IdempotencyStore.RELEASED_NOTE);
-        assertThat(reserve(key)).isEqualTo(new Reservation.Reserved(key, 3, T0));
+        assertThat(reserve(key)).isEqualTo(new Reservation.Reserved(key, 3, T0, 1));
     }
 
     @Test
@@ -300,7 +300,7 @@ class IdempotencyStoreTest {
 
         Reservation repeated = inTx(tx -> store.reserveAgain(tx, seen, fp, "worker-2", "{\"attempt\":2}"));
 
-        assertThat(repeated).isEqualTo(new Reservation.Reserved(key, 2, T0));
+        assertThat(repeated).isEqualTo(new Reservation.Reserved(key, 2, T0, 1));
         EffectRecord rec = row(key);
         assertThat(rec.reservations()).isEqualTo(2);
         assertThat(rec.reservedBy()).isEqualTo("worker-2");
@@ -309,7 +309,7 @@ class IdempotencyStoreTest {
 
         // The same (now stale) answer does not grant a second repeat: the caller sees the new state.
         assertThat(reservation(tx -> store.reserveAgain(tx, seen, fp, "worker-3", null)))
-                .isEqualTo(new Reservation.Unrecorded(key, repeatAt, "worker-2", 2, T0));
+                .isEqualTo(new Reservation.Unrecorded(key, repeatAt, "worker-2", 2, T0, 1));
         // A repeat keeps the fingerprint check.
         Fingerprint other = Fingerprint.of("someone-else@example.com");
         Reservation.Unrecorded current = (Reservation.Unrecorded) reserve(key);
@@ -323,14 +323,14 @@ class IdempotencyStoreTest {
         String key = newKey(info);
         reserve(key);
         Reservation.Unrecorded beforeMarking = (Reservation.Unrecorded) reserve(key);
-        inTx(tx -> store.markAmbiguous(tx, key, "timeout"));
+        inTx(tx -> store.markAmbiguous(tx, key, 1, "timeout"));
 
         Reservation stale = inTx(tx -> store.reserveAgain(tx, beforeMarking, fp, "worker-2", null));
         assertThat(stale).isInstanceOf(Reservation.Ambiguous.class);
         assertThat(row(key).state()).isEqualTo(EffectState.AMBIGUOUS);
 
         Reservation repeated = inTx(tx -> store.reserveAgain(tx, (Reservation.Ambiguous) stale, fp, "worker-2", null));
-        assertThat(repeated).isEqualTo(new Reservation.Reserved(key, 2, T0));
+        assertThat(repeated).isEqualTo(new Reservation.Reserved(key, 2, T0, 1));
         assertThat(row(key).state()).isEqualTo(EffectState.RESERVED);
     }
 
@@ -339,58 +339,58 @@ class IdempotencyStoreTest {
         String key = newKey(info);
         reserve(key);
         Reservation.Unrecorded seen = (Reservation.Unrecorded) reserve(key);
-        inTx(tx -> store.recordSucceeded(tx, key, "msg-7"));
+        inTx(tx -> store.recordSucceeded(tx, key, 1, "msg-7"));
         assertThat(reservation(tx -> store.reserveAgain(tx, seen, fp, "worker-2", null)))
                 .isEqualTo(new Reservation.AlreadySucceeded(key, "msg-7", T0));
 
         String released = newKey(info);
         reserve(released);
         Reservation.Unrecorded seenReleased = (Reservation.Unrecorded) reserve(released);
-        inTx(tx -> store.release(tx, released));
+        inTx(tx -> store.release(tx, released, 1));
         assertThat(reservation(tx -> store.reserveAgain(tx, seenReleased, fp, "worker-2", null)))
-                .isEqualTo(new Reservation.Reserved(released, 1, T0));
+                .isEqualTo(new Reservation.Reserved(released, 1, T0, 0));
     }
 
     @Test
     void guardedTransitions_rejectWrongStates_andChangeNothing(TestInfo info) {
         String succeeded = newKey(info);
         reserve(succeeded);
-        inTx(tx -> store.recordSucceeded(tx, succeeded, "msg-1"));
+        inTx(tx -> store.recordSucceeded(tx, succeeded, 1, "msg-1"));
         EffectRecord succeededRow = row(succeeded);
 
-        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, succeeded, "msg-2")),
+        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, succeeded, 1, "msg-2")),
                 "recordSucceeded", EffectState.SUCCEEDED);
-        expectRejected(() -> inTx(tx -> store.recordFailed(tx, succeeded, "late failure")),
+        expectRejected(() -> inTx(tx -> store.recordFailed(tx, succeeded, 1, "late failure")),
                 "recordFailed", EffectState.SUCCEEDED);
-        expectRejected(() -> inTx(tx -> store.markAmbiguous(tx, succeeded, "late timeout")),
+        expectRejected(() -> inTx(tx -> store.markAmbiguous(tx, succeeded, 1, "late timeout")),
                 "markAmbiguous", EffectState.SUCCEEDED);
-        expectRejected(() -> inTx(tx -> store.confirmSucceeded(tx, succeeded, null, "alice")),
+        expectRejected(() -> inTx(tx -> store.confirmSucceeded(tx, succeeded, 1, null, "alice")),
                 "confirmSucceeded", EffectState.SUCCEEDED);
-        expectRejected(() -> inTx(tx -> store.release(tx, succeeded)), "release", EffectState.SUCCEEDED);
+        expectRejected(() -> inTx(tx -> store.release(tx, succeeded, 1)), "release", EffectState.SUCCEEDED);
         assertThat(row(succeeded)).isEqualTo(succeededRow);
 
         String reserved = newKey(info);
         reserve(reserved);
-        expectRejected(() -> inTx(tx -> store.confirmSucceeded(tx, reserved, "msg", "alice")),
+        expectRejected(() -> inTx(tx -> store.confirmSucceeded(tx, reserved, 1, "msg", "alice")),
                 "confirmSucceeded", EffectState.RESERVED);
 
         String failed = newKey(info);
         reserve(failed);
-        inTx(tx -> store.recordFailed(tx, failed, "bounced"));
-        expectRejected(() -> inTx(tx -> store.markAmbiguous(tx, failed, "?")), "markAmbiguous", EffectState.FAILED);
-        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, failed, "msg")), "recordSucceeded", EffectState.FAILED);
-        expectRejected(() -> inTx(tx -> store.release(tx, failed)), "release", EffectState.FAILED);
+        inTx(tx -> store.recordFailed(tx, failed, 1, "bounced"));
+        expectRejected(() -> inTx(tx -> store.markAmbiguous(tx, failed, 1, "?")), "markAmbiguous", EffectState.FAILED);
+        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, failed, 1, "msg")), "recordSucceeded", EffectState.FAILED);
+        expectRejected(() -> inTx(tx -> store.release(tx, failed, 1)), "release", EffectState.FAILED);
 
         String ambiguous = newKey(info);
         reserve(ambiguous);
-        inTx(tx -> store.markAmbiguous(tx, ambiguous, "timeout"));
-        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, ambiguous, "msg")), "recordSucceeded",
+        inTx(tx -> store.markAmbiguous(tx, ambiguous, 1, "timeout"));
+        expectRejected(() -> inTx(tx -> store.recordSucceeded(tx, ambiguous, 1, "msg")), "recordSucceeded",
                 EffectState.AMBIGUOUS);
-        expectRejected(() -> inTx(tx -> store.release(tx, ambiguous)), "release", EffectState.AMBIGUOUS);
+        expectRejected(() -> inTx(tx -> store.release(tx, ambiguous, 1)), "release", EffectState.AMBIGUOUS);
         assertThat(row(ambiguous).state()).isEqualTo(EffectState.AMBIGUOUS);
 
         String absent = newKey(info);
-        assertThatThrownBy(() -> inTx(tx -> store.recordFailed(tx, absent, "x")))
+        assertThatThrownBy(() -> inTx(tx -> store.recordFailed(tx, absent, 1, "x")))
                 .isInstanceOfSatisfying(TransitionRejectedException.class, e -> {
                     assertThat(e.effectKey()).isEqualTo(absent);
                     assertThat(e.current()).isEmpty();
@@ -400,14 +400,88 @@ class IdempotencyStoreTest {
     }
 
     @Test
+    void aStaleHoldersRelease_afterItsClaimWasLost_leavesTheNewHoldersReservationAlone(TestInfo info) {
+        String key = newKey(info);
+        // Holder A reserves, then stalls; its claim is lost and holder B takes the message over.
+        Reservation.Reserved a = (Reservation.Reserved) reservation(tx -> store.reserve(tx, key, fp, "worker-a", null));
+        clock.advance(Duration.ofMinutes(5));
+        Reservation.Unrecorded seenByB = (Reservation.Unrecorded) reservation(tx -> store.reserve(tx, key, fp, "worker-b", null));
+        Reservation.Reserved b = (Reservation.Reserved) reservation(tx -> store.reserveAgain(tx, seenByB, fp, "worker-b", null));
+        assertThat(b.reservationNumber()).isEqualTo(2);
+
+        // A learns that its claim is lost and gives back what it holds: reservation 1, not B's.
+        assertThatThrownBy(() -> inTx(tx -> store.release(tx, key, a.reservationNumber())))
+                .isInstanceOfSatisfying(TransitionRejectedException.class, e -> {
+                    assertThat(e.expectedReservation()).isEqualTo(1);
+                    assertThat(e.supersededByAnotherReservation()).isTrue();
+                    assertThat(e).hasMessageContaining("at reservation 2");
+                });
+        EffectRecord afterStaleRelease = row(key);
+        assertThat(afterStaleRelease.state()).isEqualTo(EffectState.RESERVED);
+        assertThat(afterStaleRelease.reservations()).isEqualTo(2);
+        assertThat(afterStaleRelease.reservedBy()).isEqualTo("worker-b");
+
+        // B sends and dies before recording: the next attempt must see an unknown outcome, not a
+        // known failure it could simply send again.
+        assertThat(reservation(tx -> store.reserve(tx, key, fp, "worker-c", null)))
+                .isInstanceOf(Reservation.Unrecorded.class)
+                .extracting(r -> ((Reservation.Unrecorded) r).reservations()).isEqualTo(2);
+    }
+
+    @Test
+    void everyTransition_isFencedByTheReservationTheCallerHolds(TestInfo info) {
+        String key = newKey(info);
+        reserve(key);
+        Reservation.Unrecorded seen = (Reservation.Unrecorded) reserve(key);
+        inTx(tx -> store.reserveAgain(tx, seen, fp, "worker-2", null));
+        EffectRecord held = row(key);
+
+        for (Runnable stale : List.<Runnable>of(
+                () -> inTx(tx -> store.recordSucceeded(tx, key, 1, "msg-stale")),
+                () -> inTx(tx -> store.recordFailed(tx, key, 1, "421 stale")),
+                () -> inTx(tx -> store.markAmbiguous(tx, key, 1, "stale timeout")),
+                () -> inTx(tx -> store.release(tx, key, 1)),
+                () -> inTx(tx -> store.release(tx, key, 3)))) {
+            assertThatThrownBy(stale::run).isInstanceOf(TransitionRejectedException.class);
+        }
+        assertThat(row(key)).isEqualTo(held);
+
+        inTx(tx -> store.markAmbiguous(tx, key, 2, "timeout after DATA"));
+        EffectRecord ambiguous = row(key);
+        assertThatThrownBy(() -> inTx(tx -> store.confirmSucceeded(tx, key, 1, null, "alice")))
+                .isInstanceOf(TransitionRejectedException.class);
+        assertThat(row(key)).isEqualTo(ambiguous);
+        assertThat(inTx(tx -> store.confirmSucceeded(tx, key, 2, null, "alice")).state()).isEqualTo(EffectState.SUCCEEDED);
+    }
+
+    @Test
+    void reserveAgain_countsRepeatsOfAnUnknownOutcome_butNotReservationsAfterAKnownFailure(TestInfo info) {
+        String key = newKey(info);
+        reserve(key);
+        inTx(tx -> store.recordFailed(tx, key, 1, "421 try later"));
+        Reservation.Reserved second = (Reservation.Reserved) reserve(key);
+        assertThat(second.repeats()).as("a known failure is not a repeat").isZero();
+        inTx(tx -> store.markAmbiguous(tx, key, 2, "timeout after DATA"));
+
+        Reservation.Ambiguous unknown = (Reservation.Ambiguous) reserve(key);
+        assertThat(unknown.repeats()).isZero();
+        Reservation.Reserved repeat = (Reservation.Reserved) reservation(tx -> store.reserveAgain(tx, unknown, fp, "w", null));
+        assertThat(repeat.reservationNumber()).isEqualTo(3);
+        assertThat(repeat.repeats()).isEqualTo(1);
+        inTx(tx -> store.markAmbiguous(tx, key, 3, "timeout after DATA again"));
+        assertThat(((Reservation.Ambiguous) reserve(key)).repeats()).isEqualTo(1);
+        assertThat(row(key).repeats()).isEqualTo(1);
+    }
+
+    @Test
     void aRejectedTransition_leavesTheCallersTransactionUsable(TestInfo info) {
         String key = newKey(info);
         reserve(key);
-        inTx(tx -> store.recordSucceeded(tx, key, "msg-1"));
+        inTx(tx -> store.recordSucceeded(tx, key, 1, "msg-1"));
 
         String other = newKey(info);
         Reservation r = inTx(tx -> {
-            assertThatThrownBy(() -> store.recordSucceeded(tx, key, "msg-2"))
+            assertThatThrownBy(() -> store.recordSucceeded(tx, key, 1, "msg-2"))
                     .isInstanceOf(TransitionRejectedException.class);
             return store.reserve(tx, other, fp, "worker-1", null);
         });
@@ -435,9 +509,9 @@ class IdempotencyStoreTest {
         for (String k : List.of(reserved, succeeded, failed)) {
             inTx(tx -> old.reserve(tx, k, fp, "w", null));
         }
-        inTx(tx -> old.markAmbiguous(tx, ambiguous, "timeout"));
-        inTx(tx -> old.recordSucceeded(tx, succeeded, "m"));
-        inTx(tx -> old.recordFailed(tx, failed, "e"));
+        inTx(tx -> old.markAmbiguous(tx, ambiguous, 1, "timeout"));
+        inTx(tx -> old.recordSucceeded(tx, succeeded, 1, "m"));
+        inTx(tx -> old.recordFailed(tx, failed, 1, "e"));
         past.advance(Duration.ofHours(2));
         inTx(tx -> old.reserve(tx, recent, fp, "w", null));
 
@@ -457,7 +531,7 @@ class IdempotencyStoreTest {
         for (String bad : new String[]{null, "", "   ", "k".repeat(201), "email-order\n102", "tab\there"}) {
             assertThatThrownBy(() -> store.reserve(dsl, bad, fp, "w", null))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("effectKey");
-            assertThatThrownBy(() -> store.recordSucceeded(dsl, bad, "m"))
+            assertThatThrownBy(() -> store.recordSucceeded(dsl, bad, 1, "m"))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("effectKey");
             assertThatThrownBy(() -> store.find(dsl, bad))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("effectKey");
@@ -471,17 +545,17 @@ class IdempotencyStoreTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("descriptorJson");
         assertThatThrownBy(() -> store.reserveAgain(dsl, null, fp, "w", null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("seen");
-        assertThatThrownBy(() -> store.recordSucceeded(dsl, key, null))
+        assertThatThrownBy(() -> store.recordSucceeded(dsl, key, 1, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resultRef");
-        assertThatThrownBy(() -> store.recordSucceeded(dsl, key, "r".repeat(1001)))
+        assertThatThrownBy(() -> store.recordSucceeded(dsl, key, 1, "r".repeat(1001)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resultRef");
-        assertThatThrownBy(() -> store.recordFailed(dsl, key, " "))
+        assertThatThrownBy(() -> store.recordFailed(dsl, key, 1, " "))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("error");
-        assertThatThrownBy(() -> store.markAmbiguous(dsl, key, null))
+        assertThatThrownBy(() -> store.markAmbiguous(dsl, key, 1, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reason");
-        assertThatThrownBy(() -> store.confirmSucceeded(dsl, key, null, ""))
+        assertThatThrownBy(() -> store.confirmSucceeded(dsl, key, 1, null, ""))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("actor");
-        assertThatThrownBy(() -> store.confirmSucceeded(dsl, key, "ref\r\n", "alice"))
+        assertThatThrownBy(() -> store.confirmSucceeded(dsl, key, 1, "ref\r\n", "alice"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resultRef");
         assertThat(store.find(dsl, key)).isEmpty();
     }

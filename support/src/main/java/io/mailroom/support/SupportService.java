@@ -317,13 +317,15 @@ public final class SupportService {
             String before = record.map(rec -> rec.state().dbValue()).orElse(null);
             if (record.isPresent()) {
                 EffectState state = record.get().state();
+                // fenced by the reservation read here: a newer attempt's record is not resolved blindly
+                int reservation = record.get().reservations();
                 if (state == EffectState.RESERVED) {
                     // reserved but never recorded is an unknown outcome too; say so, then resolve it
-                    idempotency.markAmbiguous(tx, k, "outcome unknown; resolved by " + actor.name());
+                    idempotency.markAmbiguous(tx, k, reservation, "outcome unknown; resolved by " + actor.name());
                     state = EffectState.AMBIGUOUS;
                 }
                 if (state == EffectState.AMBIGUOUS) {
-                    idempotency.confirmSucceeded(tx, k, messageId, actor.name());
+                    idempotency.confirmSucceeded(tx, k, reservation, messageId, actor.name());
                 }
             }
             Map<String, Object> detail = new LinkedHashMap<>();

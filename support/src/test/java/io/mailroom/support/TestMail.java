@@ -94,6 +94,7 @@ final class TestMail {
         return (ClaimedMessage m, io.mailroom.outbox.ClaimContext ctx) -> {
             Result result = script.apply(m.idempotencyKey());
             String key = m.idempotencyKey();
+            int[] held = {1};
             if (result != Result.SENT_WITHOUT_RECORD) {
                 String subject = "Your order " + m.aggregateId() + (m.topic().equals(SHIPPED) ? " is on its way" : " is confirmed");
                 String descriptor = "{\"recipient\":\"" + recipient(m) + "\",\"subject\":\"" + subject + "\"}";
@@ -101,18 +102,19 @@ final class TestMail {
                 if (!(r instanceof Reservation.Reserved)) {
                     throw new IllegalStateException("test handler could not reserve " + key + ": " + r);
                 }
+                held[0] = ((Reservation.Reserved) r).reservationNumber();
             }
             String providerId = "prov-" + key + "-" + m.attempt();
             return switch (result) {
                 case SENT -> new Outcome.Done("{\"transport\":\"http\",\"status\":202,\"providerMessageId\":\"" + providerId + "\"}",
-                        tx -> store.recordSucceeded(tx, key, providerId));
+                        tx -> store.recordSucceeded(tx, key, held[0], providerId));
                 case SENT_WITHOUT_RECORD -> new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<" + key + "@mailroom>\"}", null);
                 case FAILED -> new Outcome.Failed("550 5.1.1 <" + recipient(m) + ">: mailbox unavailable",
-                        "{\"transport\":\"smtp\",\"replyCode\":550}", tx -> store.recordFailed(tx, key, "550 mailbox unavailable"));
+                        "{\"transport\":\"smtp\",\"replyCode\":550}", tx -> store.recordFailed(tx, key, held[0], "550 mailbox unavailable"));
                 case RETRY -> new Outcome.RetryLater("HTTP 503: provider busy", null, "{\"transport\":\"http\",\"status\":503}",
-                        tx -> store.recordFailed(tx, key, "HTTP 503"));
+                        tx -> store.recordFailed(tx, key, held[0], "HTTP 503"));
                 case REVIEW -> new Outcome.Review("timeout after the message was sent; the outcome is unknown", null,
-                        tx -> store.markAmbiguous(tx, key, "timeout after DATA"));
+                        tx -> store.markAmbiguous(tx, key, held[0], "timeout after DATA"));
             };
         };
     }

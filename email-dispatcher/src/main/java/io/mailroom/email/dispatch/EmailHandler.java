@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
+import io.mailroom.email.render.OrderConfirmation;
 import io.mailroom.email.render.OrderConfirmationRenderer;
 import io.mailroom.email.render.RenderException;
 import io.mailroom.email.transport.MailTransport;
@@ -11,6 +12,7 @@ import io.mailroom.email.transport.SendResult;
 import io.mailroom.idempotency.Fingerprint;
 import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.idempotency.Reservation;
+import io.mailroom.idempotency.TransitionRejectedException;
 import io.mailroom.outbox.ClaimContext;
 import io.mailroom.outbox.ClaimLostException;
 import io.mailroom.outbox.ClaimedMessage;
@@ -36,15 +38,18 @@ import java.util.function.Function;
  *   <li>Render the email from the payload; a payload that cannot make a valid email (bad address,
  *       header injection, oversized body, malformed JSON) fails the message for good, with the
  *       reason, before any provider is contacted.</li>
- *   <li>Reserve the effect key in the idempotency store, with a fingerprint of the email, in a short
- *       transaction of its own that commits <em>before</em> the send: if the process dies after
- *       sending, the next attempt finds the reservation and knows the outcome is unknown.</li>
- *   <li>Already sent: done without sending. Same key, different email: failed, nothing sent.
+ *   <li>Reserve the effect key in the idempotency store, with a fingerprint of the request (see
+ *       {@link OrderConfirmation#fingerprintParts()}), in a short transaction of its own that commits
+ *       <em>before</em> the send: if the process dies after sending, the next attempt finds the
+ *       reservation and knows the outcome is unknown.</li>
+ *   <li>Already sent: done without sending. Same key, different request: failed, nothing sent.
  *       Outcome unknown: the transport's {@link AmbiguityPolicy} decides (resend with the same
- *       provider key within its window, park for review, or resend).</li>
+ *       provider key within its window, park for review, or resend a bounded number of times).
+ *       A new template version changes none of this: it is not part of the fingerprint.</li>
  *   <li>Send through the (resilient) transport, then report the outcome; the idempotency record is
- *       updated in the same transaction that finishes the outbox message, and only if the claim
- *       still holds.</li>
+ *       updated in the same transaction that finishes the outbox message, only if the claim still
+ *       holds, and only for the reservation this attempt holds (every transition is fenced by its
+ *       number, so a stale attempt cannot overwrite a newer one's record).</li>
  * </ol>
  */
 public final class EmailHandler implements MessageHandler {
@@ -78,18 +83,22 @@ public final class EmailHandler implements MessageHandler {
     @Override
     public Outcome handle(ClaimedMessage message, ClaimContext context) {
         String key = message.idempotencyKey();
+        OrderConfirmation order;
         Email email;
         try {
-            email = renderer.render(message.payloadJson());
+            order = renderer.parse(message.payloadJson());
+            email = renderer.render(order);
         } catch (RenderException e) {
             return Outcome.failed("cannot render the email: " + e.getMessage());
         } catch (InvalidEmailException e) {
             return Outcome.failed("invalid email: " + e.getMessage());
         }
-        Fingerprint fingerprint = Fingerprint.of(email.fingerprintParts().toArray(String[]::new));
+        // The request, not its rendering: see OrderConfirmation#fingerprintParts for why.
+        Fingerprint fingerprint = Fingerprint.of(order.fingerprintParts().toArray(String[]::new));
         String descriptor = descriptor(email);
 
         Reservation reservation = inTransaction(tx -> store.reserve(tx, key, fingerprint, worker, descriptor));
+        Reservation.Reserved held;
         switch (reservation) {
             case Reservation.AlreadySucceeded done -> {
                 log.info("Effect {} was already sent (provider id {}); not sending again", key, done.resultRef());
@@ -97,82 +106,109 @@ public final class EmailHandler implements MessageHandler {
             }
             case Reservation.FingerprintMismatch mismatch -> {
                 return Outcome.failed("idempotency key " + key + " was first used for a different email"
-                        + " (fingerprint " + mismatch.expected().hex().substring(0, 12) + ", now "
-                        + mismatch.actual().hex().substring(0, 12) + "); nothing sent");
+                        + " (another recipient or order data; fingerprint " + mismatch.expected().hex().substring(0, 12)
+                        + ", now " + mismatch.actual().hex().substring(0, 12) + "); nothing sent");
             }
             case Reservation.OutcomeUnknown unknown -> {
-                Outcome parked = decideOnUnknown(key, unknown, fingerprint, descriptor);
-                if (parked != null) {
-                    return parked;
+                Decision decision = decideOnUnknown(key, unknown, fingerprint, descriptor);
+                if (decision.parked() != null) {
+                    return decision.parked();
                 }
+                held = decision.repeat();
             }
-            case Reservation.Reserved reserved -> {
-                // ours: go on and send
-            }
+            case Reservation.Reserved reserved -> held = reserved;
         }
 
         try {
             context.ensureClaimHeld();
         } catch (ClaimLostException e) {
-            // Nothing was sent: give the reservation back so the new holder starts clean.
-            inTransaction(tx -> store.release(tx, key));
+            giveBack(key, held);
             throw e;
         }
         SendResult result = transport.send(email, key);
-        return outcome(key, result);
+        return outcome(key, held, result);
     }
 
-    /** Returns the outcome that ends this attempt without sending, or null to send (reservation renewed). */
-    private Outcome decideOnUnknown(String key, Reservation.OutcomeUnknown unknown, Fingerprint fingerprint,
-                                   String descriptor) {
-        boolean resend = switch (policy.mode()) {
-            case RESEND -> true;
-            case REVIEW -> false;
-            case RESEND_WITH_KEY -> Duration.between(unknown.firstReservedAt(), clock.instant())
-                    .compareTo(policy.keyWindow()) < 0;
-        };
-        if (!resend) {
+    /**
+     * Nothing was sent and the claim is gone: give back this attempt's reservation, and only that
+     * one. If the new holder of the message already reserved the key again, the fenced release
+     * changes nothing; turning the new holder's live reservation into a known failure would let a
+     * later attempt resend without knowing that an outcome was unknown.
+     */
+    private void giveBack(String key, Reservation.Reserved held) {
+        try {
+            inTransaction(tx -> store.release(tx, key, held.reservationNumber()));
+        } catch (TransitionRejectedException e) {
+            log.debug("Claim of {} lost; reservation {} is no longer ours, left as it is ({})", key,
+                    held.reservationNumber(), e.getMessage());
+        }
+    }
+
+    /** Either the outcome that ends this attempt without sending, or the reservation to send under. */
+    private record Decision(Outcome parked, Reservation.Reserved repeat) {
+    }
+
+    private Decision decideOnUnknown(String key, Reservation.OutcomeUnknown unknown, Fingerprint fingerprint,
+                                     String descriptor) {
+        if (!policy.mayRepeat(unknown, clock.instant())) {
+            String why = switch (policy.mode()) {
+                case REVIEW -> "";
+                case RESEND_WITH_KEY -> " (the provider's idempotency window of " + policy.keyWindow() + " has passed)";
+                case RESEND -> " (already sent again " + unknown.repeats() + " time(s), the most allowed by"
+                        + " MAILROOM_SMTP_AMBIGUOUS_RESENDS)";
+            };
             String reason = "an earlier send of " + key + " (reserved by " + unknown.reservedBy() + " at "
-                    + unknown.reservedAt() + ") has an unknown outcome; parked for review, nothing sent"
-                    + (policy.mode() == AmbiguityPolicy.Mode.RESEND_WITH_KEY
-                    ? " (the provider's idempotency window of " + policy.keyWindow() + " has passed)" : "");
+                    + unknown.reservedAt() + ") has an unknown outcome; parked for review, nothing sent" + why;
             log.warn("Effect {}: {}", key, reason);
-            return new Outcome.Review(reason, detail("ambiguous", true),
-                    unknown instanceof Reservation.Unrecorded ? tx -> store.markAmbiguous(tx, key, reason) : null);
+            int seen = unknown.reservations();
+            return new Decision(new Outcome.Review(reason, detail("ambiguous", true),
+                    unknown instanceof Reservation.Unrecorded ? tx -> store.markAmbiguous(tx, key, seen, reason) : null),
+                    null);
         }
         Reservation again = inTransaction(tx -> store.reserveAgain(tx, unknown, fingerprint, worker, descriptor));
         if (again instanceof Reservation.Reserved r) {
-            log.info("Effect {}: outcome of an earlier send unknown; sending again ({}), reservation {}",
-                    key, policy.mode(), r.reservationNumber());
-            return null;
+            log.info("Effect {}: outcome of an earlier send unknown; sending again ({}), reservation {}, repeat {}",
+                    key, policy.mode(), r.reservationNumber(), r.repeats());
+            return new Decision(null, r);
         }
         // Somebody else acted on the same state first; look again on the next attempt.
-        return Outcome.retryLater("the reservation of " + key + " changed meanwhile (" + again.getClass().getSimpleName() + ")");
+        return new Decision(Outcome.retryLater("the reservation of " + key + " changed meanwhile ("
+                + again.getClass().getSimpleName() + ")"), null);
     }
 
-    private Outcome outcome(String key, SendResult result) {
+    private Outcome outcome(String key, Reservation.Reserved held, SendResult result) {
+        int n = held.reservationNumber();
         return switch (result) {
             case SendResult.Sent sent -> Outcome.done(sent.detailJson(),
-                    tx -> store.recordSucceeded(tx, key, sent.providerMessageId()));
+                    tx -> store.recordSucceeded(tx, key, n, sent.providerMessageId()));
             case SendResult.Transient t -> new Outcome.RetryLater(t.code() + " " + t.error(), t.retryAfter(),
-                    detail("code", t.code()), tx -> store.recordFailed(tx, key, t.code() + " " + t.error()));
+                    detail("code", t.code()), tx -> store.recordFailed(tx, key, n, t.code() + " " + t.error()));
             case SendResult.Permanent p -> new Outcome.Failed(p.code() + " " + p.error(),
-                    detail("code", p.code()), tx -> store.recordFailed(tx, key, p.code() + " " + p.error()));
-            case SendResult.Ambiguous a -> ambiguous(key, a);
+                    detail("code", p.code()), tx -> store.recordFailed(tx, key, n, p.code() + " " + p.error()));
+            case SendResult.Ambiguous a -> ambiguous(key, held, a);
             case SendResult.Misconfigured m -> new Outcome.NotAttempted(
                     "provider refused our configuration (" + m.code() + "): " + m.error()
                             + "; transport " + transport.name() + " is halted until an operator resumes it",
-                    MISCONFIGURED_DELAY, detail("code", m.code()), tx -> store.release(tx, key));
-            case SendResult.NotAttempted n -> new Outcome.NotAttempted(n.reason(),
-                    n.retryAfter() == null ? NOT_ATTEMPTED_DELAY : n.retryAfter(), null, tx -> store.release(tx, key));
+                    MISCONFIGURED_DELAY, detail("code", m.code()), tx -> store.release(tx, key, n));
+            case SendResult.NotAttempted x -> new Outcome.NotAttempted(x.reason(),
+                    x.retryAfter() == null ? NOT_ATTEMPTED_DELAY : x.retryAfter(), null, tx -> store.release(tx, key, n));
         };
     }
 
-    private Outcome ambiguous(String key, SendResult.Ambiguous a) {
+    /**
+     * This attempt's outcome is unknown. Resend mode sends again only while repeats are left, and
+     * not before {@link AmbiguityPolicy#resendDelay}: a server that took the data and never answered
+     * may have delivered every copy, so hammering it multiplies the duplicates.
+     */
+    private Outcome ambiguous(String key, Reservation.Reserved held, SendResult.Ambiguous a) {
         String reason = "send of " + key + " through " + transport.name() + " has an unknown outcome: " + a.error();
-        Outcome.TransactionalStep mark = tx -> store.markAmbiguous(tx, key, a.error());
+        Outcome.TransactionalStep mark = tx -> store.markAmbiguous(tx, key, held.reservationNumber(), a.error());
         return switch (policy.mode()) {
-            case RESEND_WITH_KEY, RESEND -> new Outcome.RetryLater(reason, null, detail("ambiguous", true), mark);
+            case RESEND_WITH_KEY -> new Outcome.RetryLater(reason, null, detail("ambiguous", true), mark);
+            case RESEND -> policy.resendsLeft(held.repeats())
+                    ? new Outcome.RetryLater(reason, policy.resendDelay(held.repeats() + 1), detail("ambiguous", true), mark)
+                    : new Outcome.Review(reason + "; sent again " + held.repeats() + " time(s), the most allowed by"
+                    + " MAILROOM_SMTP_AMBIGUOUS_RESENDS; parked for review, nothing more sent", detail("ambiguous", true), mark);
             case REVIEW -> new Outcome.Review(reason + "; parked for review, nothing more sent",
                     detail("ambiguous", true), mark);
         };

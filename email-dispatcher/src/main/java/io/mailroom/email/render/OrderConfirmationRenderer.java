@@ -41,8 +41,10 @@ import java.util.regex.Pattern;
  * naming the field; the renderer never guesses a missing value.
  *
  * <p>Changing the wording or layout of either body means bumping {@link #TEMPLATE_VERSION}: it is
- * part of the email's fingerprint, so the idempotency store can tell a re-render with a new
- * template from a different email under the same key.
+ * shown in the {@code X-Mailroom-Template} header and the support views. It is deliberately
+ * <em>not</em> part of the idempotency fingerprint (see {@link OrderConfirmation#fingerprintParts()}),
+ * so a template deploy never turns an email already sent, or one whose outcome is unknown, into a
+ * "different email".
  */
 public final class OrderConfirmationRenderer {
 
@@ -57,6 +59,7 @@ public final class OrderConfirmationRenderer {
     private static final DateTimeFormatter DATE = DateTimeFormatter.ofPattern("d MMMM yyyy 'at' HH:mm z", Locale.ENGLISH);
 
     private final RenderConfig config;
+    private final String templateVersion;
     private final JsonMapper json = JsonMapper.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -64,7 +67,13 @@ public final class OrderConfirmationRenderer {
             .build();
 
     public OrderConfirmationRenderer(RenderConfig config) {
+        this(config, TEMPLATE_VERSION);
+    }
+
+    /** A renderer that labels its emails with another template version (a staged template, a test). */
+    public OrderConfirmationRenderer(RenderConfig config, String templateVersion) {
         this.config = Objects.requireNonNull(config, "config");
+        this.templateVersion = Objects.requireNonNull(templateVersion, "templateVersion");
     }
 
     /** Renders from raw payload bytes, which must be valid UTF-8. */
@@ -109,9 +118,9 @@ public final class OrderConfirmationRenderer {
             Map<String, String> headers = new LinkedHashMap<>();
             // RFC 3834: tells auto-responders (vacation replies) not to answer.
             headers.put("Auto-Submitted", "auto-generated");
-            headers.put("X-Mailroom-Template", TEMPLATE_VERSION);
+            headers.put("X-Mailroom-Template", templateVersion);
             Email email = new Email(config.from(), order.customer(), subject, textBody(order, placed), htmlBody(order, subject, placed),
-                    headers, TEMPLATE_VERSION);
+                    headers, templateVersion);
             return email.requireBodyWithin(config.maxBodyBytes());
         } catch (InvalidEmailException e) {
             throw new RenderException(e.field(), e.getMessage());

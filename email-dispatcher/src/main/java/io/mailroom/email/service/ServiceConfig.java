@@ -60,7 +60,9 @@ public record ServiceConfig(
         switch (transport) {
             case "smtp" -> {
                 smtp = SmtpConfig.fromEnv(env);
-                ambiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS")));
+                Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
+                        ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
+                ambiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
             }
             case "http" -> {
                 http = HttpMailConfig.fromEnv(env);

@@ -66,6 +66,17 @@ class DispatcherServiceTest {
         Map<String, String> badPolicy = env();
         badPolicy.put("MAILROOM_SMTP_AMBIGUOUS", "maybe");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(badPolicy)).hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS");
+        Map<String, String> resends = env();
+        resends.put("MAILROOM_SMTP_AMBIGUOUS", "resend");
+        assertThat(ServiceConfig.fromEnv(resends).ambiguity().maxResends()).isEqualTo(1);
+        resends.put("MAILROOM_SMTP_AMBIGUOUS_RESENDS", "3");
+        assertThat(ServiceConfig.fromEnv(resends).ambiguity().maxResends()).isEqualTo(3);
+        resends.put("MAILROOM_SMTP_AMBIGUOUS_RESENDS", "lots");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(resends)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS_RESENDS");
+        resends.put("MAILROOM_SMTP_AMBIGUOUS_RESENDS", "0");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(resends)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS_RESENDS");
         assertThat(ServiceConfig.fromEnv(env()).dbStartupTimeout()).as("waits as long as it takes by default").isNull();
         Map<String, String> startupTimeout = env();
         startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "5m");

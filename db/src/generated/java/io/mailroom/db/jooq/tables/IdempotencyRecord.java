@@ -117,6 +117,11 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
      */
     public final TableField<IdempotencyRecordRecord, Instant> UPDATED_AT = createField(DSL.name("updated_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
+    /**
+     * The column <code>idempotency_record.repeats</code>.
+     */
+    public final TableField<IdempotencyRecordRecord, Integer> REPEATS = createField(DSL.name("repeats"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "");
+
     private IdempotencyRecord(Name alias, Table<IdempotencyRecordRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -165,6 +170,7 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
     public List<Check<IdempotencyRecordRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("idempotency_record_last_error_check"), "((length((last_error)::text) <= 2000))", true),
+            Internal.createCheck(this, DSL.name("idempotency_record_repeats_check"), "(((repeats >= 0) AND (repeats < reservations)))", true),
             Internal.createCheck(this, DSL.name("idempotency_record_state_check"), "(((state)::text = ANY ((ARRAY['reserved'::character varying, 'succeeded'::character varying, 'failed'::character varying, 'ambiguous'::character varying])::text[])))", true)
         );
     }

@@ -201,6 +201,21 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
         return (Instant) get(11);
     }
 
+    /**
+     * Setter for <code>idempotency_record.repeats</code>.
+     */
+    public IdempotencyRecordRecord setRepeats(Integer value) {
+        set(12, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>idempotency_record.repeats</code>.
+     */
+    public Integer getRepeats() {
+        return (Integer) get(12);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -224,7 +239,7 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     /**
      * Create a detached, initialised IdempotencyRecordRecord
      */
-    public IdempotencyRecordRecord(String effectKey, String fingerprint, String state, Integer reservations, String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt, String resultRef, String lastError, JSONB descriptor, Instant updatedAt) {
+    public IdempotencyRecordRecord(String effectKey, String fingerprint, String state, Integer reservations, String reservedBy, Instant firstReservedAt, Instant reservedAt, Instant completedAt, String resultRef, String lastError, JSONB descriptor, Instant updatedAt, Integer repeats) {
         super(IdempotencyRecord.IDEMPOTENCY_RECORD);
 
         setEffectKey(effectKey);
@@ -239,6 +254,7 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
         setLastError(lastError);
         setDescriptor(descriptor);
         setUpdatedAt(updatedAt);
+        setRepeats(repeats);
         resetTouchedOnNotNull();
     }
 }
