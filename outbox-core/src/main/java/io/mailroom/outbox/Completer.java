@@ -34,8 +34,12 @@ final class Completer {
     private static final long FIRST_RETRY_PAUSE_MILLIS = 50;
     private static final long MAX_RETRY_PAUSE_MILLIS = 2000;
 
-    /** One outcome waiting to be written. */
-    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, Runnable whenWritten) {
+    /**
+     * One outcome waiting to be written. {@code whenWritten} runs once it is written (or its claim
+     * was found lost); {@code whenGivenUp} once the completer gives up writing it, so the claim is
+     * left running until its lease expires.
+     */
+    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, Runnable whenWritten, Runnable whenGivenUp) {
     }
 
     private final DispatcherSessions sessions;
@@ -66,13 +70,17 @@ final class Completer {
         queue.add(pending);
     }
 
-    /** Stops after writing everything queued so far. */
+    /**
+     * Stops after writing everything queued so far. The thread is not interrupted while it drains
+     * (an interrupt would cut a connection retry short and give its outcomes up); only if it is
+     * still busy at the deadline.
+     */
     void stop(Duration deadline) {
         running = false;
         if (thread != null) {
-            thread.interrupt();
             try {
                 thread.join(Math.max(1, deadline.toMillis()));
+                thread.interrupt();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -118,7 +126,7 @@ final class Completer {
                 // Unreachable for the whole retry budget: one by one would fail the same way.
                 log.error("Could not record {} outcomes: no database connection for {} (SQLSTATE {}); their leases"
                         + " will expire and they will be rescued", batch.size(), connectionRetryBudget, SqlStates.sqlState(e));
-                batch.forEach(p -> p.whenWritten().run());
+                batch.forEach(p -> p.whenGivenUp().run());
                 return;
             }
             log.warn("Completion batch of {} failed (SQLSTATE {}); writing one by one",
@@ -133,7 +141,7 @@ final class Completer {
                     log.error("Could not record the outcome of message {} ({}); its lease will expire and it will be rescued",
                             p.finish().message().id(), SqlStates.sqlState(e), e);
                     listener.error("completion", e);
-                    p.whenWritten().run();
+                    p.whenGivenUp().run();
                     continue;
                 }
                 OutboxStore.Finish f = p.finish();
@@ -142,11 +150,11 @@ final class Completer {
                 log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
                 try {
                     writeRetrying(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null,
-                            f.detail(), f.finishedAt()), null, p.whenWritten())));
+                            f.detail(), f.finishedAt()), null, p.whenWritten(), p.whenGivenUp())));
                 } catch (RuntimeException again) {
                     log.error("Could not record a retry for message {} either; its lease will expire",
                             f.message().id(), again);
-                    p.whenWritten().run();
+                    p.whenGivenUp().run();
                 }
             }
         }

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import org.jooq.DSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -8,16 +9,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The runtime operators run: claims messages for the topics it has handlers for, runs each handler
@@ -32,8 +36,13 @@ import java.util.concurrent.TimeUnit;
  * jitter, cut short by a LISTEN/NOTIFY wake-up.
  *
  * <p>{@link #stop()} is graceful: no new claims, running handlers get until the shutdown deadline,
- * then the claims still held are handed back to the queue (pending, attempt not counted) and their
- * handlers are interrupted, so nothing waits for a lease to expire.
+ * then the handlers that still have no outcome are interrupted, the outcomes already queued are
+ * written, and only the claims without an outcome are handed back to the queue (pending, attempt
+ * not counted), so nothing waits for a lease to expire and no finished send is fenced out.
+ *
+ * <p>A claim is in exactly one of three places while its row is running under it: in a claim
+ * round that has not yet ended, {@link #inFlight}, or {@link #leftToLease}. Whatever is in none of
+ * them is an orphan ({@link #releaseOrphanedClaims}).
  */
 public final class Dispatcher implements AutoCloseable {
 
@@ -55,6 +64,17 @@ public final class Dispatcher implements AutoCloseable {
     private final SqlClock clock;
 
     private final Map<Long, InFlight> inFlight = new ConcurrentHashMap<>();
+    /**
+     * Claims whose outcome the completer gave up writing (the send may have happened): they stay
+     * running, attempt counted, until their lease expires and the rescuer returns them; never orphans.
+     */
+    private final Map<Long, ClaimedMessage> leftToLease = new ConcurrentHashMap<>();
+    /** Claim rounds are numbered; those not yet over (rows committed, maybe not yet in flight) are here. */
+    private final AtomicLong lastClaimRound = new AtomicLong();
+    private final ConcurrentSkipListSet<Long> claimRoundsRunning = new ConcurrentSkipListSet<>();
+    /** Running claims of ours seen outside {@link #inFlight} while a claim round that may own them was running. */
+    private final Map<Long, Suspect> suspects = new HashMap<>(); // guarded by orphanCheck
+    private final Object orphanCheck = new Object();
     private final Semaphore slots;
     private final Semaphore wakeSignal = new Semaphore(0);
     private volatile Set<String> paused = Set.of();
@@ -151,11 +171,22 @@ public final class Dispatcher implements AutoCloseable {
                 break;
             }
         }
-        List<InFlight> unfinished = new ArrayList<>(inFlight.values());
+        // Handlers without an outcome are taken back and interrupted; a claim whose outcome is queued
+        // stays the completer's, which writes it before anything is handed back.
+        List<InFlight> unfinished = new ArrayList<>();
+        for (InFlight f : inFlight.values()) {
+            if (f.handBack()) {
+                unfinished.add(f);
+                Thread t = f.thread;
+                if (t != null) {
+                    t.interrupt();
+                }
+            }
+        }
+        completer.stop(Duration.ofSeconds(5));
         if (!unfinished.isEmpty()) {
             handBack(unfinished);
         }
-        completer.stop(Duration.ofSeconds(5));
         maintenance.shutdownNow();
         handlerThreads.shutdownNow();
         running = false;
@@ -191,20 +222,14 @@ public final class Dispatcher implements AutoCloseable {
      * the other and writes their outcomes. Returns how many messages were claimed.
      */
     public int runOnce() {
-        List<ClaimedMessage> claimed = claim(config.batchSize());
-        List<InFlight> held = new ArrayList<>(claimed.size());
-        for (ClaimedMessage m : claimed) {
-            InFlight f = new InFlight(m);
-            inFlight.put(m.id(), f); // all of them at once, so none looks orphaned while the others run
-            held.add(f);
-        }
+        List<InFlight> held = claimRound(config.batchSize(), false);
         for (InFlight f : held) {
             Completer.Pending pending = handle(f);
             if (pending != null) {
                 completer.writeWithFallback(List.of(pending));
             }
         }
-        return claimed.size();
+        return held.size();
     }
 
     /** One pass of the lease rescuer; returns how many messages it returned. */
@@ -234,9 +259,9 @@ public final class Dispatcher implements AutoCloseable {
                     slots.release(want);
                     break;
                 }
-                List<ClaimedMessage> claimed;
+                List<InFlight> claimed;
                 try {
-                    claimed = claim(want);
+                    claimed = claimRound(want, true);
                 } catch (RuntimeException e) {
                     slots.release(want);
                     listener.error("claim", e);
@@ -246,14 +271,10 @@ public final class Dispatcher implements AutoCloseable {
                     continue;
                 }
                 slots.release(want - claimed.size());
-                for (ClaimedMessage m : claimed) {
-                    InFlight f = new InFlight(m);
-                    f.holdsSlot = true;
-                    inFlight.put(m.id(), f);
+                for (InFlight f : claimed) {
                     handlerThreads.execute(() -> {
                         Completer.Pending pending = handle(f);
                         if (pending != null) {
-                            f.completing = true;
                             completer.submit(pending);
                         }
                     });
@@ -268,6 +289,30 @@ public final class Dispatcher implements AutoCloseable {
             } catch (RuntimeException e) {
                 log.error("Producer loop failed; continuing", e);
             }
+        }
+    }
+
+    /**
+     * One claim round: claims up to {@code want} and puts every claim in flight before the round is
+     * over. Until then its committed claims are in no other place, so the orphan check leaves alone
+     * every claim a running round may have made, however slow the round is (see
+     * {@link #releaseOrphanedClaims}).
+     */
+    private List<InFlight> claimRound(int want, boolean holdsSlots) {
+        long round = lastClaimRound.incrementAndGet();
+        claimRoundsRunning.add(round); // before its first claim transaction begins
+        try {
+            List<ClaimedMessage> claimed = claim(want);
+            List<InFlight> held = new ArrayList<>(claimed.size());
+            for (ClaimedMessage m : claimed) {
+                InFlight f = new InFlight(m);
+                f.holdsSlot = holdsSlots;
+                inFlight.put(m.id(), f);
+                held.add(f);
+            }
+            return held;
+        } finally {
+            claimRoundsRunning.remove(round);
         }
     }
 
@@ -327,7 +372,7 @@ public final class Dispatcher implements AutoCloseable {
         } finally {
             f.thread = null;
         }
-        if (f.lost || outcome == null) {
+        if (f.lost || outcome == null || !f.startCompleting()) {
             // Someone else holds the message now, or it was handed back: record nothing.
             listener.finished(m, "claim_lost", Duration.ofNanos(System.nanoTime() - started));
             release(f);
@@ -351,7 +396,20 @@ public final class Dispatcher implements AutoCloseable {
         return new Completer.Pending(finish, outcome.alsoInTransaction(), () -> {
             listener.finished(m, kind, took);
             release(f);
+        }, () -> {
+            listener.finished(m, kind, took);
+            leaveToLease(f);
         });
+    }
+
+    /**
+     * The completer gave up writing the outcome, though the handler ran (the email may be sent): the
+     * claim is neither handed back nor an orphan, it stays running with its attempt counted until
+     * the lease expires, so the next attempt sees an unknown outcome instead of "never handled".
+     */
+    private void leaveToLease(InFlight f) {
+        leftToLease.put(f.message.id(), f.message); // before it leaves inFlight: never in neither
+        release(f);
     }
 
     private void release(InFlight f) {
@@ -360,15 +418,8 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
-    /** Graceful stop: hands held claims back (fenced) and interrupts their handlers. */
+    /** Graceful stop: hands back (fenced) the claims it took from their handlers ({@link InFlight#handBack}). */
     private void handBack(List<InFlight> unfinished) {
-        for (InFlight f : unfinished) {
-            f.lost = true;
-            Thread t = f.thread;
-            if (t != null) {
-                t.interrupt();
-            }
-        }
         List<ClaimedMessage> messages = unfinished.stream().map(f -> f.message).toList();
         try {
             int released = releaseClaims(messages, "dispatcher stopped before the handler finished");
@@ -397,18 +448,44 @@ public final class Dispatcher implements AutoCloseable {
 
     /**
      * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id) that
-     * are running but not in flight here. They come from a claim whose COMMIT went through while the
-     * session was being killed, so the claimer saw an error and never ran them; without this they
-     * would wait for their lease. Claims younger than {@link #ORPHAN_GRACE} are left alone (a claim
-     * that has just committed is put in flight a moment later). Returns how many were released.
+     * are running but in none of the places a live claim is (see the class comment). They come from
+     * a claim whose COMMIT went through while the session was being killed, so the claimer saw an
+     * error and never ran them; without this they would wait for their lease. Claims younger than
+     * {@link #ORPHAN_GRACE} are left alone. A claim seen outside {@link #inFlight} is judged only
+     * once every claim round that may have made it is over (a round puts its claims in flight
+     * before it ends, but it claims topic after topic, each in its own transaction, so its first
+     * claims are committed and visible while it is still claiming, for as long as that takes).
+     * Returns how many were released.
      */
     public int releaseOrphanedClaims() {
         List<ClaimedMessage> orphans = new ArrayList<>();
-        for (ClaimedMessage m : sessions.inTransaction(tx -> store.ownRunning(tx, config.workerId(), ORPHAN_GRACE,
-                config.rescuePageSize()))) {
-            if (!inFlight.containsKey(m.id())) {
-                orphans.add(m);
+        synchronized (orphanCheck) {
+            List<ClaimedMessage> running = sessions.inTransaction(tx -> {
+                forgetSettledLeftToLease(tx);
+                return store.ownRunning(tx, config.workerId(), ORPHAN_GRACE, config.rescuePageSize());
+            });
+            // Read after the query: a round that committed a row the query saw had its number by then.
+            // A round counted here but not yet in claimRoundsRunning has not begun claiming.
+            long lastRound = lastClaimRound.get();
+            Long oldestRunningRound = claimRoundsRunning.ceiling(Long.MIN_VALUE);
+            Map<Long, Suspect> stillSuspect = new HashMap<>();
+            for (ClaimedMessage m : running) {
+                // inFlight first: a claim enters leftToLease before it leaves inFlight
+                if (inFlight.containsKey(m.id()) || isLeftToLease(m)) {
+                    continue;
+                }
+                Suspect seen = suspects.get(m.id());
+                if (seen == null || seen.claimVersion() != m.claimVersion()) {
+                    seen = new Suspect(m.claimVersion(), lastRound);
+                }
+                if (oldestRunningRound == null || oldestRunningRound > seen.lastRoundBefore()) {
+                    orphans.add(m);
+                } else {
+                    stillSuspect.put(m.id(), seen);
+                }
             }
+            suspects.clear();
+            suspects.putAll(stillSuspect);
         }
         if (orphans.isEmpty()) {
             return 0;
@@ -420,6 +497,29 @@ public final class Dispatcher implements AutoCloseable {
             wake();
         }
         return released;
+    }
+
+    /** A claim seen outside flight: by the time it was first seen, the claim rounds up to this number had begun. */
+    private record Suspect(long claimVersion, long lastRoundBefore) {
+    }
+
+    private boolean isLeftToLease(ClaimedMessage m) {
+        ClaimedMessage left = leftToLease.get(m.id());
+        return left != null && left.claimVersion() == m.claimVersion();
+    }
+
+    /** Forgets the claims left to their lease that are no longer running under that claim (rescued, or changed by a person). */
+    private void forgetSettledLeftToLease(DSLContext tx) {
+        if (leftToLease.isEmpty()) {
+            return;
+        }
+        List<ClaimedMessage> left = List.copyOf(leftToLease.values());
+        Set<Long> stillRunning = store.stillClaimed(tx, left);
+        for (ClaimedMessage m : left) {
+            if (!stillRunning.contains(m.id())) {
+                leftToLease.remove(m.id(), m);
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------ maintenance

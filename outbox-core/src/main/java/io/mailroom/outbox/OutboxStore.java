@@ -366,6 +366,16 @@ final class OutboxStore {
         return new Object[] {ids, createdAts, versions};
     }
 
+    /** Of {@code claims}, the ids whose row is still running under that very claim. */
+    Set<Long> stillClaimed(DSLContext tx, Collection<ClaimedMessage> claims) {
+        var m = OUTBOX_MESSAGE;
+        List<Condition> fences = new ArrayList<>(claims.size());
+        for (ClaimedMessage c : claims) {
+            fences.add(m.ID.eq(c.id()).and(m.CREATED_AT.eq(c.createdAt())).and(m.CLAIM_VERSION.eq(c.claimVersion())));
+        }
+        return new HashSet<>(tx.select(m.ID).from(m).where(m.STATUS.eq(RUNNING)).and(DSL.or(fences)).fetch(m.ID));
+    }
+
     // -------------------------------------------------------------------------------------- rescue
 
     /**

@@ -169,6 +169,44 @@ class DatabaseFaultsTest {
         assertThat(errors).extracting(Throwable::getMessage).allMatch(m -> m.startsWith("completion "));
     }
 
+    @Test
+    void anOutcomeTheCompleterGaveUpOnIsLeftToTheLeaseNotReturnedAsNeverHandled() {
+        MutableClock clock = MutableClock.at("2030-01-01T00:00:00Z");
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("sent-but-unrecorded"));
+        Duration lease = Duration.ofSeconds(2); // the completer retries for half of it, then gives up
+        // Every completion statement finds its session gone: the send happened, its outcome cannot be written.
+        KillingDataSource killing = new KillingDataSource(dispatcherPool, "UPDATE outbox_message AS m SET\n  status = CASE",
+                Integer.MAX_VALUE);
+        List<Integer> attemptsSeen = new CopyOnWriteArrayList<>();
+        Dispatcher d = new Dispatcher(killing, config().lease(lease).clock(clock).build(),
+                Map.of(Fixtures.TOPIC, counting((m, ctx) -> {
+                    attemptsSeen.add(m.attempt());
+                    return Outcome.done();
+                })), ClaimGate.OPEN, listener);
+
+        assertThat(d.runOnce()).isEqualTo(1);
+        assertThat(killing.kills.get()).as("the completer retried before giving up").isGreaterThan(1);
+        assertThat(d.inFlightCount()).isZero();
+        killing.left.set(0);
+
+        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        assertThat(d.releaseOrphanedClaims()).as("a sent message is never handed back as never handled").isZero();
+        var row = Fixtures.row(pg.dsl(), msg.id());
+        assertThat(row.get("status", String.class)).isEqualTo("running");
+        assertThat(row.get("attempts", Integer.class)).as("the attempt that sent stays counted").isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(pg.dsl().selectFrom("outbox_attempt").where("outcome = 'released'"))).isZero();
+
+        clock.advance(lease);
+        assertThat(d.rescueOnce()).as("the lease returns it").isEqualTo(1);
+        assertThat(Fixtures.row(pg.dsl(), msg.id()).get("attempts", Integer.class)).isEqualTo(1);
+        clock.advance(Duration.ofSeconds(1)); // past the rescue's backoff
+        assertThat(d.runOnce()).isEqualTo(1);
+        assertThat(attemptsSeen).as("the next attempt knows an earlier one ran").containsExactly(1, 2);
+        assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("done");
+        assertThat(pg.dsl().fetch("SELECT outcome FROM outbox_attempt ORDER BY attempt, finished_at").getValues(0, String.class))
+                .containsExactly("lease_expired", "done");
+    }
+
     // --------------------------------------------------------------------------- statement timeout
 
     @Test

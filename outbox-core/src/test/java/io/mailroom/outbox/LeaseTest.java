@@ -11,7 +11,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
@@ -134,6 +139,66 @@ class LeaseTest {
                 .where(OUTBOX_ATTEMPT.MESSAGE_ID.eq(msg.id())).fetch(OUTBOX_ATTEMPT.OUTCOME)).containsExactly("released");
         assertThat(d.runOnce()).isEqualTo(1);
         assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("done");
+    }
+
+    @Test
+    void claimsOfASlowClaimRoundAreNotOrphansWhileTheRoundIsStillClaimingItsOtherTopics() throws Exception {
+        var orphan = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("orphan"));
+        claimAndDie("w1"); // a real orphan, to show the check still works once the round is over
+        var first = Fixtures.enqueueOne(pg.dsl(), clock, NewMessage.of("lease.a", "order", "a", "a", "{}"));
+        var second = Fixtures.enqueueOne(pg.dsl(), clock, NewMessage.of("lease.b", "order", "b", "b", "{}"));
+        CountDownLatch secondTopicAsked = new CountDownLatch(1);
+        CountDownLatch goOn = new CountDownLatch(1);
+        AtomicInteger asked = new AtomicInteger();
+        ClaimGate slowAtTheSecondTopic = new ClaimGate() {
+            @Override
+            public boolean allowsClaims(String topic) {
+                return true;
+            }
+
+            @Override
+            public int claimLimit(String topic) {
+                if (asked.incrementAndGet() == 2) {
+                    // The round has claimed (and committed) its first topic and is slow before the next.
+                    secondTopicAsked.countDown();
+                    try {
+                        goOn.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return 10;
+            }
+        };
+        DispatcherConfig config = DispatcherConfig.builder().workerId("w1").batchSize(10).lease(LEASE).clock(clock).build();
+        Map<Long, Integer> handled = new ConcurrentHashMap<>();
+        MessageHandler handler = (m, ctx) -> {
+            handled.merge(m.id(), 1, Integer::sum);
+            return Outcome.done();
+        };
+        Dispatcher d = new Dispatcher(pg.dataSource(), config, Map.of("lease.a", handler, "lease.b", handler),
+                slowAtTheSecondTopic, DispatcherListener.NONE);
+
+        CompletableFuture<Integer> round = CompletableFuture.supplyAsync(d::runOnce);
+        assertThat(secondTopicAsked.await(20, TimeUnit.SECONDS)).isTrue();
+        long claimedFirst = Fixtures.countByStatus(pg.dsl(), "running");
+        assertThat(claimedFirst).as("the orphan and the round's first topic").isEqualTo(2);
+        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1)); // the first topic's claim is past the grace
+
+        assertThat(d.releaseOrphanedClaims()).as("nothing is judged while a round that may hold it is claiming").isZero();
+        assertThat(Fixtures.countByStatus(pg.dsl(), "running")).isEqualTo(2);
+
+        goOn.countDown();
+        assertThat(round.get(20, TimeUnit.SECONDS)).isEqualTo(2);
+        assertThat(Fixtures.status(pg.dsl(), first.id())).isEqualTo("done");
+        assertThat(Fixtures.status(pg.dsl(), second.id())).isEqualTo("done");
+        assertThat(handled).isEqualTo(Map.of(first.id(), 1, second.id(), 1));
+        assertThat(pg.dsl().select(OUTBOX_ATTEMPT.OUTCOME).from(OUTBOX_ATTEMPT)
+                .where(OUTBOX_ATTEMPT.MESSAGE_ID.in(first.id(), second.id())).fetch(OUTBOX_ATTEMPT.OUTCOME))
+                .containsExactly("done", "done");
+
+        assertThat(d.releaseOrphanedClaims()).as("the round is over: the real orphan goes back").isEqualTo(1);
+        assertThat(Fixtures.status(pg.dsl(), orphan.id())).isEqualTo("pending");
     }
 
     @Test
