@@ -238,18 +238,23 @@ final class Completer {
             ClaimedMessage m = f.message();
             String status = statusById.get(m.id());
             String outcome;
+            String detail = f.detail();
             if (status == null) {
                 outcome = "claim_lost";
             } else if (f.kind().equals("retry") && status.equals("failed")) {
                 outcome = "failed";
             } else if (f.kind().equals("release")) {
                 outcome = "released";
+                detail = AttemptDetail.released(detail, AttemptDetail.RELEASE_NOT_ATTEMPTED);
             } else {
                 outcome = f.kind();
+                if (outcome.equals("failed")) {
+                    detail = AttemptDetail.permanent(detail);
+                }
             }
             out.add(new OutboxStore.AttemptRow(m.idempotencyKey(), m.id(), m.attempt(), m.claimVersion(),
                     config.workerId(), m.claimedAt(), f.finishedAt() == null ? Instant.now() : f.finishedAt(),
-                    outcome, f.error(), f.detail()));
+                    outcome, f.error(), detail));
         }
         return out;
     }

@@ -422,7 +422,8 @@ public final class Dispatcher implements AutoCloseable {
     private void handBack(List<InFlight> unfinished) {
         List<ClaimedMessage> messages = unfinished.stream().map(f -> f.message).toList();
         try {
-            int released = releaseClaims(messages, "dispatcher stopped before the handler finished");
+            int released = releaseClaims(messages, "dispatcher stopped before the handler finished",
+                    AttemptDetail.RELEASE_STOPPING);
             log.info("Handed {} unfinished claims back to the queue", released);
         } catch (RuntimeException e) {
             log.error("Could not hand back {} claims; their leases will expire and the rescuer will return them",
@@ -432,7 +433,7 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /** Hands claims back (fenced; attempt not counted) with their effects and a "released" attempt row. */
-    private int releaseClaims(List<ClaimedMessage> messages, String why) {
+    private int releaseClaims(List<ClaimedMessage> messages, String why, String release) {
         return sessions.inTransaction(tx -> {
             List<OutboxStore.ChangedRow> rows = store.release(tx, messages);
             store.updateEffects(tx, rows);
@@ -440,7 +441,7 @@ public final class Dispatcher implements AutoCloseable {
                 Instant now = clock.instant();
                 store.insertAttempts(tx, rows.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
                         r.id(), r.attempts() + 1, r.claimVersion(), config.workerId(), r.claimedAt(), now,
-                        "released", why, null)).toList());
+                        "released", why, AttemptDetail.released(null, release))).toList());
             }
             return rows.size();
         });
@@ -490,7 +491,8 @@ public final class Dispatcher implements AutoCloseable {
         if (orphans.isEmpty()) {
             return 0;
         }
-        int released = releaseClaims(orphans, "claim committed while its session was lost; never handled");
+        int released = releaseClaims(orphans, "claim committed while its session was lost; never handled",
+                AttemptDetail.RELEASE_ORPHANED);
         if (released > 0) {
             log.warn("Returned {} orphaned claims of {} to the queue (their claim's commit outcome was unknown)",
                     released, config.workerId());

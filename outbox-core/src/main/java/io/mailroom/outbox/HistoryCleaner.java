@@ -20,7 +20,7 @@ import java.util.Objects;
  *
  * <p>Invariant: history that someone may still need is never deleted.
  * <ul>
- *   <li>An effect is deleted only when done, failed or cancelled, finished and untouched since the
+ *   <li>An effect is deleted only when done, failed, cancelled or closed, finished and untouched since the
  *       cutoff, and its hot row is gone: while the hot row exists, its effect is what makes the
  *       idempotency key unique. Pending and running effects are work in progress; <b>review effects
  *       are kept whatever their age</b>, because a person has not decided yet.</li>

@@ -18,7 +18,7 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 
 /**
- * Actions a person asks for and waits on: retry now, cancel, reschedule, confirm done. Each locks
+ * Actions a person asks for and waits on: retry now, cancel, reschedule, confirm done, close. Each locks
  * the one row with {@code FOR NO KEY UPDATE NOWAIT}: if a worker holds it at that moment, the answer
  * is {@link Result.Busy} at once (SQLSTATE 55P03), never a hang. The failed transaction is rolled
  * back before anything else happens; the lock is tried again a bounded number of times with backoff.
@@ -122,6 +122,32 @@ public final class MessageActions {
                         .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
                         .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now()),
                 MessageStatus.FAILED, alsoInTransaction);
+    }
+
+    /**
+     * A failed message, or one in review, is closed by a person: it will not be sent (again). Nothing
+     * else can close it: a pending one is cancelled instead, and a running one belongs to its worker.
+     * {@code alsoInTransaction} learns the status the message was closed from (e.g. for the audit row).
+     */
+    public Result close(String idempotencyKey, ClosingStep alsoInTransaction) {
+        Objects.requireNonNull(alsoInTransaction, "alsoInTransaction");
+        MessageStatus[] from = new MessageStatus[1];
+        return act(idempotencyKey, Set.of(MessageStatus.FAILED, MessageStatus.REVIEW),
+                "only a failed message or one in review can be closed",
+                (tx, m) -> {
+                    from[0] = MessageStatus.fromSql(m.get(OUTBOX_MESSAGE.STATUS));
+                    return tx.update(OUTBOX_MESSAGE)
+                            .set(OUTBOX_MESSAGE.STATUS, MessageStatus.CLOSED.sql())
+                            .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
+                            .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now());
+                },
+                MessageStatus.CLOSED, tx -> alsoInTransaction.run(tx, from[0]));
+    }
+
+    /** Work in the transaction of {@link #close}, after the change; {@code from} is the status the message had. */
+    @FunctionalInterface
+    public interface ClosingStep {
+        void run(DSLContext tx, MessageStatus from);
     }
 
     @FunctionalInterface

@@ -13,7 +13,9 @@ public enum MessageStatus {
     /** Parked for a person: the outcome is unknown and repeating could do harm. */
     REVIEW,
     /** Cancelled by a person before it was handled. */
-    CANCELLED;
+    CANCELLED,
+    /** Closed by a person after it failed or was parked ("won't send"): it will not be handled again. */
+    CLOSED;
 
     public String sql() {
         return name().toLowerCase(java.util.Locale.ROOT);
@@ -25,6 +27,6 @@ public enum MessageStatus {
 
     /** Whether nothing more will happen to the message without a person. */
     public boolean isFinished() {
-        return this == DONE || this == FAILED || this == REVIEW || this == CANCELLED;
+        return this == DONE || this == FAILED || this == REVIEW || this == CANCELLED || this == CLOSED;
     }
 }

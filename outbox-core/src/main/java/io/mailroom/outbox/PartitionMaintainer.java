@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * drop, and if any such row is there the transaction rolls back and the partition stays attached
  * until a later run. Pending and running rows are work still to do; a review row waits for a person
  * ({@link MessageActions#confirmDone} and {@link MessageActions#closeReview} need the hot row), so
- * it keeps its partition too. The finished rows that go (done, failed, cancelled) lose no support
+ * it keeps its partition too. The finished rows that go (done, failed, cancelled, closed) lose no support
  * history: the runtime records every outcome in {@code outbox_effect} and {@code outbox_attempt} in
  * the same transaction, and those tables have their own, longer retention ({@link HistoryCleaner}).
  * A failed message whose partition has gone can no longer be retried in place; support resends it

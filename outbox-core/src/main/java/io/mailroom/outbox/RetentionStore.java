@@ -62,7 +62,7 @@ final class RetentionStore {
             MessageStatus.REVIEW.sql());
     /** Finished states whose hot rows and history may go once old enough. */
     static final List<String> GONE_STATUSES = List.of(MessageStatus.DONE.sql(), MessageStatus.FAILED.sql(),
-            MessageStatus.CANCELLED.sql());
+            MessageStatus.CANCELLED.sql(), MessageStatus.CLOSED.sql());
     /** Idempotency records whose outcome is known; reserved and ambiguous ones are kept. */
     static final List<String> SETTLED_RECORD_STATES = List.of("succeeded", "failed");
 
@@ -259,7 +259,7 @@ final class RetentionStore {
     }
 
     /**
-     * Deletes up to {@code limit} effects finished (done, failed, cancelled) and untouched since
+     * Deletes up to {@code limit} effects finished (done, failed, cancelled, closed) and untouched since
      * before {@code cutoff}, and only once their hot row is gone: while the hot row exists its
      * effect is what makes its idempotency key unique. Pending, running and review effects are never
      * deleted. The status is re-checked on the locked row (READ COMMITTED), so an effect that a

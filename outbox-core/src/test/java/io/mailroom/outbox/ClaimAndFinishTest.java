@@ -248,5 +248,27 @@ class ClaimAndFinishTest {
             clock.advance(Duration.ofSeconds(15));
         }
         assertThat(pg.dsl().fetch(OUTBOX_ATTEMPT).getValues(OUTBOX_ATTEMPT.OUTCOME)).containsOnly("released");
+        assertThat(pg.dsl().fetch("SELECT detail->>'release' FROM outbox_attempt").getValues(0, String.class)).containsOnly("not_attempted");
+    }
+
+    @Test
+    void theAttemptHistorySaysByCodeWhyAClaimWentBackOrFailed() {
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("held-back"));
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("refused"));
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("tries-used-up").withMaxAttempts(1));
+        dispatcher((m, ctx) -> switch (m.idempotencyKey()) {
+            case "held-back" -> new Outcome.NotAttempted("breaker open", Duration.ofSeconds(5), "{\"transport\": \"smtp\"}", null);
+            case "refused" -> new Outcome.Failed("550 no such mailbox", "{\"code\":\"smtp-550\",\"permanent\":false}", null);
+            default -> Outcome.retryLater("451 try later");
+        }, Backoff.DEFAULT).runOnce();
+        Map<String, String> details = new java.util.HashMap<>();
+        pg.dsl().select(OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OUTBOX_ATTEMPT.DETAIL).from(OUTBOX_ATTEMPT)
+                .forEach(r -> details.put(r.value1(), r.value2() == null ? null : r.value2().data()));
+        assertThat(details.get("held-back")).contains("\"release\": \"not_attempted\"").contains("\"transport\": \"smtp\"");
+        // the dispatcher's fact wins over a key of the same name the handler chose
+        assertThat(details.get("refused")).contains("\"permanent\": true").contains("\"code\": \"smtp-550\"");
+        assertThat(details.get("tries-used-up")).isNull();
+        assertThat(AttemptDetail.with("{ }", "k", "1")).isEqualTo("{\"k\":1}");
+        assertThat(AttemptDetail.with("[1]", "k", "1")).isEqualTo("[1]");
     }
 }

@@ -71,6 +71,21 @@ class HistoryCleanerTest {
     }
 
     @Test
+    void aClosedEffectLeavesLikeOtherFinishedOnesAndAReviewOneStays() {
+        var actions = new MessageActions(pg.dataSource(), clock, 0, Duration.ofMillis(1));
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("old-failed"));
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("old-review"));
+        assertThat(dispatcher().runOnce()).isEqualTo(2);
+        assertThat(actions.close("old-failed", (tx, from) -> { })).isEqualTo(new MessageActions.Result.Applied(MessageStatus.CLOSED));
+        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention, which drops closed rows like failed ones
+        at("2031-04-20T10:00:00Z");
+        var report = cleaner(RetentionConfig.builder()).cleanHistory();
+        assertThat(effectKeys()).containsExactly("old-review");
+        assertThat(attemptKeys()).containsExactly("old-review");
+        assertThat(report.effects()).isEqualTo(1);
+    }
+
+    @Test
     void aRunDeletesInBatchesAndStopsAtItsBound() {
         pg.dsl().execute("""
                 INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at,

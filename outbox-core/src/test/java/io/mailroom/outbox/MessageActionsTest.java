@@ -9,6 +9,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -86,6 +88,38 @@ class MessageActionsTest {
                         r -> assertThat(r.current()).isEqualTo(MessageStatus.FAILED));
         assertThat(actions.retryNow("no-such-key", null)).isInstanceOf(MessageActions.Result.NotFound.class);
         assertThatThrownBy(() -> actions.retryNow(" ", null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void closeEndsAFailedOrReviewMessageForGoodAndTellsTheStepWhatItWas() {
+        var failed = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("to-close"));
+        failIt("to-close");
+        List<MessageStatus> seen = new ArrayList<>();
+        assertThat(actions.close("to-close", (tx, from) -> seen.add(from)))
+                .isEqualTo(new MessageActions.Result.Applied(MessageStatus.CLOSED));
+        assertThat(seen).containsExactly(MessageStatus.FAILED);
+        Record row = Fixtures.row(pg.dsl(), failed.id());
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("closed");
+        assertThat(row.get(OUTBOX_MESSAGE.FINISHED_AT)).isEqualTo(clock.instant());
+        var effect = pg.dsl().fetchSingle(OUTBOX_EFFECT, OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq("to-close"));
+        assertThat(effect.getStatus()).isEqualTo("closed");
+        assertThat(effect.getFinishedAt()).isEqualTo(clock.instant());
+        assertThat(actions.retryNow("to-close", null)).isInstanceOfSatisfying(MessageActions.Result.NotAllowed.class,
+                r -> assertThat(r.current()).isEqualTo(MessageStatus.CLOSED));
+        assertThat(actions.close("to-close", (tx, from) -> seen.add(from))).isInstanceOf(MessageActions.Result.NotAllowed.class);
+
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("parked"));
+        DispatcherConfig config = DispatcherConfig.builder().workerId("w1").clock(clock).build();
+        new Dispatcher(pg.dataSource(), config, Map.of(Fixtures.TOPIC, (m, ctx) -> Outcome.review("unknown outcome"))).runOnce();
+        assertThat(actions.close("parked", (tx, from) -> seen.add(from))).isInstanceOf(MessageActions.Result.Applied.class);
+        assertThat(seen).containsExactly(MessageStatus.FAILED, MessageStatus.REVIEW);
+
+        Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("waiting"));
+        assertThat(actions.close("waiting", (tx, from) -> seen.add(from))).isInstanceOfSatisfying(MessageActions.Result.NotAllowed.class,
+                r -> assertThat(r.why()).contains("only a failed message or one in review can be closed"));
+        assertThat(seen).hasSize(2);
+        assertThat(new Dispatcher(pg.dataSource(), config, Map.of(Fixtures.TOPIC, (m, ctx) -> Outcome.done())).runOnce())
+                .as("only the waiting one is claimed").isEqualTo(1);
     }
 
     @Test

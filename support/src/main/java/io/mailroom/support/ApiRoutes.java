@@ -17,12 +17,12 @@ import java.util.Set;
  *
  * <ul>
  *   <li>{@code GET /api/orders/{orderId}/emails} → {@link OrderEmails}</li>
- *   <li>{@code GET /api/emails?status=failed|review|pending|sent|cancelled&since=&until=&olderThan=&cursor=&limit=}
+ *   <li>{@code GET /api/emails?status=failed|review|pending|sent|cancelled|closed&since=&until=&olderThan=&cursor=&limit=}
  *       → {@link EmailPage}; {@code since}/{@code until} are ISO-8601 times or times ago ({@code 1h}),
  *       {@code olderThan} a duration ({@code 30m}); pass {@code nextCursor} as {@code cursor} for the next page</li>
  *   <li>{@code GET /api/emails/{key}} → {@link EmailView}, 404 if there is none</li>
- *   <li>{@code POST /api/emails/{key}/retry | resend | confirm-sent | cancel} with an optional JSON body
- *       {@code {"reason": "...", "providerMessageId": "..."}} (a reason is required for resend) →
+ *   <li>{@code POST /api/emails/{key}/retry | resend | confirm-sent | cancel | close} with an optional JSON body
+ *       {@code {"reason": "...", "providerMessageId": "..."}} (a reason is required for resend and close) →
  *       200 {@link ActionAnswer}; 409 {@code busy} when a dispatcher holds the email (with
  *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 404 when there is no such email</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
@@ -61,6 +61,10 @@ final class ApiRoutes {
         c.routes.post("/api/emails/{key}/cancel", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
             answer(ctx, service.cancel(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/emails/{key}/close", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
+            answer(ctx, service.close(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
         }, Role.SUPPORT);
         c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
         c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);

@@ -189,6 +189,10 @@ final class ConsolePages {
         if (e.providerMessageId() != null) {
             b.append("<dt>Provider's id</dt><dd><code>").append(esc(e.providerMessageId())).append("</code></dd>");
         }
+        if (e.providerReply() != null) {
+            // an SMTP server's reply names its queue id, which the mail admin can look up
+            b.append("<dt>Server's reply</dt><dd><code>").append(esc(e.providerReply())).append("</code></dd>");
+        }
         if (e.resendOf() != null) {
             b.append("<dt>Resend of</dt><dd><a href=\"/console/emails/").append(esc(url(e.resendOf()))).append("\">")
                     .append(esc(e.resendOf())).append("</a></dd>");
@@ -218,7 +222,10 @@ final class ConsolePages {
                 .append(value == null ? "<span class=\"muted\">not known</span>" : esc(value)).append("</dd>");
     }
 
-    /** The action forms open to this viewer; {@code full} adds the reason fields (lists show short forms). */
+    /**
+     * The action forms open to this viewer, the email's main action styled as the main button;
+     * {@code full} adds the reason fields (lists show short forms).
+     */
     static String actions(EmailView e, Viewer viewer, String back, boolean full) {
         if (!viewer.may(Role.SUPPORT) || e.actions().isEmpty()) {
             return "";
@@ -226,15 +233,28 @@ final class ConsolePages {
         StringBuilder b = new StringBuilder("<div class=\"actions\" id=\"actions-" + esc(e.key()) + "\">");
         String base = "/console/emails/" + url(e.key()) + "/";
         for (String action : e.actions()) {
+            String style = action.equals(e.mainAction()) ? "primary" : "secondary";
             switch (action) {
                 case EmailView.RETRY -> b.append(form(base + "retry", viewer, back))
-                        .append("<button type=\"submit\" class=\"primary\" data-action=\"retry\">Retry now</button></form>");
+                        .append("<button type=\"submit\" class=\"").append(style).append("\" data-action=\"retry\">Retry now</button></form>");
+                case EmailView.CLOSE -> {
+                    if (full) {
+                        b.append(form(base + "close", viewer, back))
+                                .append("<input name=\"reason\" required maxlength=\"500\" placeholder=\"Why will it not be sent?\" aria-label=\"Why will it not be sent\">")
+                                .append("<button type=\"submit\" class=\"").append(style)
+                                .append("\" data-action=\"close\" data-confirm=\"Close this email? It will not be sent, and this cannot be undone.\">")
+                                .append("Won't send: close it</button></form>");
+                    } else {
+                        b.append("<a class=\"button ").append(style).append("\" href=\"/console/emails/").append(esc(url(e.key())))
+                                .append("#actions-").append(esc(e.key())).append("\">Won't send…</a>");
+                    }
+                }
                 case EmailView.CONFIRM_SENT -> {
                     b.append(form(base + "confirm-sent", viewer, back));
                     if (full) {
                         b.append("<input name=\"providerMessageId\" maxlength=\"500\" placeholder=\"Provider's id (optional)\" aria-label=\"Provider's id\">");
                     }
-                    b.append("<button type=\"submit\" class=\"primary\" data-action=\"confirm-sent\">It was sent</button></form>");
+                    b.append("<button type=\"submit\" class=\"").append(style).append("\" data-action=\"confirm-sent\">It was sent</button></form>");
                 }
                 case EmailView.RESEND -> {
                     if (full) {
@@ -289,6 +309,9 @@ final class ConsolePages {
                     if (a.providerMessageId() != null) {
                         small.append(small.isEmpty() ? "" : " · ").append("id <code>").append(esc(a.providerMessageId())).append("</code>");
                     }
+                    if (a.providerReply() != null) {
+                        small.append(small.isEmpty() ? "" : " · ").append("server replied <code>").append(esc(a.providerReply())).append("</code>");
+                    }
                     small.append(small.isEmpty() ? "" : " · ").append("sender ").append(esc(a.worker()));
                     d.append("<span class=\"muted\">").append(small).append("</span>");
                     b.append(d).append("</td></tr>");
@@ -322,7 +345,8 @@ final class ConsolePages {
         b.append("<h1>").append(esc(listTitle(status))).append("</h1>");
         b.append("<form class=\"filters\" method=\"get\" action=\"/console/emails\">")
                 .append("<label>Status <select name=\"status\">");
-        for (EmailStatus s : List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SENT, EmailStatus.CANCELLED)) {
+        for (EmailStatus s : List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SENT, EmailStatus.CANCELLED,
+                EmailStatus.CLOSED)) {
             b.append("<option value=\"").append(esc(s.code())).append("\"").append(s == status ? " selected" : "").append(">")
                     .append(esc(s.words())).append("</option>");
         }
@@ -363,6 +387,7 @@ final class ConsolePages {
             case PENDING, SENDING -> "Emails waiting to be sent";
             case SENT -> "Sent emails";
             case CANCELLED -> "Cancelled emails";
+            case CLOSED -> "Closed emails (won't send)";
         };
     }
 

@@ -300,6 +300,7 @@ final class ConsoleRoutes {
             case EmailView.RESEND -> service.resend(actor, key, reason);
             case EmailView.CONFIRM_SENT -> service.confirmSent(actor, key, ctx.formParam(SupportParams.PROVIDER_MESSAGE_ID), reason);
             case EmailView.CANCEL -> service.cancel(actor, key, reason);
+            case EmailView.CLOSE -> service.close(actor, key, reason);
             default -> throw HttpFailure.notFound("there is no such action", "action");
         };
         String k = Params.key(SupportParams.KEY, key);
@@ -309,6 +310,7 @@ final class ConsoleRoutes {
                 case AuditActions.RESEND -> "A new email " + a.newKey() + " was queued; it goes out within a few seconds.";
                 case AuditActions.CONFIRM_SENT -> k + " is now recorded as sent.";
                 case AuditActions.CANCEL -> k + " was cancelled; it will not be sent.";
+                case AuditActions.CLOSE -> k + " is closed; it will not be sent.";
                 default -> "Done.";
             }, false);
             case ActionResult.Busy b -> session.flash("A dispatcher is working on " + k

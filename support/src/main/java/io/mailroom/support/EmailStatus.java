@@ -13,9 +13,10 @@ public enum EmailStatus {
     PENDING("pending", "Waiting to send", "The email is queued and will be sent shortly, or after a short pause if an earlier try failed."),
     SENDING("sending", "Sending now", "A dispatcher is sending this email right now."),
     SENT("sent", "Sent", "The mail provider accepted this email."),
-    FAILED("failed", "Failed", "The email could not be sent and no more tries are planned. It can be retried."),
+    FAILED("failed", "Failed", "The email could not be sent and no more tries are planned. Retry it once the cause is fixed, or close it as won't send."),
     REVIEW("review", "Needs review", "It is not known whether this email went out. Check with the customer or the provider, then confirm it as sent or resend it."),
-    CANCELLED("cancelled", "Cancelled", "Someone cancelled this email before it was sent.");
+    CANCELLED("cancelled", "Cancelled", "Someone cancelled this email before it was sent."),
+    CLOSED("closed", "Closed: won't send", "Support decided this email will not be sent; the reason is in its history.");
 
     private final String code;
     private final String words;
@@ -51,6 +52,7 @@ public enum EmailStatus {
             case FAILED -> "failed";
             case REVIEW -> "review";
             case CANCELLED -> "cancelled";
+            case CLOSED -> "closed";
         };
     }
 
@@ -68,6 +70,7 @@ public enum EmailStatus {
             case "failed" -> FAILED;
             case "review" -> REVIEW;
             case "cancelled" -> CANCELLED;
+            case "closed" -> CLOSED;
             default -> throw new IllegalStateException("unknown outbox_effect.status '" + effectStatus + "'");
         };
     }

@@ -18,29 +18,37 @@ import java.util.List;
  * @param subject           the subject, if the dispatcher recorded it
  * @param attempts          attempts made so far
  * @param maxAttempts       attempts allowed before the email fails for good
- * @param lastError         the latest error, in the provider's words
+ * @param lastError         the latest error, in the provider's words; null once the email is sent (the
+ *                          errors of earlier attempts stay in the timeline)
  * @param sentAt            when the provider accepted it (or a person confirmed it), else null
  * @param nextAttemptAt     for a waiting email: when the next try is due
  * @param providerMessageId the provider's id for the email, if known
+ * @param providerReply     for a sent email, the server's reply to the send if the transport kept it (an SMTP
+ *                          server's names its queue id: {@code 250 2.0.0 Ok: queued as 4Xb2})
  * @param deliveryRecord    the idempotency record's state (reserved, succeeded, failed, ambiguous), or null
  * @param contentKept       whether the queue row (and so the content) still exists; a resend needs it
  * @param resendOf          for a resend: the key of the email it repeats
  * @param resentAs          keys of the resends of this email
- * @param actions           what may be done to it now: retry, resend, confirm-sent, cancel
+ * @param actions           what may be done to it now, the main one first: retry, resend, confirm-sent, cancel, close
+ * @param mainAction        the action most likely to help, shown as the main button; null when none is
+ *                          suggested (a sent email may be resent, but nothing needs doing). After a
+ *                          permanent failure (a 5xx refusal, an email that cannot be rendered) it is
+ *                          close, not retry: the same send would fail the same way
  * @param timeline          attempts and actions, oldest first; null in lists
  */
 public record EmailView(String key, String topic, String kind, String aggregateType, String orderId,
                         String recipient, String recipientName, String subject, EmailStatus status,
                         int attempts, int maxAttempts, String lastError,
                         Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
-                        String providerMessageId, String deliveryRecord, boolean contentKept,
-                        String resendOf, List<String> resentAs, List<String> actions,
+                        String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
+                        String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
     public static final String CONFIRM_SENT = "confirm-sent";
     public static final String CANCEL = "cancel";
+    public static final String CLOSE = "close";
 
     public EmailView {
         resentAs = List.copyOf(resentAs);
@@ -57,17 +65,44 @@ public record EmailView(String key, String topic, String kind, String aggregateT
     public EmailView withoutTimeline() {
         return new EmailView(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
-                deliveryRecord, contentKept, resendOf, resentAs, actions, null);
+                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null);
     }
 
-    /** The actions open in each status: what the buttons and the CLI offer. */
-    static List<String> actionsFor(EmailStatus status, boolean contentKept) {
+    /** What is known about an email that decides its actions, beyond its status. */
+    record Facts(boolean contentKept, boolean superseded, boolean failedPermanently, boolean providerAccepted) {
+    }
+
+    /**
+     * The actions open in each status, the main one first: what the buttons and the CLI offer.
+     * <ul>
+     *   <li>failed: retry and close (won't send); close comes first after a permanent failure, which a
+     *       retry repeats. An email that was resent (superseded) is never retried: the resend is its
+     *       second chance, and a retry would send it twice; it can only be closed.</li>
+     *   <li>review: confirm it was sent, resend it (needs the content), or close it as won't send
+     *       (unless the delivery record says the provider accepted it: then it was sent).</li>
+     * </ul>
+     */
+    static List<String> actionsFor(EmailStatus status, Facts f) {
         return switch (status) {
-            case FAILED -> List.of(RETRY);
+            case FAILED -> f.superseded() ? List.of(CLOSE) : f.failedPermanently() ? List.of(CLOSE, RETRY) : List.of(RETRY, CLOSE);
             case PENDING -> List.of(RETRY, CANCEL);
-            case SENT -> contentKept ? List.of(RESEND) : List.of();
-            case REVIEW -> List.of(CONFIRM_SENT, RESEND);
-            case SENDING, CANCELLED -> List.of();
+            case SENT -> f.contentKept() ? List.of(RESEND) : List.of();
+            case REVIEW -> {
+                List<String> open = new java.util.ArrayList<>(List.of(CONFIRM_SENT));
+                if (f.contentKept()) {
+                    open.add(RESEND);
+                }
+                if (!f.providerAccepted()) {
+                    open.add(CLOSE);
+                }
+                yield List.copyOf(open);
+            }
+            case SENDING, CANCELLED, CLOSED -> List.of();
         };
+    }
+
+    /** The main action among {@code actions}: the first, except for a sent email, where none is suggested. */
+    static String mainActionOf(EmailStatus status, List<String> actions) {
+        return status == EmailStatus.SENT || actions.isEmpty() ? null : actions.getFirst();
     }
 }

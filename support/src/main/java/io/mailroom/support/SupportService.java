@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.idempotency.EffectRecord;
 import io.mailroom.idempotency.EffectState;
 import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.AttemptDetail;
 import io.mailroom.outbox.DuplicateIdempotencyKeyException;
 import io.mailroom.outbox.MessageActions;
+import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
@@ -41,7 +43,8 @@ import java.util.regex.Pattern;
 /**
  * What support staff and operators can ask and do, whatever the surface (JSON API, console, CLI):
  * find the emails of an order with their timelines, list emails by status, read the queue's
- * statistics; retry, resend, confirm-sent and cancel an email; pause and resume dispatching.
+ * statistics; retry, resend, confirm-sent, cancel and close (won't send) an email; pause and resume
+ * dispatching.
  *
  * <p>Reads run in one read-only REPEATABLE READ transaction each, so a page shows one consistent
  * moment. Every action checks the actor's role, locks what it changes with {@code NOWAIT} (a row a
@@ -239,7 +242,11 @@ public final class SupportService {
 
     // ----------------------------------------------------------------------------------- actions
 
-    /** A failed (or waiting) email is tried again now, with one more attempt allowed. */
+    /**
+     * A failed (or waiting) email is tried again now, with one more attempt allowed. Not one that was
+     * resent: its resend is its second chance, and retrying it would send the email twice. That is
+     * checked after the row lock, so a resend committed first is seen (it holds the same lock).
+     */
     public ActionResult retry(Actor actor, String key, String reason) {
         requireRole(actor, Role.SUPPORT);
         String k = Params.key(SupportParams.KEY, key);
@@ -249,8 +256,19 @@ public final class SupportService {
         if (before == null) {
             return notFound(k);
         }
-        MessageActions.Result r = messageActions.retryNow(k, tx -> store.insertAudit(tx, actor, AuditActions.RETRY, k, why,
-                SupportJson.object(Map.of("from", before))));
+        MessageActions.Result r;
+        try {
+            r = messageActions.retryNow(k, tx -> {
+                List<String> resends = store.resendKeys(tx, k);
+                if (!resends.isEmpty()) {
+                    throw new Refused("email " + k + " was resent as " + String.join(", ", resends)
+                            + ", so retrying it would send it twice; close it instead");
+                }
+                store.insertAudit(tx, actor, AuditActions.RETRY, k, why, SupportJson.object(Map.of("from", before)));
+            });
+        } catch (Refused e) {
+            return new ActionResult.NotAllowed(k, EmailStatus.derive(before, null), e.getMessage());
+        }
         return result(AuditActions.RETRY, actor, k, r, null, "only a failed or waiting email can be retried");
     }
 
@@ -270,7 +288,9 @@ public final class SupportService {
         try {
             if (status.equals("review")) {
                 String[] newKey = new String[1];
-                MessageActions.Result r = messageActions.closeReview(k, tx -> newKey[0] = createResend(tx, actor, k, why));
+                // closeReview applies only to a message in review, so that is the state it is resent from
+                MessageActions.Result r = messageActions.closeReview(k, tx -> newKey[0] = createResend(tx, actor, k, why,
+                        MessageStatus.REVIEW.sql()));
                 return result(AuditActions.RESEND, actor, k, r, newKey[0], "only a sent email or one in review can be resent");
             }
             if (status.equals("done")) {
@@ -282,7 +302,7 @@ public final class SupportService {
                     if (!src.status().equals("done")) {
                         return notAllowed(k, src.status(), null, "only a sent email or one in review can be resent");
                     }
-                    return new ActionResult.Applied(AuditActions.RESEND, null, createResend(tx, actor, k, why));
+                    return new ActionResult.Applied(AuditActions.RESEND, null, createResend(tx, actor, k, why, src.status()));
                 }));
                 if (r instanceof ActionResult.Applied a) {
                     log.info("{} on {} by {} ({}): new email {}", a.action(), k, actor.name(), actor.role().word(), a.newKey());
@@ -293,7 +313,7 @@ public final class SupportService {
                 }
                 return r;
             }
-        } catch (ResendRefused e) {
+        } catch (Refused e) {
             return new ActionResult.NotAllowed(k, EmailStatus.derive(status, null), e.getMessage());
         } catch (DuplicateIdempotencyKeyException e) {
             // only if a key of this form was made outside this service: the caller may simply try again
@@ -347,6 +367,40 @@ public final class SupportService {
         return result(AuditActions.CANCEL, actor, k, r, null, "only a waiting email can be cancelled");
     }
 
+    /**
+     * Closes an email as "won't send", with a reason (required): a failed one, or one in review, the
+     * states in which no send can happen any more without a person and no claim is live (a pending
+     * email is cancelled instead; a running one belongs to its dispatcher). It ends closed for good:
+     * no action opens it again, and retention removes it like other finished emails. One in review
+     * whose delivery record says the provider accepted it was sent, so it is confirmed, not closed.
+     * The delivery record is left as it is, so an unknown outcome stays visible in the history.
+     */
+    public ActionResult close(Actor actor, String key, String reason) {
+        requireRole(actor, Role.SUPPORT);
+        String k = Params.key(SupportParams.KEY, key);
+        String why = Params.reason(SupportParams.REASON, reason, true);
+        MessageStatus[] was = new MessageStatus[1];
+        MessageActions.Result r;
+        try {
+            r = messageActions.close(k, (tx, from) -> {
+                was[0] = from;
+                Optional<EffectRecord> record = idempotency.find(tx, k);
+                if (record.isPresent() && record.get().state() == EffectState.SUCCEEDED) {
+                    throw new Refused("the provider accepted " + k + " (its delivery record says succeeded), so it was sent; "
+                            + "confirm it as sent instead of closing it");
+                }
+                Map<String, Object> detail = new LinkedHashMap<>();
+                detail.put("from", from.sql());
+                detail.put("to", MessageStatus.CLOSED.sql());
+                detail.put("deliveryRecord", record.map(rec -> rec.state().dbValue()).orElse(null));
+                store.insertAudit(tx, actor, AuditActions.CLOSE, k, why, SupportJson.object(detail));
+            });
+        } catch (Refused e) {
+            return new ActionResult.NotAllowed(k, EmailStatus.derive(was[0].sql(), null), e.getMessage());
+        }
+        return result(AuditActions.CLOSE, actor, k, r, null, "only a failed email or one in review can be closed");
+    }
+
     /** Pauses dispatching of {@code scope} ({@code *}: everything); every dispatcher stops claiming within seconds. */
     public ControlState pause(Actor actor, String scope, String reason) {
         return setPaused(actor, scope, reason, true);
@@ -384,12 +438,13 @@ public final class SupportService {
      * Creates the resend of {@code originalKey} in {@code tx}: locks the original's effect row and
      * the root's (so two resends of one email cannot pick the same number), copies the content from
      * the queue row, enqueues it under the next free {@code -resend-N} key, links it with
-     * {@code resend_of} and writes the audit row.
+     * {@code resend_of} and writes the audit row, which names the state it was resent {@code from}
+     * (the caller knows it: the original may already have been closed in this transaction).
      */
-    private String createResend(DSLContext tx, Actor actor, String originalKey, String reason) {
+    private String createResend(DSLContext tx, Actor actor, String originalKey, String reason, String from) {
         SupportStore.ResendSource src = store.lockEffect(tx, originalKey);
         if (src == null) {
-            throw new ResendRefused("no email with key " + originalKey);
+            throw new Refused("no email with key " + originalKey);
         }
         String root = rootKey(src);
         if (!root.equals(originalKey)) {
@@ -397,12 +452,12 @@ public final class SupportService {
         }
         Record2<JSONB, String> content = store.content(tx, src.messageId(), src.messageCreatedAt());
         if (content == null || content.value1() == null) {
-            throw new ResendRefused("the content of " + originalKey
+            throw new Refused("the content of " + originalKey
                     + " is no longer kept (its queue row was removed by retention), so it cannot be resent");
         }
         String newKey = root + "-resend-" + nextResendNumber(store.keysOfAggregate(tx, src.aggregateType(), src.aggregateId()), root);
         if (newKey.length() > NewMessage.MAX_KEY_LENGTH) {
-            throw new ResendRefused("the key of a resend of " + originalKey + " would be longer than "
+            throw new Refused("the key of a resend of " + originalKey + " would be longer than "
                     + NewMessage.MAX_KEY_LENGTH + " characters");
         }
         enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.value2(),
@@ -410,7 +465,7 @@ public final class SupportService {
         store.setResendOf(tx, newKey, originalKey);
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("newKey", newKey);
-        detail.put("from", src.status());
+        detail.put("from", from);
         store.insertAudit(tx, actor, AuditActions.RESEND, originalKey, reason, SupportJson.object(detail));
         return newKey;
     }
@@ -469,9 +524,9 @@ public final class SupportService {
                 + current.words().toLowerCase(Locale.ROOT));
     }
 
-    /** A resend that cannot be made for a reason the person can act on; its transaction rolls back. */
-    private static final class ResendRefused extends RuntimeException {
-        ResendRefused(String message) {
+    /** An action refused for a reason the person can act on, found inside its transaction, which rolls back. */
+    private static final class Refused extends RuntimeException {
+        Refused(String message) {
             super(message, null, false, false);
         }
     }
@@ -514,6 +569,8 @@ public final class SupportService {
         for (SupportStore.AttemptRow a : store.attempts(tx, keys)) {
             attempts.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a);
         }
+        Map<String, Boolean> permanent = new HashMap<>();
+        attempts.forEach((k, list) -> permanent.put(k, failedPermanently(list.getLast())));
         Map<String, List<SupportStore.AuditRow>> audit = new HashMap<>();
         if (withTimeline) {
             Set<String> auditKeys = new LinkedHashSet<>(keys);
@@ -544,7 +601,7 @@ public final class SupportService {
                 }
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
-            out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), timeline));
+            out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline));
         }
         return out;
     }
@@ -555,11 +612,22 @@ public final class SupportService {
                 SupportJson.text(detail, "code"));
         String providerId = firstNonNull(SupportJson.text(detail, "providerMessageId"), SupportJson.text(detail, "messageId"));
         return new TimelineEntry.Attempt(a.attempt(), a.startedAt(), a.finishedAt(), a.outcome(), a.worker(), a.error(),
-                SupportJson.text(detail, "transport"), providerStatus, providerId);
+                SupportJson.text(detail, "transport"), providerStatus, providerId, SupportJson.text(detail, "reply"),
+                a.outcome().equals("released") ? SupportJson.text(detail, AttemptDetail.RELEASE) : null);
+    }
+
+    /**
+     * Whether this attempt ended the email with a permanent failure: the handler said so (a 5xx
+     * refusal, an email that cannot be rendered), as the dispatcher records it in the detail. A
+     * failure because the tries ran out on transient errors is not permanent: trying later may work.
+     */
+    private static boolean failedPermanently(SupportStore.AttemptRow a) {
+        return a.outcome().equals("failed")
+                && "true".equals(SupportJson.text(SupportJson.tree(a.detailJson()), AttemptDetail.PERMANENT));
     }
 
     private static EmailView view(SupportStore.EmailRow row, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
-                                  List<TimelineEntry> timeline) {
+                                  boolean failedPermanently, List<TimelineEntry> timeline) {
         EmailStatus status = EmailStatus.derive(row.effectStatus(), row.queueStatus());
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
@@ -567,24 +635,27 @@ public final class SupportService {
             providerId = attempts.stream().filter(a -> a.outcome().equals("done")).map(TimelineEntry.Attempt::providerMessageId)
                     .filter(Objects::nonNull).reduce((a, b) -> b).orElse(null);
         }
+        String providerReply = attempts.stream().filter(a -> a.outcome().equals("done")).map(TimelineEntry.Attempt::providerReply)
+                .filter(Objects::nonNull).reduce((a, b) -> b).orElse(null);
         Instant sentAt = null;
+        String lastError = contentKept ? row.queueLastError() : row.effectLastError();
         if (status == EmailStatus.SENT) {
             sentAt = "succeeded".equals(row.recordState()) && row.completedAt() != null ? row.completedAt() : row.finishedAt();
+            // the queue keeps the last error through a success; it belongs to an earlier attempt (in the timeline)
+            lastError = null;
         }
-        List<String> actions = new ArrayList<>(EmailView.actionsFor(status, contentKept));
-        if (status == EmailStatus.REVIEW && !contentKept) {
-            actions.remove(EmailView.RESEND);
-        }
+        List<String> actions = EmailView.actionsFor(status, new EmailView.Facts(contentKept, !resentAs.isEmpty(),
+                failedPermanently, "succeeded".equals(row.recordState())));
         return new EmailView(row.key(), row.topic(), kind(row.topic()), row.aggregateType(), row.aggregateId(),
                 firstNonNull(row.descriptorRecipient(), row.payloadEmail()),
                 firstNonNull(row.descriptorName(), row.payloadName()),
                 row.descriptorSubject(), status,
                 row.queueAttempts() != null ? row.queueAttempts() : row.effectAttempts(),
                 row.queueMaxAttempts() != null ? row.queueMaxAttempts() : row.effectMaxAttempts(),
-                contentKept ? row.queueLastError() : row.effectLastError(),
-                row.createdAt(), row.updatedAt(), sentAt,
+                lastError, row.createdAt(), row.updatedAt(), sentAt,
                 status == EmailStatus.PENDING ? row.availableAt() : null,
-                providerId, row.recordState(), contentKept, row.resendOf(), resentAs, actions, timeline);
+                providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
+                row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline);
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

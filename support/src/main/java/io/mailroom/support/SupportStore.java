@@ -303,6 +303,19 @@ final class SupportStore {
                         r.get(E.MESSAGE_CREATED_AT), r.get(E.RESEND_OF)));
     }
 
+    /**
+     * Keys of the resends of {@code key}, found through the aggregate index (a resend belongs to the
+     * aggregate of the email it repeats).
+     */
+    List<String> resendKeys(DSLContext tx, String key) {
+        OutboxEffect o = E.as("o");
+        return tx.select(E.IDEMPOTENCY_KEY).from(E)
+                .join(o).on(o.IDEMPOTENCY_KEY.eq(key))
+                .where(E.AGGREGATE_TYPE.eq(o.AGGREGATE_TYPE), E.AGGREGATE_ID.eq(o.AGGREGATE_ID), E.RESEND_OF.eq(key))
+                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
+                .fetch(E.IDEMPOTENCY_KEY);
+    }
+
     /** Status of an effect without locking, or null when there is none. */
     String effectStatus(DSLContext tx, String key) {
         return tx.select(E.STATUS).from(E).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(E.STATUS);

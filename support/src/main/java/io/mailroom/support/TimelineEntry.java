@@ -1,6 +1,7 @@
 package io.mailroom.support;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.mailroom.outbox.AttemptDetail;
 
 import java.time.Instant;
 import java.util.Locale;
@@ -20,9 +21,16 @@ public sealed interface TimelineEntry {
      * @param outcome           done, retry, failed, review, lease_expired, released or claim_lost
      * @param providerStatus    the provider's answer code if the transport recorded one (HTTP status, SMTP reply code)
      * @param providerMessageId the id the provider (or our Message-ID) gave the email, if any
+     * @param providerReply     the server's own words, if the transport kept them: an SMTP server's final
+     *                          reply, which names its queue id ({@code 250 2.0.0 Ok: queued as 4Xb2}) for the mail admin
+     * @param releasedBecause   for a released attempt, why the email went back without trying:
+     *                          {@code not_attempted} (the sender held it back, e.g. its circuit breaker was open;
+     *                          the error says why), {@code stopping} (the dispatcher was stopping) or
+     *                          {@code orphaned} (its claim was orphaned); null otherwise, or when not recorded
      */
     record Attempt(int attempt, Instant startedAt, Instant finishedAt, String outcome, String worker, String error,
-                   String transport, String providerStatus, String providerMessageId) implements TimelineEntry {
+                   String transport, String providerStatus, String providerMessageId, String providerReply,
+                   String releasedBecause) implements TimelineEntry {
 
         @JsonProperty("type")
         public String type() {
@@ -43,7 +51,13 @@ public sealed interface TimelineEntry {
                 case "failed" -> "Did not go out; gave up";
                 case "review" -> "Outcome unknown; parked for review";
                 case "lease_expired" -> "The sender stopped responding; will try again";
-                case "released" -> "Handed back without trying (dispatcher stopping)";
+                case "released" -> switch (releasedBecause == null ? "" : releasedBecause) {
+                    case AttemptDetail.RELEASE_NOT_ATTEMPTED -> "Held back without trying; will try again";
+                    case AttemptDetail.RELEASE_STOPPING -> "Handed back without trying (dispatcher stopping)";
+                    case AttemptDetail.RELEASE_ORPHANED -> "Handed back without trying (its claim was orphaned: "
+                            + "the dispatcher lost its database session while claiming)";
+                    default -> "Handed back without trying";
+                };
                 case "claim_lost" -> "Another sender took over";
                 default -> outcome;
             };
@@ -72,6 +86,7 @@ public sealed interface TimelineEntry {
                 case AuditActions.RESEND_CREATED -> "Created as a resend";
                 case AuditActions.CONFIRM_SENT -> "Confirmed as sent";
                 case AuditActions.CANCEL -> "Cancelled";
+                case AuditActions.CLOSE -> "Closed (won't send)";
                 default -> action.replace('_', ' ');
             };
             return what + " by " + actor + " (" + role.toLowerCase(Locale.ROOT) + ")";

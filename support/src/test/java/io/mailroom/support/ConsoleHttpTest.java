@@ -156,6 +156,83 @@ class ConsoleHttpTest {
         assertThat(offsite.headers().firstValue("Location")).contains("/console/emails/email-order-102");
     }
 
+    private static String page(Browser b, String path) {
+        HttpResponse<String> r = http.get(path, "Cookie", "mailroom_session=" + b.cookie());
+        assertThat(r.statusCode()).as(path).isEqualTo(200);
+        return r.body();
+    }
+
+    @Test
+    void aPermanentFailureOffersWontSendAsTheMainActionAndRetryOnlyBesideIt() {
+        TestMail.confirmation(pg.dsl(), 120);
+        TestMail.dispatchAll(pg.dataSource(), FAILED); // 550: the same send fails the same way
+        // and one that used up its tries on transient errors: a retry may well work now
+        TestMail.confirmation(pg.dsl(), 121);
+        pg.dsl().execute("UPDATE outbox_message SET max_attempts = 1 WHERE idempotency_key = 'email-order-121'");
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.RETRY);
+        Browser alice = signIn(SUPPORT);
+
+        String permanent = page(alice, "/console/emails/email-order-120");
+        assertThat(permanent).contains("class=\"secondary\" data-action=\"retry\"")
+                .doesNotContain("class=\"primary\" data-action=\"retry\"")
+                .contains("class=\"primary\" data-action=\"close\"")
+                .contains("name=\"reason\" required");
+        assertThat(permanent.indexOf("data-action=\"close\"")).isLessThan(permanent.indexOf("data-action=\"retry\""));
+
+        String exhausted = page(alice, "/console/emails/email-order-121");
+        assertThat(exhausted).contains("class=\"primary\" data-action=\"retry\"")
+                .contains("class=\"secondary\" data-action=\"close\"");
+    }
+
+    @Test
+    void wontSendClosesAFailedEmailWithTheReasonAudited() {
+        TestMail.confirmation(pg.dsl(), 122);
+        TestMail.dispatchAll(pg.dataSource(), FAILED);
+        Browser alice = signIn(SUPPORT);
+        String action = "/console/emails/email-order-122/close";
+        HttpResponse<String> noReason = http.postForm(action, Map.of("csrf", alice.csrf()), alice.headers(http.origin()));
+        assertThat(noReason.statusCode()).isEqualTo(400);
+        assertThat(noReason.body()).contains("reason");
+        HttpResponse<String> ok = http.postForm(action, Map.of("csrf", alice.csrf(), "reason", "name the renderer refuses; customer informed",
+                "back", "/console/emails/email-order-122"), alice.headers(http.origin()));
+        assertThat(ok.statusCode()).isEqualTo(303);
+        String after = page(alice, "/console/emails/email-order-122");
+        assertThat(after).contains("email-order-122 is closed; it will not be sent.")
+                .contains("Closed: won&#39;t send")
+                .contains("Closed (won&#39;t send) by alice (support)")
+                .contains("name the renderer refuses; customer informed")
+                .doesNotContain("data-action=\"retry\"");
+        assertThat(pg.dsl().fetchValue("SELECT action || ' ' || reason || ' ' || (detail->>'from') || '->' || (detail->>'to') FROM audit_log"))
+                .isEqualTo("close name the renderer refuses; customer informed failed->closed");
+        assertThat(page(alice, "/console/emails?status=closed")).contains("email-order-122");
+        assertThat(page(alice, "/console/emails?status=failed")).doesNotContain("email-order-122");
+    }
+
+    @Test
+    void aSupersededOriginalShowsNoRetry() {
+        TestMail.confirmation(pg.dsl(), 123);
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.REVIEW);
+        Browser alice = signIn(SUPPORT);
+        http.postForm("/console/emails/email-order-123/resend", Map.of("csrf", alice.csrf(), "reason", "not received"),
+                alice.headers(http.origin()));
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isEqualTo(1);
+        String original = page(alice, "/console/emails/email-order-123");
+        assertThat(original).contains("Resent as").doesNotContain("data-action=\"retry\"");
+        assertThat(page(alice, "/console/emails?status=failed")).contains("email-order-123").doesNotContain("Retry now");
+    }
+
+    @Test
+    void theSmtpServersReplyWithItsQueueIdAndTheRealHandBackReasonAreShown() {
+        TestMail.confirmation(pg.dsl(), 124);
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.SENT_WITHOUT_RECORD);
+        TestMail.confirmation(pg.dsl(), 125);
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.NOT_ATTEMPTED);
+        Browser vic = signIn(VIEWER);
+        assertThat(page(vic, "/console/emails/email-order-124")).contains("250 2.0.0 Ok: queued as Q1X124");
+        assertThat(page(vic, "/console/emails/email-order-125")).contains("Held back without trying; will try again")
+                .contains(TestMail.BREAKER_OPEN).doesNotContain("dispatcher stopping");
+    }
+
     @Test
     void aViewerSeesNoActionsAndMayNotPostThem() {
         TestMail.confirmation(pg.dsl(), 102);

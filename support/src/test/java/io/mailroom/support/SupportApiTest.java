@@ -161,6 +161,48 @@ class SupportApiTest {
     }
 
     @Test
+    void closeEndsAFailedEmailAsWontSendWithItsReasonAndItsListKnowsIt() {
+        TestMail.confirmation(pg.dsl(), 41);
+        TestMail.dispatchAll(pg.dataSource(), FAILED);
+        JsonNode failed = Http.json(get("/api/emails/email-order-41", VIEWER));
+        assertThat(failed.get("mainAction").asText()).isEqualTo("close");
+        assertThat(failed.get("actions")).extracting(JsonNode::asText).containsExactly("close", "retry");
+
+        HttpResponse<String> close = post("/api/emails/email-order-41/close", "{\"reason\":\"renderer refuses the name\"}", SUPPORT);
+        assertThat(close.statusCode()).as(close.body()).isEqualTo(200);
+        JsonNode r = Http.json(close);
+        assertThat(r.get("action").asText()).isEqualTo("close");
+        assertThat(r.get("email").get("status").asText()).isEqualTo("closed");
+        assertThat(r.get("email").get("actions")).isEmpty();
+        assertThat(r.get("email").get("timeline").get(1).get("actionText").asText()).isEqualTo("Closed (won't send) by alice (support)");
+        assertThat(Http.json(get("/api/emails?status=closed", VIEWER)).get("emails")).extracting(e -> e.get("key").asText())
+                .containsExactly("email-order-41");
+        assertThat(Http.json(get("/api/emails?status=failed", VIEWER)).get("emails")).isEmpty();
+        assertThat(Http.json(get("/api/stats", VIEWER)).get("counts").get("failed").asLong()).isZero();
+
+        HttpResponse<String> again = post("/api/emails/email-order-41/close", "{\"reason\":\"twice\"}", SUPPORT);
+        assertThat(again.statusCode()).isEqualTo(409);
+        assertThat(Http.json(again).get("code").asText()).isEqualTo("not_allowed");
+        assertThat(Http.json(again).get("status").asText()).isEqualTo("closed");
+        assertThat(post("/api/emails/email-order-404/close", "{\"reason\":\"x\"}", SUPPORT).statusCode()).isEqualTo(404);
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isEqualTo(1);
+    }
+
+    @Test
+    void aSentEmailShowsNoEarlierErrorAndTheServersReplyWithItsQueueId() {
+        TestMail.confirmation(pg.dsl(), 42);
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.RETRY);
+        TestMail.makeDue(pg.dsl());
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.SENT_WITHOUT_RECORD);
+        JsonNode e = Http.json(get("/api/emails/email-order-42", VIEWER));
+        assertThat(e.get("status").asText()).isEqualTo("sent");
+        assertThat(e.get("lastError").isNull()).isTrue();
+        assertThat(e.get("providerReply").asText()).isEqualTo("250 2.0.0 Ok: queued as Q2X42");
+        assertThat(e.get("timeline").get(0).get("error").asText()).isEqualTo("HTTP 503: provider busy");
+        assertThat(e.get("timeline").get(1).get("providerReply").asText()).isEqualTo("250 2.0.0 Ok: queued as Q2X42");
+    }
+
+    @Test
     void pauseAndResumeNeedAnOperator() {
         HttpResponse<String> pause = post("/api/control/pause", "{\"reason\":\"provider incident\"}", OPERATOR);
         assertThat(pause.statusCode()).isEqualTo(200);
@@ -186,6 +228,7 @@ class SupportApiTest {
                 Arguments.of("POST", "/api/emails/email-order-102/resend", Role.SUPPORT),
                 Arguments.of("POST", "/api/emails/email-order-102/confirm-sent", Role.SUPPORT),
                 Arguments.of("POST", "/api/emails/email-order-102/cancel", Role.SUPPORT),
+                Arguments.of("POST", "/api/emails/email-order-102/close", Role.SUPPORT),
                 Arguments.of("POST", "/api/control/pause", Role.OPERATOR),
                 Arguments.of("POST", "/api/control/resume", Role.OPERATOR));
     }
@@ -246,6 +289,8 @@ class SupportApiTest {
                 Arguments.of("POST", "/api/emails/email-order-1/resend", "{}", "reason"),
                 Arguments.of("POST", "/api/emails/email-order-1/resend", "{\"reason\":5}", "reason"),
                 Arguments.of("POST", "/api/emails/email-order-1/resend", "{\"reason\":\"" + "x".repeat(501) + "\"}", "reason"),
+                Arguments.of("POST", "/api/emails/email-order-1/close", "{}", "reason"),
+                Arguments.of("POST", "/api/emails/email-order-1/close", "{\"reason\":\"  \"}", "reason"),
                 Arguments.of("POST", "/api/emails/email-order-1/retry", "not json", "body"),
                 Arguments.of("POST", "/api/emails/email-order-1/retry", "[1,2]", "body"),
                 Arguments.of("POST", "/api/emails/email-order-1/retry", "{\"reason\":\"x\",\"evil\":\"y\"}", "evil"),

@@ -85,7 +85,9 @@ class SupportServiceTest {
         assertThat(failed.kind()).isEqualTo("Order shipped");
         assertThat(failed.lastError()).contains("550 5.1.1").contains("mailbox unavailable");
         assertThat(failed.sentAt()).isNull();
-        assertThat(failed.actions()).containsExactly(EmailView.RETRY);
+        // a 550 fails the same way again: closing it (won't send) is the main action, a retry only beside it
+        assertThat(failed.actions()).containsExactly(EmailView.CLOSE, EmailView.RETRY);
+        assertThat(failed.mainAction()).isEqualTo(EmailView.CLOSE);
         assertThat(failed.timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
             assertThat(a.outcome()).isEqualTo("failed");
             assertThat(a.providerStatus()).isEqualTo("550");
@@ -239,7 +241,7 @@ class SupportServiceTest {
         EmailView review = email("email-order-8");
         assertThat(review.status()).isEqualTo(EmailStatus.REVIEW);
         assertThat(review.deliveryRecord()).isEqualTo("ambiguous");
-        assertThat(review.actions()).containsExactly(EmailView.CONFIRM_SENT, EmailView.RESEND);
+        assertThat(review.actions()).containsExactly(EmailView.CONFIRM_SENT, EmailView.RESEND, EmailView.CLOSE);
 
         ActionResult r = service.confirmSent(ALICE, "email-order-8", "prov-seen-in-dashboard", "customer has it");
         assertThat(r).isInstanceOfSatisfying(ActionResult.Applied.class, a -> {
@@ -268,8 +270,103 @@ class SupportServiceTest {
         });
         assertThat(TestMail.dispatchAll(pg.dataSource(), SENT)).isEqualTo(1);
         assertThat(email("email-order-9-resend-1").status()).isEqualTo(EmailStatus.SENT);
-        // the closed one can never go out late: it is failed and the retry would be a person's decision again
-        assertThat(email("email-order-9").actions()).containsExactly(EmailView.RETRY);
+    }
+
+    @Test
+    void resendOfAnEmailInReviewAuditsThatItWasInReview() {
+        TestMail.confirmation(pg.dsl(), 19);
+        TestMail.dispatchAll(pg.dataSource(), REVIEW);
+        assertThat(service.resend(ALICE, "email-order-19", "not received")).isInstanceOf(ActionResult.Applied.class);
+        // the original is closed as failed in the same transaction; the audit row names the state it was resent from
+        assertThat(pg.dsl().fetchValue("SELECT detail->>'from' FROM audit_log WHERE action = 'resend'")).isEqualTo("review");
+    }
+
+    @Test
+    void aSupersededOriginalOffersNoRetryAndRefusesOne() {
+        TestMail.confirmation(pg.dsl(), 29);
+        TestMail.dispatchAll(pg.dataSource(), REVIEW);
+        assertThat(service.resend(ALICE, "email-order-29", "not received")).isInstanceOf(ActionResult.Applied.class);
+        EmailView original = email("email-order-29");
+        assertThat(original.status()).isEqualTo(EmailStatus.FAILED);
+        assertThat(original.resentAs()).containsExactly("email-order-29-resend-1");
+        // a retry would send the original as well as its resend
+        assertThat(original.actions()).doesNotContain(EmailView.RETRY);
+        assertThat(service.retry(ALICE, "email-order-29", "try it")).isInstanceOfSatisfying(ActionResult.NotAllowed.class,
+                n -> assertThat(n.message()).contains("resent as email-order-29-resend-1"));
+        assertThat(TestMail.dispatchAll(pg.dataSource(), SENT)).isEqualTo(1); // the resend only
+        assertThat(email("email-order-29").status()).isEqualTo(EmailStatus.FAILED);
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG, AUDIT_LOG.ACTION.eq("retry"))).isZero();
+    }
+
+    @Test
+    void aSentEmailDoesNotCarryTheErrorOfAnEarlierAttempt() {
+        TestMail.confirmation(pg.dsl(), 31);
+        TestMail.dispatchAll(pg.dataSource(), RETRY);
+        assertThat(email("email-order-31").lastError()).isEqualTo("HTTP 503: provider busy");
+        TestMail.makeDue(pg.dsl());
+        TestMail.dispatchAll(pg.dataSource(), SENT);
+        EmailView sent = email("email-order-31");
+        assertThat(sent.status()).isEqualTo(EmailStatus.SENT);
+        assertThat(sent.lastError()).isNull();
+        // the history keeps it
+        assertThat(sent.timeline()).first().isInstanceOfSatisfying(TimelineEntry.Attempt.class,
+                a -> assertThat(a.error()).isEqualTo("HTTP 503: provider busy"));
+        assertThat(service.emails(EmailFilter.of(EmailStatus.SENT)).emails()).singleElement()
+                .satisfies(e -> assertThat(e.lastError()).isNull());
+    }
+
+    @Test
+    void anAttemptTheBreakerHeldBackSaysSoAndNotThatTheDispatcherWasStopping() {
+        TestMail.confirmation(pg.dsl(), 32);
+        TestMail.dispatchAll(pg.dataSource(), TestMail.Result.NOT_ATTEMPTED);
+        EmailView e = email("email-order-32");
+        assertThat(e.status()).isEqualTo(EmailStatus.PENDING);
+        assertThat(e.attempts()).isZero();
+        assertThat(e.timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
+            assertThat(a.outcome()).isEqualTo("released");
+            assertThat(a.outcomeText()).isEqualTo("Held back without trying; will try again")
+                    .doesNotContain("stopping");
+            assertThat(a.error()).isEqualTo(TestMail.BREAKER_OPEN);
+        });
+    }
+
+    @Test
+    void anOrphanedClaimHandedBackSaysSo() {
+        TestMail.confirmation(pg.dsl(), 33);
+        // a claim whose commit went through while the claimer's session was lost: running, never handled
+        pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'test-dispatcher', attempts = 1, "
+                + "claim_version = claim_version + 1, claimed_at = now() - interval '1 minute', "
+                + "lease_until = now() + interval '1 minute' WHERE idempotency_key = 'email-order-33'");
+        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
+                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()));
+        assertThat(dispatcher.releaseOrphanedClaims()).isEqualTo(1);
+        assertThat(email("email-order-33").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
+            assertThat(a.outcome()).isEqualTo("released");
+            assertThat(a.outcomeText()).isEqualTo("Handed back without trying (its claim was orphaned: the dispatcher lost "
+                    + "its database session while claiming)");
+        });
+    }
+
+    @Test
+    void aClaimHandedBackWhenTheDispatcherStopsSaysSo() throws Exception {
+        TestMail.confirmation(pg.dsl(), 34);
+        var handling = new java.util.concurrent.CountDownLatch(1);
+        var never = new java.util.concurrent.CountDownLatch(1);
+        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("stopping-one").listenForNotifications(false)
+                .shutdownDeadline(Duration.ofMillis(300)).build();
+        try (var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION, (m, c) -> {
+            handling.countDown();
+            never.await(60, java.util.concurrent.TimeUnit.SECONDS); // until the stop hands it back and interrupts it
+            return io.mailroom.outbox.Outcome.done();
+        }))) {
+            dispatcher.start();
+            assertThat(handling.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(email("email-order-34").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
+            assertThat(a.outcome()).isEqualTo("released");
+            assertThat(a.outcomeText()).isEqualTo("Handed back without trying (dispatcher stopping)");
+        });
     }
 
     @Test
@@ -282,6 +379,114 @@ class SupportServiceTest {
                 n -> assertThat(n.current()).isEqualTo(EmailStatus.CANCELLED));
         assertThat(email("email-order-11").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Action.class,
                 a -> assertThat(a.actionText()).isEqualTo("Cancelled by alice (support)"));
+    }
+
+    @Test
+    void closeEndsAFailedEmailAsWontSendWithFromToAndReasonAudited() {
+        TestMail.confirmation(pg.dsl(), 40);
+        TestMail.dispatchAll(pg.dataSource(), FAILED);
+        assertThatThrownBy(() -> service.close(ALICE, "email-order-40", " "))
+                .isInstanceOfSatisfying(InvalidParameterException.class, e -> assertThat(e.parameter()).isEqualTo("reason"));
+        assertThatThrownBy(() -> service.close(VIEWER, "email-order-40", "no")).isInstanceOf(AccessDeniedException.class);
+
+        ActionResult r = service.close(ALICE, "email-order-40", "the renderer refuses the customer's name");
+        assertThat(r).isInstanceOfSatisfying(ActionResult.Applied.class, a -> {
+            assertThat(a.action()).isEqualTo(AuditActions.CLOSE);
+            assertThat(a.email().status()).isEqualTo(EmailStatus.CLOSED);
+            assertThat(a.email().statusText()).isEqualTo("Closed: won't send");
+            assertThat(a.email().actions()).isEmpty();
+            assertThat(a.email().mainAction()).isNull();
+            assertThat(a.email().lastError()).contains("550"); // why it never went out stays visible
+            assertThat(a.email().timeline()).last().isInstanceOfSatisfying(TimelineEntry.Action.class, act -> {
+                assertThat(act.actionText()).isEqualTo("Closed (won't send) by alice (support)");
+                assertThat(act.reason()).isEqualTo("the renderer refuses the customer's name");
+            });
+        });
+        Record audit = pg.dsl().selectFrom(AUDIT_LOG).fetchSingle();
+        assertThat(audit.get(AUDIT_LOG.ACTION)).isEqualTo("close");
+        assertThat(audit.get(AUDIT_LOG.REASON)).isEqualTo("the renderer refuses the customer's name");
+        assertThat(pg.dsl().fetchValue("SELECT (detail->>'from') || '->' || (detail->>'to') || ' ' || (detail->>'deliveryRecord') "
+                + "FROM audit_log")).isEqualTo("failed->closed failed");
+        assertThat(pg.dsl().fetchValue("SELECT status FROM outbox_message")).isEqualTo("closed");
+        assertThat(pg.dsl().fetchValue("SELECT finished_at IS NOT NULL FROM outbox_effect")).isEqualTo(true);
+
+        // final: nothing sends it, nothing reopens it; the lists and counts know it
+        assertThat(TestMail.dispatchAll(pg.dataSource(), SENT)).isZero();
+        assertThat(service.retry(ALICE, "email-order-40", null)).isInstanceOfSatisfying(ActionResult.NotAllowed.class,
+                n -> assertThat(n.current()).isEqualTo(EmailStatus.CLOSED));
+        assertThat(service.close(ALICE, "email-order-40", "again")).isInstanceOfSatisfying(ActionResult.NotAllowed.class,
+                n -> assertThat(n.message()).isEqualTo("only a failed email or one in review can be closed; this one is closed: won't send"));
+        assertThat(service.emails(EmailFilter.of(EmailStatus.CLOSED)).emails()).extracting(EmailView::key).containsExactly("email-order-40");
+        assertThat(service.emails(EmailFilter.of(EmailStatus.FAILED)).emails()).isEmpty();
+        assertThat(service.stats().counts()).containsEntry("failed", 0L);
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isEqualTo(1);
+    }
+
+    @Test
+    void closeTakesAnEmailInReviewButNotAWaitingOneNorOneTheProviderAccepted() {
+        TestMail.confirmation(pg.dsl(), 41);
+        TestMail.confirmation(pg.dsl(), 42);
+        TestMail.dispatch(pg.dataSource(), Map.of("email-order-41", REVIEW, "email-order-42", REVIEW));
+        assertThat(service.close(ALICE, "email-order-41", "customer cancelled the order")).isInstanceOfSatisfying(
+                ActionResult.Applied.class, a -> {
+                    assertThat(a.email().status()).isEqualTo(EmailStatus.CLOSED);
+                    assertThat(a.email().deliveryRecord()).isEqualTo("ambiguous"); // the unknown outcome stays on record
+                });
+        assertThat(pg.dsl().fetchValue("SELECT detail->>'from' FROM audit_log")).isEqualTo("review");
+
+        // the delivery record says the provider accepted it: it was sent, so it is confirmed, not closed
+        pg.dsl().execute("UPDATE idempotency_record SET state = 'succeeded', completed_at = now() WHERE effect_key = 'email-order-42'");
+        assertThat(email("email-order-42").actions()).containsExactly(EmailView.CONFIRM_SENT, EmailView.RESEND);
+        assertThat(service.close(ALICE, "email-order-42", "x")).isInstanceOfSatisfying(ActionResult.NotAllowed.class,
+                n -> assertThat(n.message()).contains("confirm it as sent"));
+        assertThat(email("email-order-42").status()).isEqualTo(EmailStatus.REVIEW);
+
+        TestMail.confirmation(pg.dsl(), 43);
+        assertThat(service.close(ALICE, "email-order-43", "x")).isInstanceOfSatisfying(ActionResult.NotAllowed.class,
+                n -> assertThat(n.current()).isEqualTo(EmailStatus.PENDING));
+        assertThat(service.close(ALICE, "email-order-404", "x")).isInstanceOf(ActionResult.NotFound.class);
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isEqualTo(1);
+    }
+
+    @Test
+    void closeOfARowADispatcherHoldsAnswersBusyAtOnce() throws Exception {
+        TestMail.confirmation(pg.dsl(), 44);
+        TestMail.dispatchAll(pg.dataSource(), FAILED);
+        try (Connection worker = TestMail.lockQueueRow(pg.newConnection(), "email-order-44")) {
+            long started = System.nanoTime();
+            assertThat(service.close(ALICE, "email-order-44", "x")).isEqualTo(new ActionResult.Busy("email-order-44"));
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
+            worker.rollback();
+        }
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isZero();
+        assertThat(email("email-order-44").status()).isEqualTo(EmailStatus.FAILED);
+    }
+
+    @Test
+    void retryStaysTheMainActionWhenTheTriesRanOutOnTransientErrors() {
+        TestMail.confirmation(pg.dsl(), 45);
+        pg.dsl().execute("UPDATE outbox_message SET max_attempts = 1");
+        TestMail.dispatchAll(pg.dataSource(), RETRY);
+        EmailView e = email("email-order-45");
+        assertThat(e.status()).isEqualTo(EmailStatus.FAILED);
+        assertThat(e.actions()).containsExactly(EmailView.RETRY, EmailView.CLOSE);
+        assertThat(e.mainAction()).isEqualTo(EmailView.RETRY);
+        // a render failure is permanent too (no provider detail at all)
+        TestMail.confirmation(pg.dsl(), 46);
+        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
+        new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION,
+                (m, c) -> io.mailroom.outbox.Outcome.failed("cannot render the email: customerName has a control character"))).runOnce();
+        assertThat(email("email-order-46").mainAction()).isEqualTo(EmailView.CLOSE);
+    }
+
+    @Test
+    void theSmtpServersReplyIsKeptWithTheAttemptAndTheSentEmail() {
+        TestMail.confirmation(pg.dsl(), 47);
+        TestMail.dispatchAll(pg.dataSource(), SENT_WITHOUT_RECORD);
+        EmailView e = email("email-order-47");
+        assertThat(e.providerReply()).isEqualTo("250 2.0.0 Ok: queued as Q1X47");
+        assertThat(e.timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class,
+                a -> assertThat(a.providerReply()).isEqualTo("250 2.0.0 Ok: queued as Q1X47"));
     }
 
     @Test

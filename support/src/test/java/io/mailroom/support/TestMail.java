@@ -45,8 +45,13 @@ final class TestMail {
         /** No answer after the data was sent: parked for review, idempotency record ambiguous. */
         REVIEW,
         /** Accepted, by a transport that keeps no idempotency record (recipient then comes from the payload). */
-        SENT_WITHOUT_RECORD
+        SENT_WITHOUT_RECORD,
+        /** Not tried: the transport's circuit breaker is open; handed back at once, attempt not counted. */
+        NOT_ATTEMPTED
     }
+
+    /** The reason a {@link Result#NOT_ATTEMPTED} attempt gives, as the resilient transport words it. */
+    static final String BREAKER_OPEN = "circuit breaker of transport smtp is OPEN";
 
     private TestMail() {
     }
@@ -108,11 +113,14 @@ final class TestMail {
             return switch (result) {
                 case SENT -> new Outcome.Done("{\"transport\":\"http\",\"status\":202,\"providerMessageId\":\"" + providerId + "\"}",
                         tx -> store.recordSucceeded(tx, key, held[0], providerId));
-                case SENT_WITHOUT_RECORD -> new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<" + key + "@mailroom>\"}", null);
+                case SENT_WITHOUT_RECORD -> new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<" + key
+                        + "@mailroom>\",\"reply\":\"250 2.0.0 Ok: queued as Q" + m.attempt() + "X" + m.aggregateId() + "\"}", null);
                 case FAILED -> new Outcome.Failed("550 5.1.1 <" + recipient(m) + ">: mailbox unavailable",
                         "{\"transport\":\"smtp\",\"replyCode\":550}", tx -> store.recordFailed(tx, key, held[0], "550 mailbox unavailable"));
                 case RETRY -> new Outcome.RetryLater("HTTP 503: provider busy", null, "{\"transport\":\"http\",\"status\":503}",
                         tx -> store.recordFailed(tx, key, held[0], "HTTP 503"));
+                case NOT_ATTEMPTED -> new Outcome.NotAttempted(BREAKER_OPEN, java.time.Duration.ZERO, null,
+                        tx -> store.release(tx, key, held[0]));
                 case REVIEW -> new Outcome.Review("timeout after the message was sent; the outcome is unknown", null,
                         tx -> store.markAmbiguous(tx, key, held[0], "timeout after DATA"));
             };

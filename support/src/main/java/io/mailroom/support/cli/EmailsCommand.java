@@ -19,7 +19,7 @@ final class EmailsCommand extends CliCommand {
     @Option(names = "--order", paramLabel = "ORDER", description = "an order number")
     String order;
 
-    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent or cancelled")
+    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent, cancelled or closed")
     String status;
 
     @Option(names = "--since", paramLabel = "WHEN", description = "changed at or after: 1h, 2d, or 2025-01-31T09:00:00Z")

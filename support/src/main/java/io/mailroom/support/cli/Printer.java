@@ -70,6 +70,9 @@ final class Printer {
         if (e.providerMessageId() != null) {
             out.println("  provider id: " + Table.cell(e.providerMessageId(), 200));
         }
+        if (e.providerReply() != null) {
+            out.println("  reply:       " + Table.cell(e.providerReply(), 200));
+        }
         if (e.lastError() != null && e.status() != io.mailroom.support.EmailStatus.SENT) {
             out.println("  last error:  " + Table.cell(e.lastError(), 300));
         }
@@ -102,6 +105,9 @@ final class Printer {
                     }
                     if (a.providerMessageId() != null) {
                         line.append(" [id ").append(Table.cell(a.providerMessageId(), 120)).append(']');
+                    }
+                    if (a.providerReply() != null) {
+                        line.append(" [reply ").append(Table.cell(a.providerReply(), 200)).append(']');
                     }
                     if (a.error() != null) {
                         line.append(" - ").append(Table.cell(a.error(), 300));
@@ -146,6 +152,7 @@ final class Printer {
             case "retry" -> out.println("Retry of " + k + " requested" + now);
             case "confirm_sent" -> out.println("Confirmed " + k + " as sent" + now);
             case "cancel" -> out.println("Cancelled " + k + now);
+            case "close" -> out.println("Closed " + k + " (won't send)" + now);
             default -> out.println(a.action() + " " + k + now);
         }
     }

@@ -29,6 +29,7 @@ import java.util.concurrent.Callable;
  * support resend email-order-102 --reason "customer deleted it"
  * support confirm-sent email-order-102
  * support cancel email-order-102
+ * support close email-order-102 --reason "the name cannot be rendered; customer told by phone"
  * support stats
  * support pause --reason "provider incident"
  * support resume
@@ -46,9 +47,9 @@ import java.util.concurrent.Callable;
  * }</pre>
  */
 @Command(name = "support", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Find emails and their history, retry, resend, confirm or cancel them; pause and resume sending.",
+        description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
-                ConfirmSentCommand.class, CancelCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class})
+                ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     public static final String ENV_DB_URL = "MAILROOM_DB_URL";

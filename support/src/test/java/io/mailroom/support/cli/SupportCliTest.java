@@ -154,6 +154,48 @@ class SupportCliTest {
     }
 
     @Test
+    void closeNeedsAReasonAndLeavesTheEmailClosedAsWontSend() {
+        enqueue(31);
+        dispatch("email-order-31");
+        Run missing = run("close", "email-order-31");
+        assertThat(missing.code()).isEqualTo(ExitCodes.INVALID_INPUT);
+        assertThat(missing.err()).contains("Missing required option: '--reason=TEXT'");
+        assertThat(run("email", "email-order-31").out()).contains("can do:      close, retry");
+
+        Run close = run("close", "email-order-31", "--reason", "renderer refuses the name", "--actor", "tess");
+        assertThat(close.code()).as(close.err()).isZero();
+        assertThat(close.out()).contains("Closed email-order-31 (won't send); it is now closed (closed: won't send)");
+        assertThat(run("email", "email-order-31").out()).contains("status:      closed (Closed: won't send)")
+                .doesNotContain("can do:")
+                .contains("Closed (won't send) by tess (operator): \"renderer refuses the name\"");
+        assertThat(run("emails", "--status", "closed").out()).contains("email-order-31");
+        assertThat(run("--json", "close", "email-order-31", "--reason", "again").code()).isEqualTo(ExitCodes.NOT_ALLOWED);
+        Run again = run("close", "email-order-31", "--reason", "again");
+        assertThat(again.err()).contains("not allowed: only a failed email or one in review can be closed; this one is closed");
+        assertThat(pg.dsl().fetchCount(AUDIT_LOG)).isEqualTo(1);
+    }
+
+    @Test
+    void anEmailShowsTheServersReplyWithItsQueueIdAndASentOneNoEarlierError() {
+        enqueue(32);
+        DispatcherConfig config = DispatcherConfig.builder().workerId("cli-test-dispatcher").listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (m, ctx) -> m.attempt() == 1
+                ? new Outcome.RetryLater("smtp-451 4.3.0 try again later", java.time.Duration.ZERO, "{\"code\":\"smtp-451\"}", null)
+                : new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<k@test>\","
+                        + "\"reply\":\"250 2.0.0 Ok: queued as 7F3A2\"}", null)));
+        assertThat(dispatcher.runOnce()).isEqualTo(1);
+        pg.dsl().execute("UPDATE outbox_message SET available_at = now()");
+        assertThat(dispatcher.runOnce()).isEqualTo(1);
+        Run email = run("email", "email-order-32");
+        assertThat(email.out()).contains("status:      sent")
+                .contains("reply:       250 2.0.0 Ok: queued as 7F3A2")
+                .contains("attempt 2: Sent [provider 250] [id <k@test>] [reply 250 2.0.0 Ok: queued as 7F3A2]")
+                .contains("attempt 1: Did not go out; will try again [provider smtp-451] - smtp-451 4.3.0 try again later")
+                .doesNotContain("last error:");
+        assertThat(run("--json", "email", "email-order-32").json().get("lastError").isNull()).isTrue();
+    }
+
+    @Test
     void refusedActionsExitNonZeroWithAClearMessage() throws Exception {
         enqueue(9);
         dispatch("email-order-9");

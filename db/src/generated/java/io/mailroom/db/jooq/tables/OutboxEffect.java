@@ -174,7 +174,7 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     public List<Check<OutboxEffectRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("outbox_effect_last_error_check"), "((length((last_error)::text) <= 2000))", true),
-            Internal.createCheck(this, DSL.name("outbox_effect_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying])::text[])))", true)
+            Internal.createCheck(this, DSL.name("outbox_effect_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying, 'closed'::character varying])::text[])))", true)
         );
     }
 

@@ -210,7 +210,7 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
             Internal.createCheck(this, DSL.name("outbox_message_key_check"), "(((length((idempotency_key)::text) >= 1) AND (length((idempotency_key)::text) <= 200)))", true),
             Internal.createCheck(this, DSL.name("outbox_message_last_error_check"), "((length((last_error)::text) <= 2000))", true),
             Internal.createCheck(this, DSL.name("outbox_message_lease_check"), "((((status)::text = 'running'::text) = (lease_until IS NOT NULL)))", true),
-            Internal.createCheck(this, DSL.name("outbox_message_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying])::text[])))", true),
+            Internal.createCheck(this, DSL.name("outbox_message_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying, 'closed'::character varying])::text[])))", true),
             Internal.createCheck(this, DSL.name("outbox_message_topic_check"), "(((length((topic)::text) >= 1) AND (length((topic)::text) <= 200)))", true)
         );
     }
