@@ -20,10 +20,12 @@ import java.util.regex.Pattern;
  * <p>Custom headers may not replace the ones a transport owns (From, To, Subject, Message-ID,
  * Date, MIME and content headers, ...), and their values are printable ASCII.
  *
+ * <p>{@code replyTo} is optional (null: replies go to {@code from}).
+ *
  * <p>{@link #toString()} shows neither the bodies nor the full recipient address.
  */
 public record Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
-                    Map<String, String> headers, String templateVersion) {
+                    Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
 
     public static final long DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
     public static final int MAX_SUBJECT_LENGTH = 500;
@@ -55,6 +57,12 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
         if (templateVersion == null || !TEMPLATE_VERSION.matcher(templateVersion).matches()) {
             throw new InvalidEmailException("templateVersion", "must be 1..100 printable ASCII characters");
         }
+    }
+
+    /** An email without a Reply-To: replies go to {@code from}. */
+    public Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
+                 Map<String, String> headers, String templateVersion) {
+        this(from, to, subject, textBody, htmlBody, headers, templateVersion, null);
     }
 
     /**

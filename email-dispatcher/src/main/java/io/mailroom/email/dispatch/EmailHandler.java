@@ -63,38 +63,50 @@ public final class EmailHandler implements MessageHandler {
 
     private final DataSource dataSource;
     private final IdempotencyStore store;
-    private final OrderConfirmationRenderer renderer;
+    private final EmailComposer composer;
     private final MailTransport transport;
     private final AmbiguityPolicy policy;
     private final String worker;
     private final Clock clock;
 
+    /** The order confirmation handler: the payload is the order service's order document. */
     public EmailHandler(DataSource dataSource, IdempotencyStore store, OrderConfirmationRenderer renderer,
+                        MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
+        this(dataSource, store, orderConfirmations(Objects.requireNonNull(renderer, "renderer")), transport, policy, worker, clock);
+    }
+
+    public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.store = Objects.requireNonNull(store, "store");
-        this.renderer = Objects.requireNonNull(renderer, "renderer");
+        this.composer = Objects.requireNonNull(composer, "composer");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.clock = clock == null ? Clock.systemUTC() : clock;
     }
 
+    private static EmailComposer orderConfirmations(OrderConfirmationRenderer renderer) {
+        return message -> {
+            OrderConfirmation order = renderer.parse(message.payloadJson());
+            return new EmailComposer.Composed(renderer.render(order), order.fingerprintParts());
+        };
+    }
+
     @Override
     public Outcome handle(ClaimedMessage message, ClaimContext context) {
         String key = message.idempotencyKey();
-        OrderConfirmation order;
-        Email email;
+        EmailComposer.Composed composed;
         try {
-            order = renderer.parse(message.payloadJson());
-            email = renderer.render(order);
+            composed = composer.compose(message);
         } catch (RenderException e) {
             return Outcome.failed("cannot render the email: " + e.getMessage());
         } catch (InvalidEmailException e) {
             return Outcome.failed("invalid email: " + e.getMessage());
         }
-        // The request, not its rendering: see OrderConfirmation#fingerprintParts for why.
-        Fingerprint fingerprint = Fingerprint.of(order.fingerprintParts().toArray(String[]::new));
+        Email email = composed.email();
+        // The request, not its rendering: see EmailComposer and OrderConfirmation#fingerprintParts for why.
+        Fingerprint fingerprint = Fingerprint.of(composed.fingerprintParts().toArray(String[]::new));
         String descriptor = descriptor(email);
 
         Reservation reservation = inTransaction(tx -> store.reserve(tx, key, fingerprint, worker, descriptor));

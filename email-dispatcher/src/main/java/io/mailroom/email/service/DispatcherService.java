@@ -10,6 +10,11 @@ import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.metrics.QueueSampler;
 import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.render.OrderConfirmationRenderer;
+import io.mailroom.email.render.TemplatedComposer;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.templates.TemplateCatalogue;
+import io.mailroom.templates.TemplateException;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.http.HttpMailTransport;
@@ -98,9 +103,40 @@ public final class DispatcherService implements AutoCloseable {
         return start(config, DispatcherListener.NONE);
     }
 
+    /**
+     * The template catalogue this dispatcher renders from, refused at start, before anything is
+     * opened, when a template does not compile or its sample does not render, or when a configured
+     * topic names a template the catalogue does not have.
+     */
+    static TemplateCatalogue templates(EmailTopics topics) {
+        TemplateCatalogue catalogue;
+        try {
+            catalogue = TemplateCatalogue.load(topics.templatesDir());
+        } catch (TemplateException e) {
+            throw new InvalidSettingException(EmailTopics.TEMPLATES_DIR, e.getMessage());
+        }
+        List<TemplateException> problems = catalogue.check();
+        if (!problems.isEmpty()) {
+            throw new InvalidSettingException(EmailTopics.TEMPLATES_DIR, problems.size() + " template problem(s): "
+                    + problems.stream().map(TemplateException::getMessage).collect(java.util.stream.Collectors.joining("; ")));
+        }
+        for (EmailTopics.Route route : topics.routes().values()) {
+            if (!catalogue.has(route.template())) {
+                throw new InvalidSettingException(EmailTopics.TOPICS, "topic " + route.topic() + " names template '" + route.template()
+                        + "', which is not in the catalogue (" + String.join(", ", catalogue.names()) + ")");
+            }
+        }
+        if (!topics.routes().isEmpty()) {
+            log.info("Topics rendered from templates: {}", topics.routes().values().stream()
+                    .map(r -> r.topic() + " -> " + r.template()).toList());
+        }
+        return catalogue;
+    }
+
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
+        TemplateCatalogue catalogue = templates(config.topics());
         // one name for all this instance's sessions, so that the connection budget can tell them from
         // other clients' (and an operator can in pg_stat_activity)
         String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
@@ -132,10 +168,20 @@ public final class DispatcherService implements AutoCloseable {
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
             // handlers can then never take the sessions the claimers and the completer need.
-            EmailHandler handler = new EmailHandler(reservationPool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
-                    transport, config.ambiguity(), config.dispatcher().workerId(), null);
-            dispatcher = new Dispatcher(pool, config.dispatcher(), Map.of(TOPIC, handler),
-                    new TransportGate(Map.of(TOPIC, transport)), listener);
+            Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
+            handlers.put(TOPIC, new EmailHandler(reservationPool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
+                    transport, config.ambiguity(), config.dispatcher().workerId(), null));
+            if (!config.topics().routes().isEmpty()) {
+                EmailHandler templated = new EmailHandler(reservationPool, new IdempotencyStore(),
+                        new TemplatedComposer(catalogue, config.topics().routes(), config.render().from(), config.render().maxBodyBytes()),
+                        transport, config.ambiguity(), config.dispatcher().workerId(), null);
+                config.topics().routes().keySet().forEach(topic -> handlers.put(topic, templated));
+            }
+            Map<String, ResilientTransport> gates = new java.util.HashMap<>();
+            for (String topic : handlers.keySet()) {
+                gates.put(topic, transport);
+            }
+            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own

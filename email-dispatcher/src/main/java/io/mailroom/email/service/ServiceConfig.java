@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
@@ -23,6 +24,8 @@ import java.util.Map;
  *
  * @param dbStartupTimeout how long start-up waits for the database to answer before it gives up;
  *                         null waits as long as it takes ({@code MAILROOM_DB_STARTUP_TIMEOUT}, 0 or unset)
+ * @param topics    the topics beyond the order confirmation, each rendered from a template
+ *                  ({@code MAILROOM_TOPICS}, {@code MAILROOM_TOPICS_FILE}, {@code MAILROOM_TEMPLATES_DIR})
  * @param transport which provider this instance sends through: {@code smtp} or {@code http}
  */
 public record ServiceConfig(
@@ -30,7 +33,7 @@ public record ServiceConfig(
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
         TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
-        SupportConfig support, String host, int port) {
+        SupportConfig support, String host, int port, EmailTopics topics) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -120,7 +123,7 @@ public record ServiceConfig(
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http, ambiguity,
                 TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
-                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port);
+                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, EmailTopics.fromEnv(env));
     }
 
     /**
@@ -176,7 +179,7 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http, ambiguity,
-                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort);
+                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
     }
 
     @Override

@@ -20,6 +20,7 @@ import java.util.Objects;
  * Authorization: Bearer {token}
  * Idempotency-Key: {key}
  * {"from":{"email":"shop@example.com","name":"Shop"},"to":[{"email":"ann@example.com","name":"Ann"}],
+ *  "reply_to":{"email":"help@example.com"} (only when set),
  *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"}}
  *
  * 200 {"id":"msg_123"}
@@ -50,6 +51,9 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
         body.set("from", mailbox(email.from()));
         ArrayNode to = body.putArray("to");
         to.add(mailbox(email.to()));
+        if (email.replyTo() != null) {
+            body.set("reply_to", mailbox(email.replyTo()));
+        }
         body.put("subject", email.subject());
         body.put("text", email.textBody());
         body.put("html", email.htmlBody());

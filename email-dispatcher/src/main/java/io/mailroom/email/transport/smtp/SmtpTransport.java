@@ -147,6 +147,9 @@ public final class SmtpTransport implements MailTransport {
         KeyedMimeMessage m = new KeyedMimeMessage(session, messageId);
         m.setFrom(address(email.from()));
         m.setRecipient(Message.RecipientType.TO, address(email.to()));
+        if (email.replyTo() != null) {
+            m.setReplyTo(new jakarta.mail.Address[]{address(email.replyTo())});
+        }
         m.setSubject(email.subject(), UTF_8);
         m.setSentDate(Date.from(clock.instant()));
         for (Map.Entry<String, String> header : email.headers().entrySet()) {

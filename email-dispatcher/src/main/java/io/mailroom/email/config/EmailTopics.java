@@ -1,0 +1,164 @@
+package io.mailroom.email.config;
+
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.InvalidEmailException;
+
+import java.io.IOException;
+import java.nio.charset.MalformedInputException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Which email each outbox topic is: its template and, optionally, its own sender. Adding a kind of
+ * email means a template folder under {@code MAILROOM_TEMPLATES_DIR} and one line here, no Java:
+ *
+ * <pre>
+ * # topic                = template          [from="Display Name &lt;address&gt;"]
+ * email.order_shipped    = order_shipped
+ * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;"
+ * </pre>
+ *
+ * Lines come from the file {@code MAILROOM_TOPICS_FILE} and from {@code MAILROOM_TOPICS} (the same
+ * lines, separated by newlines or ';'); a topic named twice is refused. Every mistake is refused at
+ * start with the setting, the line and what was wrong.
+ *
+ * @param templatesDir {@code MAILROOM_TEMPLATES_DIR}: laid over the built-in templates; null for built-in only
+ */
+public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
+
+    public static final String TOPICS = "MAILROOM_TOPICS";
+    public static final String TOPICS_FILE = "MAILROOM_TOPICS_FILE";
+    public static final String TEMPLATES_DIR = "MAILROOM_TEMPLATES_DIR";
+
+    private static final Pattern TOPIC = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,127}");
+    private static final Pattern TEMPLATE = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
+
+    /** One topic's email: its template, and its From when it is not the service's default. */
+    public record Route(String topic, String template, EmailAddress from) {
+    }
+
+    public EmailTopics {
+        routes = Collections.unmodifiableMap(new LinkedHashMap<>(routes));
+    }
+
+    public static EmailTopics none() {
+        return new EmailTopics(null, Map.of());
+    }
+
+    public static EmailTopics fromEnv(Map<String, String> env) {
+        Settings s = new Settings(env);
+        Path dir = null;
+        String d = s.string(TEMPLATES_DIR);
+        if (d != null) {
+            dir = Path.of(d);
+            if (!Files.isDirectory(dir)) {
+                throw new InvalidSettingException(TEMPLATES_DIR, TEMPLATES_DIR + " must name a directory, got '" + d + "'");
+            }
+        }
+        Map<String, Route> routes = new LinkedHashMap<>();
+        String file = s.string(TOPICS_FILE);
+        if (file != null) {
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(Path.of(file), StandardCharsets.UTF_8);
+            } catch (MalformedInputException e) {
+                throw new InvalidSettingException(TOPICS_FILE, TOPICS_FILE + " '" + file + "' is not UTF-8");
+            } catch (IOException e) {
+                throw new InvalidSettingException(TOPICS_FILE, TOPICS_FILE + " '" + file + "' cannot be read: " + e);
+            }
+            parse(TOPICS_FILE + " " + file, lines, routes);
+        }
+        String inline = s.string(TOPICS);
+        if (inline != null) {
+            parse(TOPICS, List.of(inline.split("[;\\n]")), routes);
+        }
+        return new EmailTopics(dir, routes);
+    }
+
+    /** Parses lines of {@code topic = template [from="..."]} into {@code into}; {@code where} names the source. */
+    public static void parse(String where, List<String> lines, Map<String, Route> into) {
+        String setting = where.split(" ")[0];
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            String at = where + (lines.size() > 1 ? " line " + (i + 1) : "") + ": ";
+            int eq = line.indexOf('=');
+            if (eq < 0) {
+                throw new InvalidSettingException(setting, at + "expected 'topic = template', got '" + line + "'");
+            }
+            String topic = line.substring(0, eq).strip();
+            if (!TOPIC.matcher(topic).matches()) {
+                throw new InvalidSettingException(setting, at + "topic '" + topic + "' must be 1-128 of a-z, 0-9, '_', '.', '-'");
+            }
+            List<String> tokens = tokens(setting, at, line.substring(eq + 1));
+            if (tokens.isEmpty() || !TEMPLATE.matcher(tokens.getFirst()).matches()) {
+                throw new InvalidSettingException(setting, at + "topic " + topic + " needs a template name (1-64 of a-z, 0-9, '_', '.', '-')"
+                        + (tokens.isEmpty() ? "" : ", got '" + tokens.getFirst() + "'"));
+            }
+            EmailAddress from = null;
+            for (String attribute : tokens.subList(1, tokens.size())) {
+                int e = attribute.indexOf('=');
+                String name = e < 0 ? attribute : attribute.substring(0, e);
+                String value = e < 0 ? null : unquote(attribute.substring(e + 1));
+                if (!name.equals("from") || value == null || value.isBlank()) {
+                    throw new InvalidSettingException(setting, at + "unknown or empty setting '" + attribute
+                            + "' for topic " + topic + " (known: from=\"Name <address>\")");
+                }
+                try {
+                    from = EmailAddress.parseMailbox(value);
+                } catch (InvalidEmailException ex) {
+                    throw new InvalidSettingException(setting, at + "from of topic " + topic + ": " + ex.getMessage());
+                }
+            }
+            if (into.putIfAbsent(topic, new Route(topic, tokens.getFirst(), from)) != null) {
+                throw new InvalidSettingException(setting, at + "topic " + topic + " is configured twice");
+            }
+        }
+    }
+
+    /** Splits on blanks, keeping "quoted values" (with \" inside) whole. */
+    private static List<String> tokens(String setting, String at, String text) {
+        List<String> tokens = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (quoted && c == '\\' && i + 1 < text.length()) {
+                current.append(c).append(text.charAt(++i));
+            } else if (c == '"') {
+                quoted = !quoted;
+                current.append(c);
+            } else if (!quoted && Character.isWhitespace(c)) {
+                if (!current.isEmpty()) {
+                    tokens.add(current.toString());
+                    current.setLength(0);
+                }
+            } else {
+                current.append(c);
+            }
+        }
+        if (quoted) {
+            throw new InvalidSettingException(setting, at + "a quote is not closed");
+        }
+        if (!current.isEmpty()) {
+            tokens.add(current.toString());
+        }
+        return tokens;
+    }
+
+    private static String unquote(String v) {
+        if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+            return v.substring(1, v.length() - 1).replace("\\\"", "\"").replace("\\\\", "\\");
+        }
+        return v;
+    }
+}

@@ -1,0 +1,163 @@
+package io.mailroom.email.render;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.mailroom.email.Email;
+import io.mailroom.email.EmailAddress;
+import io.mailroom.email.InvalidEmailException;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.dispatch.EmailComposer;
+import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.templates.RenderedTemplate;
+import io.mailroom.templates.TemplateCatalogue;
+import io.mailroom.templates.TemplateException;
+
+import java.util.ArrayList;
+import java.util.IllformedLocaleException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Renders the emails business code enqueued through {@code io.mailroom.email.api.EmailOutbox}: reads
+ * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}), renders the
+ * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
+ * builds the {@link Email} with the topic's sender (or the service's default one).
+ *
+ * <p>The topic's configured template wins over the one the envelope names: the operator decides
+ * which template a kind of email uses. The fingerprint is the request (recipient, reply-to,
+ * headers, locale, template name and the data, canonically ordered), never the rendering, so a
+ * template deploy neither resends a sent email nor turns an unknown outcome into a mismatch.
+ */
+public final class TemplatedComposer implements EmailComposer {
+
+    private static final JsonMapper JSON = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+            .build();
+
+    private final TemplateCatalogue catalogue;
+    private final Map<String, EmailTopics.Route> routes;
+    private final EmailAddress defaultFrom;
+    private final long maxBodyBytes;
+
+    public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
+                             long maxBodyBytes) {
+        this.catalogue = Objects.requireNonNull(catalogue, "catalogue");
+        this.routes = Map.copyOf(routes);
+        this.defaultFrom = Objects.requireNonNull(defaultFrom, "defaultFrom");
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    @Override
+    public Composed compose(ClaimedMessage message) throws RenderException {
+        EmailTopics.Route route = routes.get(message.topic());
+        if (route == null) {
+            throw new RenderException("topic", "'" + message.topic() + "' has no template configured (MAILROOM_TOPICS)");
+        }
+        JsonNode envelope;
+        try {
+            envelope = JSON.readTree(message.payloadJson());
+        } catch (JsonProcessingException e) {
+            throw new RenderException("payload", "is not valid JSON");
+        }
+        if (envelope == null || !envelope.isObject()) {
+            throw new RenderException("payload", "must be a JSON object (an email envelope)");
+        }
+        if (!envelope.path("v").isInt() || envelope.get("v").intValue() != 1) {
+            throw new RenderException("payload.v", "must be 1 (the envelope version this dispatcher reads), got " + envelope.get("v"));
+        }
+        Locale locale = locale(envelope.get("locale"));
+        EmailAddress to = mailbox("to", envelope.get("to"));
+        EmailAddress replyTo = envelope.hasNonNull("replyTo") ? mailbox("replyTo", envelope.get("replyTo")) : null;
+        Map<String, String> headers = headers(envelope.get("headers"));
+        JsonNode dataNode = envelope.get("data");
+        if (dataNode == null || !dataNode.isObject()) {
+            throw new RenderException("payload.data", "must be a JSON object");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> data = JSON.convertValue(dataNode, LinkedHashMap.class);
+
+        RenderedTemplate rendered;
+        try {
+            rendered = catalogue.render(route.template(), locale, data);
+        } catch (TemplateException e) {
+            throw new RenderException("template", e.getMessage());
+        }
+        EmailAddress from = route.from() != null ? route.from() : defaultFrom;
+        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), headers, rendered.version(), replyTo)
+                .requireBodyWithin(maxBodyBytes);
+
+        List<String> parts = new ArrayList<>();
+        parts.add("email-envelope-v1");
+        parts.add(route.template());
+        parts.add(locale.toLanguageTag());
+        parts.add(to.address());
+        parts.add(Objects.toString(to.displayName(), ""));
+        parts.add(replyTo == null ? "" : replyTo.address() + " " + Objects.toString(replyTo.displayName(), ""));
+        parts.add(canonical(new TreeMap<>(headers)));
+        parts.add(canonical(data));
+        return new Composed(email, parts);
+    }
+
+    private static Locale locale(JsonNode node) throws RenderException {
+        if (node == null || node.isNull()) {
+            return Locale.ENGLISH;
+        }
+        try {
+            Locale l = new Locale.Builder().setLanguageTag(node.asText()).build();
+            if (l.getLanguage().isEmpty()) {
+                throw new RenderException("payload.locale", "names no language: '" + node.asText() + "'");
+            }
+            return l;
+        } catch (IllformedLocaleException e) {
+            throw new RenderException("payload.locale", "is not a BCP 47 language tag: '" + node.asText() + "'");
+        }
+    }
+
+    private static EmailAddress mailbox(String field, JsonNode node) throws RenderException {
+        if (node == null || !node.isObject() || !node.path("address").isTextual()) {
+            throw new RenderException("payload." + field, "must be an object with an address");
+        }
+        JsonNode name = node.get("name");
+        try {
+            return EmailAddress.of(node.get("address").textValue(), name == null || name.isNull() ? null : name.asText());
+        } catch (InvalidEmailException e) {
+            throw new RenderException("payload." + field, e.getMessage());
+        }
+    }
+
+    private static Map<String, String> headers(JsonNode node) throws RenderException {
+        Map<String, String> headers = new LinkedHashMap<>();
+        if (node == null || node.isNull()) {
+            return headers;
+        }
+        if (!node.isObject()) {
+            throw new RenderException("payload.headers", "must be an object of header names to values");
+        }
+        for (Map.Entry<String, JsonNode> h : node.properties()) {
+            if (!h.getValue().isTextual()) {
+                throw new RenderException("payload.headers." + h.getKey(), "must be a string");
+            }
+            headers.put(h.getKey(), h.getValue().textValue());
+        }
+        return headers;
+    }
+
+    private static String canonical(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("template data that was just read cannot be written", e);
+        }
+    }
+}
