@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Mailroom benchmarks (module benchmarks) against a real PostgreSQL and prints the tables;
-# the figures also go to benchmarks/target/bench-results.json unless --output says otherwise.
+# the figures also go to tools/benchmarks/target/bench-results.json unless --output says otherwise.
 #
 #   scripts/bench.sh                  full run (about 10 minutes on 2 cores)
 #   scripts/bench.sh --quick          every scenario on tiny sizes (CI smoke run, figures meaningless)
@@ -20,9 +20,9 @@ mailroom_use_jdk
 
 # Build the tool and its reactor dependencies (never installed into ~/.m2): target/classpath.txt
 # lists the jars, resolved to the sibling modules' target directories.
-./mvnw -B -q ${MVN_OFFLINE:+-o} -pl benchmarks -am -DskipTests package
+./mvnw -B -q ${MVN_OFFLINE:+-o} -pl tools/benchmarks -am -DskipTests package
 
-cp="$root/benchmarks/target/classes:$(cat "$root/benchmarks/target/classpath.txt")"
+cp="$root/tools/benchmarks/target/classes:$(cat "$root/tools/benchmarks/target/classpath.txt")"
 full=true
 for a in "$@"; do [[ "$a" == "--quick" || "$a" == "--help" || "$a" == "-h" ]] && full=false; done
 extra=()
