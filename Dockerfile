@@ -9,7 +9,7 @@ FROM eclipse-temurin:21-jre
 RUN useradd --system --uid 10001 mailroom
 WORKDIR /app
 COPY --from=build /src/examples/order-service/target/order-service.jar /app/order-service.jar
-COPY --from=build /src/email-dispatcher/target/mailroom.jar /app/mailroom.jar
+COPY --from=build /src/mailroom-service/target/mailroom.jar /app/mailroom.jar
 USER mailroom
 ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
 EXPOSE 8081 8082

@@ -9,13 +9,13 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code mailroom}: the operator's command line. {@code mailroom dispatcher run} runs a dispatcher
- * configured from the environment until SIGTERM; {@code mailroom demo} runs the whole system in one
- * process; {@code mailroom support ...} answers support questions and takes their actions
+ * configured from the environment until SIGTERM; {@code mailroom templates check|render} is the template
+ * author's loop; {@code mailroom support ...} answers support questions and takes their actions
  * (emails of an order, retry, resend, confirm-sent, cancel, stats, pause, resume).
  */
 @Command(name = "mailroom", mixinStandardHelpOptions = true, version = "mailroom 0.1.0",
         description = "Transactional outbox and idempotent email dispatcher for PostgreSQL.",
-        subcommands = {MailroomCli.DispatcherCommand.class, MailroomCli.DemoCommand.class})
+        subcommands = {MailroomCli.DispatcherCommand.class})
 public final class MailroomCli implements Callable<Integer> {
 
     public static void main(String[] args) {
@@ -69,17 +69,6 @@ public final class MailroomCli implements Callable<Integer> {
                 stopped.countDown();
             }, "dispatcher-shutdown"));
             stopped.await();
-            return 0;
-        }
-    }
-
-    @Command(name = "demo", mixinStandardHelpOptions = true,
-            description = "Run everything in one process: embedded PostgreSQL (unless MAILROOM_DB_URL is set), an SMTP sink,"
-                    + " the order service and a dispatcher; places sample orders.")
-    static final class DemoCommand implements Callable<Integer> {
-        @Override
-        public Integer call() throws InterruptedException {
-            Demo.run(System.getenv());
             return 0;
         }
     }

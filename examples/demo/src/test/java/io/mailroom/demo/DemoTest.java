@@ -1,4 +1,4 @@
-package io.mailroom.email.service;
+package io.mailroom.demo;
 
 import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.testing.PostgresExtension;

@@ -1,8 +1,11 @@
-package io.mailroom.email.service;
+package io.mailroom.demo;
 
 import com.icegreen.greenmail.util.GreenMail;
 import com.icegreen.greenmail.util.ServerSetup;
 import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.email.service.DatabaseStartupException;
+import io.mailroom.email.service.DispatcherService;
+import io.mailroom.email.service.ServiceConfig;
 import io.mailroom.orders.EmbeddedDatabase;
 import io.mailroom.orders.OrderServiceApp;
 import io.mailroom.orders.OrderServiceConfig;
@@ -45,6 +48,23 @@ public final class Demo implements AutoCloseable {
     private OrderServiceApp orders;
     private DispatcherService dispatcher;
     private ScheduledExecutorService mailboxWatcher;
+
+    /** {@code java -jar mailroom-demo.jar}: runs until Ctrl-C or SIGTERM; exit 2 on bad settings, 1 on other failures. */
+    public static void main(String[] args) throws InterruptedException {
+        if (args.length > 0) {
+            System.err.println("mailroom-demo takes no arguments (settings come from MAILROOM_* variables; see README.md)");
+            System.exit(2);
+        }
+        try {
+            run(System.getenv());
+        } catch (IllegalArgumentException e) { // InvalidSettingException included
+            System.err.println("mailroom demo: invalid configuration: " + e.getMessage());
+            System.exit(2);
+        } catch (DatabaseStartupException e) {
+            System.err.println("mailroom demo: " + e.getMessage());
+            System.exit(1);
+        }
+    }
 
     public static void run(Map<String, String> environment) throws InterruptedException {
         Demo demo = new Demo();
