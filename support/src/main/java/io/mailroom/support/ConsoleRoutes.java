@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
 
-import static io.mailroom.support.Html.url;
+import static io.mailroom.support.ConsolePages.url;
 
 /**
  * The web console: server-rendered pages behind a login form.
@@ -59,12 +59,14 @@ final class ConsoleRoutes {
     private final Authenticator auth;
     private final Sessions sessions;
     private final SupportConfig config;
+    private final ConsolePages pages;
 
-    ConsoleRoutes(SupportService service, Authenticator auth, Sessions sessions, SupportConfig config) {
+    ConsoleRoutes(SupportService service, Authenticator auth, Sessions sessions, SupportConfig config, ConsolePages pages) {
         this.service = service;
         this.auth = auth;
         this.sessions = sessions;
         this.config = config;
+        this.pages = pages;
     }
 
     void register(JavalinConfig c) {
@@ -196,8 +198,7 @@ final class ConsoleRoutes {
     private void renderLogin(Context ctx, int status, String next, String error) {
         String loginCsrf = Sessions.randomToken();
         setCookie(ctx, LOGIN_COOKIE, loginCsrf, "/console/login", 1800);
-        ctx.status(status).html(ConsolePages.layout("Sign in", null, null, null,
-                ConsolePages.login(loginCsrf, next, error, auth.demo())));
+        ctx.status(status).html(pages.login(loginCsrf, next, error, auth.demo()));
     }
 
     private void login(Context ctx) {
@@ -243,24 +244,20 @@ final class ConsoleRoutes {
         return s.takeFlash();
     }
 
-    private void page(Context ctx, String title, String active, String body) {
-        ctx.html(ConsolePages.layout(title, viewer(ctx), active, flash(ctx), body));
-    }
-
     private void orders(Context ctx) {
         String raw = ctx.queryParam(SupportParams.ORDER_ID);
         if (raw == null || raw.isBlank()) {
-            page(ctx, "Find an order", "orders", ConsolePages.orderPage(null, null, viewer(ctx)));
+            ctx.html(pages.orderPage(viewer(ctx), flash(ctx), null, null));
             return;
         }
         OrderEmails order = service.emailsOfOrder(raw);
-        page(ctx, "Order " + order.orderId(), "orders", ConsolePages.orderPage(order.orderId(), order, viewer(ctx)));
+        ctx.html(pages.orderPage(viewer(ctx), flash(ctx), order.orderId(), order));
     }
 
     private void email(Context ctx) {
         String key = ctx.pathParam("key");
         EmailView e = service.email(key).orElseThrow(() -> HttpFailure.notFound("no email with key " + key, SupportParams.KEY));
-        page(ctx, e.kind() + " " + e.key(), null, ConsolePages.emailPage(e, viewer(ctx)));
+        ctx.html(pages.emailPage(viewer(ctx), flash(ctx), e));
     }
 
     private void list(Context ctx) {
@@ -275,19 +272,15 @@ final class ConsoleRoutes {
                 + (olderThan == null || olderThan.isBlank() ? "" : "&olderThan=" + url(olderThan.trim()));
         String next = result.nextCursor() == null ? null : base + "&cursor=" + url(result.nextCursor());
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
-        String active = switch (filter.status()) {
-            case FAILED -> "failed";
-            case REVIEW -> "review";
-            case PENDING -> "pending";
-            default -> null;
-        };
-        page(ctx, ConsolePages.listTitle(filter.status()), active,
-                ConsolePages.listPage(new ConsolePages.ListInput(status, since, olderThan), result, next, viewer(ctx),
-                        safeLocal(back, base)));
+        ctx.html(pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
+                safeLocal(back, base)));
     }
 
     private void queue(Context ctx) {
-        page(ctx, "Queue", "queue", ConsolePages.queuePage(service.stats(), service.control(), viewer(ctx)));
+        QueueStats stats = service.stats();
+        ControlState control = service.control();
+        // the flash is taken once the page can be shown: a failure above keeps it for the next page
+        ctx.html(pages.queuePage(viewer(ctx), flash(ctx), stats, control));
     }
 
     private void act(Context ctx) {
@@ -357,11 +350,7 @@ final class ConsoleRoutes {
     void errorPage(Context ctx, int status, String message, String parameter) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
         ConsolePages.Viewer viewer = s == null ? null : new ConsolePages.Viewer(s.actor, s.csrfToken);
-        String body = ConsolePages.error(status, message, parameter);
-        if (status == 401) {
-            body += "<p><a class=\"button primary\" href=\"/console/login\">Sign in</a></p>";
-        }
-        ctx.status(status).html(ConsolePages.layout(ConsolePages.title(status), viewer, null, null, body));
+        ctx.status(status).html(pages.error(viewer, status, message, parameter));
     }
 
     private static String safeLocal(String candidate, String fallback) {

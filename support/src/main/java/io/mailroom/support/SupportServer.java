@@ -78,7 +78,7 @@ public final class SupportServer implements AutoCloseable {
         Authenticator auth = new Authenticator(config.tokens(), config.demo());
         Sessions sessions = new Sessions(config.sessionTtl(), Clock.systemUTC());
         ApiRoutes api = new ApiRoutes(service);
-        ConsoleRoutes console = new ConsoleRoutes(service, auth, sessions, config);
+        ConsoleRoutes console = new ConsoleRoutes(service, auth, sessions, config, new ConsolePages());
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;

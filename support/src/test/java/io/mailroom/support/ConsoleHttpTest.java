@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
@@ -26,6 +27,7 @@ class ConsoleHttpTest {
 
     static final String VIEWER = "vic-viewer-token-0123456789";
     static final String SUPPORT = "alice-support-token-0123456789";
+    static final String OPERATOR = "olga-operator-token-0123456789";
 
     private static SupportServer server;
     private static Http http;
@@ -33,7 +35,7 @@ class ConsoleHttpTest {
     @BeforeAll
     static void start() {
         server = SupportServer.start(pg.dataSource(), SupportConfig.builder().host("127.0.0.1").port(0)
-                .tokens("vic:viewer:" + VIEWER + ",alice:support:" + SUPPORT).build());
+                .tokens("vic:viewer:" + VIEWER + ",alice:support:" + SUPPORT + ",olga:operator:" + OPERATOR).build());
         http = new Http(server.baseUri());
     }
 
@@ -269,6 +271,44 @@ class ConsoleHttpTest {
     }
 
     @Test
+    void hostileNamesReasonsAndFailuresAreEscapedOnEveryPageThatShowsThem() throws Exception {
+        String hostile = "<script>alert(1)</script>\"'&";
+        String escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;";
+        String vietnamese = "Nguyễn Thị Ánh";
+        String payload = SupportJson.mapper().writeValueAsString(Map.of("orderId", 667, "customerEmail", "anh@example.com",
+                "customerName", vietnamese + " " + hostile));
+        TestMail.enqueue(pg.dsl(), NewMessage.of(TestMail.CONFIRMATION, "order", "667", "email-order-667", payload));
+        TestMail.dispatchAll(pg.dataSource(), FAILED);
+        String failure = "550 rejected </textarea><script>alert(2)</script> " + hostile;
+        pg.dsl().execute("UPDATE outbox_effect SET last_error = ?", failure);
+        pg.dsl().execute("UPDATE outbox_message SET last_error = ?", failure);
+        pg.dsl().execute("UPDATE outbox_attempt SET error = ?", failure);
+        String failureEscaped = "550 rejected &lt;/textarea&gt;&lt;script&gt;alert(2)&lt;/script&gt; " + escaped;
+        // a person whose name comes from outside the token list (the CLI takes the operating-system user's)
+        SupportService service = new SupportService(pg.dataSource(), TransportStatus.UNKNOWN);
+        Actor person = new Actor(vietnamese + " " + hostile, Role.OPERATOR);
+        service.close(person, "email-order-667", "reason " + hostile + " " + vietnamese);
+        service.pause(person, "*", "pause " + hostile);
+        Browser olga = signIn(OPERATOR);
+
+        Map<String, List<String>> shown = Map.of(
+                "/console/orders?orderId=667", List.of(vietnamese + " " + escaped + " &lt;anh@example.com&gt;", failureEscaped,
+                        "Closed (won&#39;t send) by " + vietnamese + " " + escaped + " (operator)",
+                        "“reason " + escaped + " " + vietnamese + "”"),
+                "/console/emails/email-order-667", List.of(vietnamese + " " + escaped + " &lt;anh@example.com&gt;", failureEscaped,
+                        "“reason " + escaped + " " + vietnamese + "”"),
+                "/console/emails?status=closed", List.of(failureEscaped),
+                "/console/queue", List.of("by " + vietnamese + " " + escaped + " since", "“pause " + escaped + "”"));
+        for (Map.Entry<String, List<String>> page : shown.entrySet()) {
+            HttpResponse<String> r = http.get(page.getKey(), "Cookie", "mailroom_session=" + olga.cookie());
+            assertThat(r.statusCode()).as(page.getKey()).isEqualTo(200);
+            // UTF-8 bytes, as the page's <meta charset> says (the Content-Type names no charset)
+            assertThat(r.body()).as(page.getKey()).contains("<meta charset=\"utf-8\">").doesNotContain("<script>alert").doesNotContain("</textarea>")
+                    .doesNotContain(hostile).contains(page.getValue());
+        }
+    }
+
+    @Test
     void demoModeOffersASignInWithoutTokenAndOnlyThere() {
         assertThat(http.get("/console/login").body()).doesNotContain("Enter the demo");
         HttpResponse<String> form = http.get("/console/login");
@@ -312,5 +352,7 @@ class ConsoleHttpTest {
         assertThat(http.get("/console/assets/app.js").body()).contains("Intl.DateTimeFormat");
         assertThat(http.get("/console/assets/..%2F..%2Fapp.css").statusCode()).isIn(400, 404);
         assertThat(http.get("/console/assets/secret.properties").statusCode()).isEqualTo(404);
+        // the page templates live beside the assets but are not served
+        assertThat(http.get("/console/assets/layout.peb").statusCode()).isEqualTo(404);
     }
 }

@@ -50,7 +50,7 @@ final class Http {
 
     HttpResponse<String> postForm(String path, Map<String, String> form, String... headers) {
         String body = form.entrySet().stream()
-                .map(e -> Html.url(e.getKey()) + "=" + Html.url(e.getValue()))
+                .map(e -> ConsolePages.url(e.getKey()) + "=" + ConsolePages.url(e.getValue()))
                 .collect(Collectors.joining("&"));
         return send(HttpRequest.newBuilder(base.resolve(path)).POST(HttpRequest.BodyPublishers.ofString(body))
                 .header("Content-Type", "application/x-www-form-urlencoded"), headers);

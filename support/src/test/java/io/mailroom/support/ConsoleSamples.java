@@ -1,0 +1,83 @@
+package io.mailroom.support;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Made-up records for rendering the console's pages without a database: every status, every
+ * action, both kinds of history entry, every optional field present, with {@code text} inside
+ * every free text (a person's name, a reason, an error, a provider's reply, a subject).
+ */
+final class ConsoleSamples {
+
+    static final Instant T0 = Instant.parse("2026-03-01T09:15:30Z");
+
+    private final String text;
+
+    ConsoleSamples(String text) {
+        this.text = text;
+    }
+
+    List<TimelineEntry> timeline() {
+        return List.of(
+                new TimelineEntry.Attempt(1, T0, T0.plusSeconds(2), "retry", "worker " + text, "421 busy " + text,
+                        "smtp", "421", "mid " + text, "421 reply " + text, null),
+                new TimelineEntry.Attempt(2, T0.plusSeconds(60), T0.plusSeconds(61), "released", "w2", null,
+                        null, null, null, null, "not_attempted"),
+                new TimelineEntry.Action(T0.plusSeconds(120), "alice " + text, "SUPPORT", AuditActions.RESEND,
+                        "reason " + text, "email-order-7-r1"),
+                new TimelineEntry.Action(T0.plusSeconds(180), "bob", "OPERATOR", AuditActions.RETRY, null, null),
+                new TimelineEntry.Attempt(3, T0.plusSeconds(200), T0.plusSeconds(201), "done", "w3", null,
+                        "http", "202", "prov-7", "250 2.0.0 Ok: queued as Q7", null));
+    }
+
+    EmailView email(String key, EmailStatus status, List<String> actions, String main, boolean history) {
+        return new EmailView(key, "email.order_confirmation", "Order confirmation " + text, "order", "7",
+                "ann@example.com", "Ann " + text, "Subject " + text, status, 3, 10, "last error " + text,
+                T0, T0.plusSeconds(300), status == EmailStatus.SENT ? T0.plusSeconds(201) : null,
+                status == EmailStatus.PENDING ? T0.plusSeconds(900) : null, "prov " + text, "250 reply " + text,
+                "succeeded", true, "email-order-7-r0", List.of("email-order-7-r1", "email-order-7-r2"), actions, main,
+                history ? timeline() : null);
+    }
+
+    /** One email in every status, with the actions that status offers. */
+    List<EmailView> everyStatus(boolean history) {
+        List<EmailView> out = new ArrayList<>();
+        out.add(email("email-order-7-failed", EmailStatus.FAILED, List.of(EmailView.CLOSE, EmailView.RETRY), EmailView.CLOSE, history));
+        out.add(email("email-order-7-pending", EmailStatus.PENDING, List.of(EmailView.RETRY, EmailView.CANCEL), EmailView.RETRY, history));
+        out.add(email("email-order-7-review", EmailStatus.REVIEW,
+                List.of(EmailView.CONFIRM_SENT, EmailView.RESEND, EmailView.CLOSE), EmailView.CONFIRM_SENT, history));
+        out.add(email("email-order-7-sent", EmailStatus.SENT, List.of(EmailView.RESEND), null, history));
+        out.add(email("email-order-7-sending", EmailStatus.SENDING, List.of(), null, history));
+        out.add(email("email-order-7-cancelled", EmailStatus.CANCELLED, List.of(), null, history));
+        out.add(email("email-order-7-closed", EmailStatus.CLOSED, List.of(), null, history));
+        // nothing known and nothing happened yet
+        out.add(new EmailView("email-order-7-bare", "email.x", "Something", "order", "7", null, null, null, EmailStatus.PENDING,
+                0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of()));
+        return out;
+    }
+
+    QueueStats stats(boolean transportsKnown, List<TransportStatus.TransportState> transports) {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        counts.put("pending", 12L);
+        counts.put("failed", 3L);
+        List<QueueStats.Minute> minutes = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            minutes.add(new QueueStats.Minute(T0.plusSeconds(60L * i), i % 7, i % 3, i % 5 == 0 ? 1 : 0));
+        }
+        return new QueueStats(T0, counts, 4, T0.minusSeconds(4000), 4000L, new QueueStats.Window(1, 2, 3, 4),
+                new QueueStats.Window(10, 20, 30, 40), minutes, List.of(), transports, transportsKnown);
+    }
+
+    ControlState paused() {
+        return new ControlState(List.of(new ControlState.Switch("*", true, "pause " + text, "olga " + text, T0)));
+    }
+
+    ControlState topicPaused() {
+        return new ControlState(List.of(new ControlState.Switch("*", false, null, "olga", T0),
+                new ControlState.Switch("email.shipped " + text, true, null, "olga", T0)));
+    }
+}

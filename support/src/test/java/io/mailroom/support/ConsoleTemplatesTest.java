@@ -1,0 +1,155 @@
+package io.mailroom.support;
+
+import io.pebbletemplates.pebble.error.PebbleException;
+import io.pebbletemplates.pebble.template.PebbleTemplate;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The console's templates without a server: every template file is compiled at start, a broken or
+ * missing one stops the start, printing escapes and unknown variables fail, and every page, in
+ * every branch the sample records reach, renders with hostile text escaped.
+ */
+class ConsoleTemplatesTest {
+
+    static final Path SOURCES = Path.of("src", "main", "resources", ConsolePages.ROOT);
+    /** A display name or reason as hostile as it gets, a failure that tries to close a textarea, and Vietnamese. */
+    static final String HOSTILE = "<script>alert(1)</script>\"'& </textarea> Nguyễn Thị Ánh";
+    static final String ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp; &lt;/textarea&gt; Nguyễn Thị Ánh";
+
+    static final Pattern INLINE = Pattern.compile("<style|\\sstyle=|\\son[a-z]+=", Pattern.CASE_INSENSITIVE);
+
+    private final ConsolePages pages = new ConsolePages();
+    private final ConsoleSamples samples = new ConsoleSamples(HOSTILE);
+
+    @Test
+    void everyConsoleTemplateIsCompiledAtStart() throws IOException {
+        List<String> files = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(SOURCES)) {
+            walk.filter(p -> p.toString().endsWith(".peb"))
+                    .forEach(p -> files.add(SOURCES.relativize(p).toString().replace('\\', '/')));
+        }
+        assertThat(files).isNotEmpty();
+        // a template file the list misses would be compiled only when a page first needs it
+        assertThat(new TreeSet<>(ConsolePages.TEMPLATES)).isEqualTo(new TreeSet<>(files));
+        var engine = ConsolePages.engine(ConsolePages.ROOT);
+        for (String name : ConsolePages.TEMPLATES) {
+            assertThat(engine.getTemplate(name)).as(name).isNotNull();
+        }
+    }
+
+    @Test
+    void aBrokenOrMissingTemplateStopsTheStart() {
+        assertThatThrownBy(() -> new ConsolePages("io/mailroom/support/console-test"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("console template io/mailroom/support/console-test/layout.peb cannot be used");
+        assertThatThrownBy(() -> new ConsolePages("io/mailroom/support/no-such-folder"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no-such-folder/layout.peb");
+    }
+
+    @Test
+    void theEngineEscapesForHtmlAndRefusesUnknownVariables() throws IOException {
+        PebbleTemplate print = ConsolePages.engine("io/mailroom/support/console-test").getTemplate("print.peb");
+        StringWriter out = new StringWriter();
+        print.evaluate(out, Map.of("value", HOSTILE));
+        assertThat(out.toString()).isEqualTo("<p title=\"" + ESCAPED + "\">" + ESCAPED + "</p>\n");
+        assertThatThrownBy(() -> print.evaluate(new StringWriter(), Map.of("other", "x")))
+                .isInstanceOf(PebbleException.class).hasMessageContaining("value");
+    }
+
+    @Test
+    void noTemplateTurnsEscapingOff() throws IOException {
+        Pattern raw = Pattern.compile("\\|\\s*raw\\b|\\{%-?\\s*autoescape");
+        for (String name : ConsolePages.TEMPLATES) {
+            assertThat(raw.matcher(Files.readString(SOURCES.resolve(name))).find()).as(name).isFalse();
+        }
+    }
+
+    /** Every page, for every role, in the branches the samples reach. */
+    private Map<String, String> everyPage() {
+        Map<String, String> out = new LinkedHashMap<>();
+        Sessions.Flash flash = new Sessions.Flash("flash " + HOSTILE, true);
+        out.put("login", pages.login("csrf", "/console/emails?status=failed&since=1h", "error " + HOSTILE, false));
+        out.put("login demo", pages.login("csrf", "next " + HOSTILE, null, true));
+        out.put("error 401", pages.error(null, 401, "message " + HOSTILE, null));
+        for (Role role : Role.values()) {
+            ConsolePages.Viewer viewer = new ConsolePages.Viewer(new Actor("name " + HOSTILE, role), "csrf-token");
+            out.put(role + " order lookup", pages.orderPage(viewer, null, null, null));
+            out.put(role + " order", pages.orderPage(viewer, flash, "7", new OrderEmails("7", samples.everyStatus(true), true)));
+            out.put(role + " order without emails", pages.orderPage(viewer, null, "8", new OrderEmails("8", List.of(), false)));
+            for (EmailView e : samples.everyStatus(true)) {
+                out.put(role + " email " + e.key(), pages.emailPage(viewer, flash, e));
+            }
+            for (EmailStatus status : EmailStatus.values()) {
+                out.put(role + " list " + status, pages.listPage(viewer, flash,
+                        new ConsolePages.ListInput(status.code(), HOSTILE, HOSTILE),
+                        new EmailPage(status, samples.everyStatus(false), "cursor"), "/console/emails?status=failed&cursor=x",
+                        "/console/emails?status=failed"));
+            }
+            out.put(role + " empty list", pages.listPage(viewer, null, new ConsolePages.ListInput(null, null, null),
+                    new EmailPage(EmailStatus.FAILED, List.of(), null), null, "/console/emails?status=failed"));
+            out.put(role + " queue paused", pages.queuePage(viewer, flash, samples.stats(true,
+                    List.of(new TransportStatus.TransportState("smtp " + HOSTILE, "OPEN"))), samples.paused()));
+            out.put(role + " queue topic paused", pages.queuePage(viewer, null, samples.stats(true, List.of()), samples.topicPaused()));
+            out.put(role + " queue running", pages.queuePage(viewer, null, samples.stats(false, List.of()), new ControlState(List.of())));
+            out.put(role + " error", pages.error(viewer, 404, "message " + HOSTILE, "key " + HOSTILE));
+        }
+        return out;
+    }
+
+    @Test
+    void hostileTextIsEscapedOnEveryPageThatShowsIt() {
+        Map<String, String> all = everyPage();
+        assertThat(all).hasSizeGreaterThan(60);
+        all.forEach((name, html) -> {
+            assertThat(html).as(name).startsWith("<!doctype html>").endsWith("</html>\n")
+                    .doesNotContain("<script>alert").doesNotContain("</textarea>")
+                    .doesNotContain("\"'&");
+            // every page shows the hostile text somewhere (a name, a reason, a message) and only escaped
+            assertThat(html).as(name).contains(ESCAPED);
+            // the CSP allows this server's own files only: one script, app.js; no inline style or handlers
+            assertThat(html.split("<script", -1)).as(name).hasSize(2);
+            assertThat(html).as(name).contains("<script src=\"/console/assets/app.js\" defer></script>");
+            assertThat(INLINE.matcher(html).find()).as(name + " has inline style or an event handler").isFalse();
+        });
+        String order = all.get("SUPPORT order");
+        // the recipient's name, the failure, the provider's words, the person's name and reason in the history
+        for (String shown : List.of("Ann " + ESCAPED + " &lt;ann@example.com&gt;", "last error " + ESCAPED, "421 busy " + ESCAPED,
+                "250 reply " + ESCAPED, "alice " + ESCAPED + " (support)", "“reason " + ESCAPED + "”", "name " + ESCAPED)) {
+            assertThat(order).contains(shown);
+            assertThat(all.get("VIEWER email email-order-7-failed")).contains(shown);
+        }
+        assertThat(all.get("OPERATOR queue paused")).contains("by olga " + ESCAPED).contains("“pause " + ESCAPED + "”")
+                .contains("smtp " + ESCAPED);
+        assertThat(all.get("VIEWER queue topic paused")).contains("Paused for: email.shipped " + ESCAPED + ".");
+        assertThat(all.get("SUPPORT list FAILED")).contains("value=\"" + ESCAPED + "\"").contains("last error " + ESCAPED);
+        assertThat(all.get("login")).contains("value=\"/console/emails?status=failed&amp;since=1h\"");
+    }
+
+    @Test
+    void theSamplesReachEveryActionForm() {
+        String order = everyPage().get("SUPPORT order");
+        for (String action : List.of("retry", "close", "confirm-sent", "resend", "cancel")) {
+            assertThat(order).contains("data-action=\"" + action + "\"");
+        }
+        assertThat(everyPage().get("SUPPORT list REVIEW")).contains("Won't send…").contains("Send again…");
+        assertThat(everyPage().get("OPERATOR queue running")).contains("data-action=\"pause\"");
+        assertThat(everyPage().get("OPERATOR queue paused")).contains("data-action=\"resume\"");
+        assertThat(everyPage().get("VIEWER order")).doesNotContain("data-action=");
+    }
+}
