@@ -11,8 +11,8 @@ import java.util.Objects;
 /**
  * Deletes support history older than its retention, in small batches: {@code outbox_attempt} by
  * {@code finished_at}, {@code outbox_effect} by {@code finished_at}/{@code updated_at},
- * {@code idempotency_record} by {@code updated_at}, {@code audit_log} by {@code at} (with its own
- * retention). Each batch is its own short transaction that locks its rows with
+ * {@code email_rendering} once its effect is gone, {@code idempotency_record} by {@code updated_at},
+ * {@code audit_log} by {@code at} (with its own retention). Each batch is its own short transaction that locks its rows with
  * {@code FOR UPDATE SKIP LOCKED}, so the cleaner never holds many locks, never waits for a worker or
  * a person, and several instances may run it at once; a run stops after
  * {@code historyMaxBatchesPerRun} batches per table, so a large backlog is worked off over several
@@ -24,7 +24,8 @@ import java.util.Objects;
  *       cutoff, and its hot row is gone: while the hot row exists, its effect is what makes the
  *       idempotency key unique. Pending and running effects are work in progress; <b>review effects
  *       are kept whatever their age</b>, because a person has not decided yet.</li>
- *   <li>The attempts of an effect that is pending, running or in review are kept with it.</li>
+ *   <li>The attempts of an effect that is pending, running or in review are kept with it; its
+ *       rendering (what the customer got) is kept for as long as the effect itself.</li>
  *   <li>Idempotency records are deleted only when settled (succeeded or failed); reserved and
  *       ambiguous ones are unknown outcomes waiting to be resolved.</li>
  * </ul>
@@ -41,9 +42,10 @@ public final class HistoryCleaner {
      * Rows deleted by one {@link #cleanHistory()} run, per table; {@code complete} is false when a
      * table hit {@code historyMaxBatchesPerRun} and old rows remain for the next run.
      */
-    public record Report(long attempts, long effects, long idempotencyRecords, long auditEntries, boolean complete) {
+    public record Report(long attempts, long effects, long renderings, long idempotencyRecords, long auditEntries,
+                         boolean complete) {
         public long total() {
-            return attempts + effects + idempotencyRecords + auditEntries;
+            return attempts + effects + renderings + idempotencyRecords + auditEntries;
         }
     }
 
@@ -67,7 +69,7 @@ public final class HistoryCleaner {
         return config;
     }
 
-    /** One bounded pass over the four history tables; see the class comment for what is kept. */
+    /** One bounded pass over the five history tables; see the class comment for what is kept. */
     public Report cleanHistory() {
         Instant now = sessions.inTransaction(store::now);
         Instant historyCutoff = now.minus(config.historyRetention());
@@ -75,13 +77,15 @@ public final class HistoryCleaner {
         // Attempts before effects, so an effect's timeline never outlives it by a run.
         Batches attempts = deleteInBatches("outbox_attempt", historyCutoff, store::deleteAttempts);
         Batches effects = deleteInBatches("outbox_effect", historyCutoff, store::deleteEffects);
+        // Renderings after effects: what an email was rendered to leaves in the run its effect does.
+        Batches renderings = deleteInBatches("email_rendering", historyCutoff, store::deleteRenderings);
         Batches records = deleteInBatches("idempotency_record", historyCutoff, store::deleteIdempotencyRecords);
         Batches audit = deleteInBatches("audit_log", auditCutoff, store::deleteAuditEntries);
-        Report report = new Report(attempts.rows, effects.rows, records.rows, audit.rows,
-                attempts.complete && effects.complete && records.complete && audit.complete);
+        Report report = new Report(attempts.rows, effects.rows, renderings.rows, records.rows, audit.rows,
+                attempts.complete && effects.complete && renderings.complete && records.complete && audit.complete);
         if (report.total() > 0) {
-            log.info("Deleted old history: {} attempts, {} effects, {} idempotency records (before {}), "
-                            + "{} audit entries (before {}){}", report.attempts(), report.effects(),
+            log.info("Deleted old history: {} attempts, {} effects, {} renderings, {} idempotency records (before {}), "
+                            + "{} audit entries (before {}){}", report.attempts(), report.effects(), report.renderings(),
                     report.idempotencyRecords(), historyCutoff, report.auditEntries(), auditCutoff,
                     report.complete() ? "" : "; more remain for the next run");
         }

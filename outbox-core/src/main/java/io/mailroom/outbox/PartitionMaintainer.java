@@ -32,7 +32,8 @@ import java.util.function.Consumer;
  * ({@link MessageActions#confirmDone} and {@link MessageActions#closeReview} need the hot row), so
  * it keeps its partition too. The finished rows that go (done, failed, cancelled, closed) lose no support
  * history: the runtime records every outcome in {@code outbox_effect} and {@code outbox_attempt} in
- * the same transaction, and those tables have their own, longer retention ({@link HistoryCleaner}).
+ * the same transaction, and those tables (with {@code email_rendering}, what each email was rendered
+ * to) have their own, longer retention ({@link HistoryCleaner}).
  * A failed message whose partition has gone can no longer be retried in place; support resends it
  * under a new key.
  *

@@ -17,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
+import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -280,6 +281,27 @@ final class RetentionStore {
                         .limit(limit)
                         .forUpdate().skipLocked()))
                 .and(e.STATUS.in(GONE_STATUSES))
+                .execute();
+    }
+
+    /**
+     * Deletes up to {@code limit} email renderings made before {@code cutoff} whose effect is gone:
+     * a rendering is support history of its effect and leaves with it (or, for a key used again
+     * after its effect left, once that effect names another message). Runs after
+     * {@link #deleteEffects}, so both go in the same run.
+     */
+    int deleteRenderings(DSLContext tx, Instant cutoff, int limit) {
+        var r = EMAIL_RENDERING;
+        var c = EMAIL_RENDERING.as("c");
+        var e = OUTBOX_EFFECT;
+        return tx.deleteFrom(r).where(r.IDEMPOTENCY_KEY.in(
+                select(c.IDEMPOTENCY_KEY).from(c)
+                        .where(c.RENDERED_AT.lt(cutoff))
+                        .and(notExists(selectOne().from(e).where(e.IDEMPOTENCY_KEY.eq(c.IDEMPOTENCY_KEY))
+                                .and(e.MESSAGE_ID.eq(c.MESSAGE_ID)).and(e.MESSAGE_CREATED_AT.eq(c.MESSAGE_CREATED_AT))))
+                        .orderBy(c.RENDERED_AT)
+                        .limit(limit)
+                        .forUpdate().skipLocked()))
                 .execute();
     }
 

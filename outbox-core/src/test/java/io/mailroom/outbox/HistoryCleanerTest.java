@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
+import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -31,7 +32,7 @@ class HistoryCleanerTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, email_rendering");
     }
 
     @Test
@@ -83,6 +84,32 @@ class HistoryCleanerTest {
         assertThat(effectKeys()).containsExactly("old-review");
         assertThat(attemptKeys()).containsExactly("old-review");
         assertThat(report.effects()).isEqualTo(1);
+    }
+
+    @Test
+    void aRenderingOutlivesItsHotRowAndLeavesWithItsEffect() {
+        for (String key : List.of("old-done", "old-review")) {
+            EnqueuedMessage m = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message(key));
+            rendering(key, m.id(), m.createdAt(), clock.instant());
+        }
+        assertThat(dispatcher().runOnce()).isEqualTo(2);
+        // a key used again after its first effect left: the old rendering names a message no effect has
+        rendering("reused", 999_999, clock.instant(), clock.instant());
+        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention (after three days)
+
+        at("2031-01-10T10:00:00Z");
+        var early = cleaner(RetentionConfig.builder()).cleanHistory();
+        assertThat(renderingKeys()).as("support still sees what was sent after the hot rows left")
+                .containsExactlyInAnyOrder("old-done", "old-review", "reused");
+        assertThat(early.renderings()).isZero();
+
+        at("2031-04-20T10:00:00Z");
+        var report = cleaner(RetentionConfig.builder()).cleanHistory();
+        assertThat(effectKeys()).containsExactly("old-review");
+        assertThat(renderingKeys()).as("gone in the same run as their effects; the review one stays with its effect")
+                .containsExactly("old-review");
+        assertThat(report.renderings()).isEqualTo(2);
+        assertThat(report.complete()).isTrue();
     }
 
     @Test
@@ -159,6 +186,17 @@ class HistoryCleanerTest {
 
     private static List<String> attemptKeys() {
         return pg.dsl().fetch(OUTBOX_ATTEMPT).getValues(OUTBOX_ATTEMPT.IDEMPOTENCY_KEY);
+    }
+
+    private static List<String> renderingKeys() {
+        return pg.dsl().fetch(EMAIL_RENDERING).getValues(EMAIL_RENDERING.IDEMPOTENCY_KEY);
+    }
+
+    private static void rendering(String key, long messageId, Instant messageCreatedAt, Instant at) {
+        var r = EMAIL_RENDERING;
+        pg.dsl().insertInto(r, r.IDEMPOTENCY_KEY, r.MESSAGE_ID, r.MESSAGE_CREATED_AT, r.ATTEMPT, r.TEMPLATE_VERSION,
+                r.SUBJECT, r.TEXT_PART, r.HTML_PART, r.RENDERED_AT)
+                .values(key, messageId, messageCreatedAt, 1, "t@1", "Subject", "text", "<p>html</p>", at).execute();
     }
 
     private static void record(Instant at, String key, String state) {

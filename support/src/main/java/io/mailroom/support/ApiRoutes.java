@@ -21,6 +21,7 @@ import java.util.Set;
  *       → {@link EmailPage}; {@code since}/{@code until} are ISO-8601 times or times ago ({@code 1h}),
  *       {@code olderThan} a duration ({@code 30m}); pass {@code nextCursor} as {@code cursor} for the next page</li>
  *   <li>{@code GET /api/emails/{key}} → {@link EmailView}, 404 if there is none</li>
+ *   <li>{@code GET /api/emails/{key}/preview} → the stored HTML part, sandboxed ({@link HtmlPreview}); 404 without one</li>
  *   <li>{@code POST /api/emails/{key}/retry | resend | confirm-sent | cancel | close} with an optional JSON body
  *       {@code {"reason": "...", "providerMessageId": "..."}} (a reason is required for resend and close) →
  *       200 {@link ActionAnswer}; 409 {@code busy} when a dispatcher holds the email (with
@@ -45,6 +46,7 @@ final class ApiRoutes {
         c.routes.get("/api/orders/{orderId}/emails", ctx -> ctx.json(service.emailsOfOrder(ctx.pathParam("orderId"))), Role.VIEWER);
         c.routes.get("/api/emails", this::list, Role.VIEWER);
         c.routes.get("/api/emails/{key}", this::one, Role.VIEWER);
+        c.routes.get("/api/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/api/emails/{key}/retry", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
             answer(ctx, service.retry(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
@@ -80,6 +82,11 @@ final class ApiRoutes {
             Actor a = SupportServer.actor(ctx);
             ctx.json(new Me(a.name(), a.role().word()));
         }, Role.VIEWER);
+    }
+
+    /** The API path of an email's HTML preview. */
+    static String previewPath(String key) {
+        return "/api/emails/" + Html.url(key) + "/preview";
     }
 
     private void list(Context ctx) {

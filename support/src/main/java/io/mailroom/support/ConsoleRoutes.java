@@ -86,6 +86,7 @@ final class ConsoleRoutes {
         c.routes.get("/console/orders", this::orders, Role.VIEWER);
         c.routes.get("/console/emails", this::list, Role.VIEWER);
         c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
+        c.routes.get("/console/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
         c.routes.get("/console/queue", this::queue, Role.VIEWER);
         c.routes.post("/console/control/{action}", this::control, Role.OPERATOR);
@@ -258,6 +259,11 @@ final class ConsoleRoutes {
         String key = ctx.pathParam("key");
         EmailView e = service.email(key).orElseThrow(() -> HttpFailure.notFound("no email with key " + key, SupportParams.KEY));
         ctx.html(pages.emailPage(viewer(ctx), flash(ctx), e));
+    }
+
+    /** The console path of an email's HTML preview, for {@code <iframe sandbox src=...>}. */
+    static String previewPath(String key) {
+        return "/console/emails/" + url(key) + "/preview";
     }
 
     private void list(Context ctx) {

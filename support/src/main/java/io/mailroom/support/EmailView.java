@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 
@@ -35,6 +36,10 @@ import java.util.List;
  *                          permanent failure (a 5xx refusal, an email that cannot be rendered) it is
  *                          close, not retry: the same send would fail the same way
  * @param timeline          attempts and actions, oldest first; null in lists
+ * @param rendering         what the email was rendered to when it was last sent (template, version, locale,
+ *                          subject, text; the HTML part through {@link #consolePreviewUrl()} or the API's
+ *                          preview route); null in lists and when none is stored (not sent yet, or sent
+ *                          before renderings were kept)
  */
 public record EmailView(String key, String topic, String kind, String aggregateType, String orderId,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -42,7 +47,8 @@ public record EmailView(String key, String topic, String kind, String aggregateT
                         Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
                         String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
                         String resendOf, List<String> resentAs, List<String> actions, String mainAction,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline) {
+                        @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -65,7 +71,16 @@ public record EmailView(String key, String topic, String kind, String aggregateT
     public EmailView withoutTimeline() {
         return new EmailView(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
-                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null);
+                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering);
+    }
+
+    /**
+     * The console path of the HTML part ({@code GET /console/emails/{key}/preview}), for an
+     * {@code <iframe sandbox>}; null when no HTML part is stored.
+     */
+    @JsonIgnore
+    public String consolePreviewUrl() {
+        return rendering == null || !rendering.hasHtml() ? null : ConsoleRoutes.previewPath(key);
     }
 
     /** What is known about an email that decides its actions, beyond its status. */

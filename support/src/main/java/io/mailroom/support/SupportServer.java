@@ -49,7 +49,7 @@ public final class SupportServer implements AutoCloseable {
     private static final int MIN_THREADS = 4;
 
     static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+            + "form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
     private final Javalin app;
     private final SupportConfig config;

@@ -112,6 +112,16 @@ public final class SupportService {
         });
     }
 
+    /**
+     * The stored HTML part of an email's rendering, verbatim (it is the customer's email: nothing is
+     * escaped or rewritten); empty when the email has no rendering or no HTML part. Serve it only
+     * sandboxed, as the preview routes do.
+     */
+    public Optional<String> renderedHtml(String key) {
+        String k = Params.key(SupportParams.KEY, key);
+        return read(tx -> Optional.ofNullable(store.renderedHtml(tx, k)));
+    }
+
     /** One page of emails in one status, newest change first. */
     public EmailPage emails(EmailFilter filter) {
         Objects.requireNonNull(filter, "filter");
@@ -572,7 +582,12 @@ public final class SupportService {
         Map<String, Boolean> permanent = new HashMap<>();
         attempts.forEach((k, list) -> permanent.put(k, failedPermanently(list.getLast())));
         Map<String, List<SupportStore.AuditRow>> audit = new HashMap<>();
+        Map<String, Rendering> renderings = new HashMap<>();
         if (withTimeline) {
+            for (SupportStore.RenderingRow g : store.renderings(tx, keys)) {
+                renderings.put(g.key(), new Rendering(g.template(), g.version(), g.locale(), g.subject(), g.text(),
+                        g.hasHtml(), g.renderedAt(), g.attempt(), g.hasHtml() ? ApiRoutes.previewPath(g.key()) : null));
+            }
             Set<String> auditKeys = new LinkedHashSet<>(keys);
             rows.stream().map(SupportStore.EmailRow::resendOf).filter(Objects::nonNull).forEach(auditKeys::add);
             for (SupportStore.AuditRow a : store.audit(tx, auditKeys)) {
@@ -601,7 +616,8 @@ public final class SupportService {
                 }
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
-            out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline));
+            out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
+                    renderings.get(row.key())));
         }
         return out;
     }
@@ -627,7 +643,7 @@ public final class SupportService {
     }
 
     private static EmailView view(SupportStore.EmailRow row, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
-                                  boolean failedPermanently, List<TimelineEntry> timeline) {
+                                  boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering) {
         EmailStatus status = EmailStatus.derive(row.effectStatus(), row.queueStatus());
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
@@ -655,7 +671,7 @@ public final class SupportService {
                 lastError, row.createdAt(), row.updatedAt(), sentAt,
                 status == EmailStatus.PENDING ? row.availableAt() : null,
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
-                row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline);
+                row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering);
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

@@ -1,6 +1,7 @@
 package io.mailroom.support;
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
+import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_CONTROL;
@@ -35,7 +37,7 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
  * classes. The history tables answer the support questions: {@code outbox_effect} (one row per
  * email, kept after the hot queue row is gone) by order through {@code outbox_effect_aggregate_idx}
  * and by status through {@code outbox_effect_status_idx}; {@code outbox_attempt} and
- * {@code audit_log} by key. The hot row ({@code outbox_message}) is joined by its primary key only,
+ * {@code audit_log} by key, {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
  * for what is live: "sending now", the current attempt count and the content a resend repeats.
  */
 final class SupportStore {
@@ -49,6 +51,7 @@ final class SupportStore {
     private static final OutboxAttempt A = OUTBOX_ATTEMPT;
     private static final AuditLog L = AUDIT_LOG;
     private static final OutboxControl C = OUTBOX_CONTROL;
+    private static final EmailRendering G = EMAIL_RENDERING;
 
     static final Field<Instant> NOW = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
 
@@ -192,6 +195,39 @@ final class SupportStore {
                 .fetch(r -> new AttemptRow(r.get(A.IDEMPOTENCY_KEY), r.get(A.ATTEMPT), r.get(A.STARTED_AT),
                         r.get(A.FINISHED_AT), r.get(A.OUTCOME), r.get(A.WORKER), r.get(A.ERROR),
                         r.get(A.DETAIL) == null ? null : r.get(A.DETAIL).data()));
+    }
+
+    /** One row of {@code email_rendering}, without the HTML part (which only the preview route reads). */
+    record RenderingRow(String key, String template, String version, String locale, String subject, String text,
+                        boolean hasHtml, Instant renderedAt, int attempt) {
+    }
+
+    /**
+     * The renderings of the given emails, by primary key. Only a rendering of the effect's own message
+     * counts: a key used again after its first effect left may still have the old one until retention
+     * removes it.
+     */
+    List<RenderingRow> renderings(DSLContext tx, Collection<String> keys) {
+        if (keys.isEmpty()) {
+            return List.of();
+        }
+        return tx.select(G.IDEMPOTENCY_KEY, G.TEMPLATE, G.TEMPLATE_VERSION, G.LOCALE, G.SUBJECT, G.TEXT_PART,
+                        G.HTML_PART.isNotNull(), G.RENDERED_AT, G.ATTEMPT)
+                .from(G)
+                .join(E).on(E.IDEMPOTENCY_KEY.eq(G.IDEMPOTENCY_KEY)
+                        .and(E.MESSAGE_ID.eq(G.MESSAGE_ID)).and(E.MESSAGE_CREATED_AT.eq(G.MESSAGE_CREATED_AT)))
+                .where(G.IDEMPOTENCY_KEY.in(keys))
+                .fetch(r -> new RenderingRow(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6(),
+                        r.value7(), r.value8(), r.value9()));
+    }
+
+    /** The stored HTML part of an email's rendering, or null when there is none (no rendering, or no HTML). */
+    String renderedHtml(DSLContext tx, String key) {
+        return tx.select(G.HTML_PART).from(G)
+                .join(E).on(E.IDEMPOTENCY_KEY.eq(G.IDEMPOTENCY_KEY)
+                        .and(E.MESSAGE_ID.eq(G.MESSAGE_ID)).and(E.MESSAGE_CREATED_AT.eq(G.MESSAGE_CREATED_AT)))
+                .where(G.IDEMPOTENCY_KEY.eq(key))
+                .fetchOne(G.HTML_PART);
     }
 
     List<AuditRow> audit(DSLContext tx, Collection<String> keys) {

@@ -135,13 +135,25 @@ final class TestMail {
         }
     }
 
+    /** Stores a rendering of {@code m} as the dispatcher does before sending it (email_rendering, V7). */
+    static void rendering(DSLContext dsl, EnqueuedMessage m, int attempt, String template, String locale, String subject,
+                          String text, String html) {
+        var r = io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
+        dsl.insertInto(r, r.IDEMPOTENCY_KEY, r.MESSAGE_ID, r.MESSAGE_CREATED_AT, r.ATTEMPT, r.TEMPLATE, r.TEMPLATE_VERSION,
+                        r.LOCALE, r.SUBJECT, r.TEXT_PART, r.HTML_PART)
+                .values(m.idempotencyKey(), m.id(), m.createdAt(), attempt, template,
+                        (template == null ? "custom" : template) + "@0123456789abcdef", locale, subject, text, html)
+                .execute();
+    }
+
     /** Makes every pending email due now (a retry waits for its backoff otherwise). */
     static void makeDue(DSLContext dsl) {
         dsl.execute("UPDATE outbox_message SET available_at = now() WHERE status = 'pending'");
     }
 
     static void truncate(DSLContext dsl) {
-        dsl.execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, outbox_control");
+        dsl.execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, outbox_control, "
+                + "email_rendering");
     }
 
     /** Holds the queue row of {@code key} locked as a dispatcher would ({@code FOR NO KEY UPDATE}) until closed. */

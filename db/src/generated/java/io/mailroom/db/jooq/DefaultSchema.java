@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
@@ -40,6 +41,12 @@ public class DefaultSchema extends SchemaImpl {
      * The table <code>audit_log</code>.
      */
     public final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * What each email was rendered to (latest attempt that reached the provider
+     * step); kept as long as its outbox_effect.
+     */
+    public final EmailRendering EMAIL_RENDERING = EmailRendering.EMAIL_RENDERING;
 
     /**
      * The table <code>idempotency_record</code>.
@@ -99,6 +106,7 @@ public class DefaultSchema extends SchemaImpl {
     public final List<Table<?>> getTables() {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
+            EmailRendering.EMAIL_RENDERING,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OrderLine.ORDER_LINE,
             OrderRequestKey.ORDER_REQUEST_KEY,

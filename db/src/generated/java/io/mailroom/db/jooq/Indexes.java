@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
@@ -29,6 +30,7 @@ public class Indexes {
 
     public static final Index AUDIT_LOG_AT_IDX = Internal.createIndex(DSL.name("audit_log_at_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.AT }, false);
     public static final Index AUDIT_LOG_KEY_IDX = Internal.createIndex(DSL.name("audit_log_key_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.IDEMPOTENCY_KEY, AuditLog.AUDIT_LOG.AT }, false);
+    public static final Index EMAIL_RENDERING_RENDERED_IDX = Internal.createIndex(DSL.name("email_rendering_rendered_idx"), EmailRendering.EMAIL_RENDERING, new OrderField[] { EmailRendering.EMAIL_RENDERING.RENDERED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_UPDATED_IDX = Internal.createIndex(DSL.name("idempotency_record_updated_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.UPDATED_AT }, false);
     public static final Index ORDER_REQUEST_KEY_ORDER_IDX = Internal.createIndex(DSL.name("order_request_key_order_idx"), OrderRequestKey.ORDER_REQUEST_KEY, new OrderField[] { OrderRequestKey.ORDER_REQUEST_KEY.ORDER_ID }, false);

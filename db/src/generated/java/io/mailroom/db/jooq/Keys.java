@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
@@ -14,6 +15,7 @@ import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
+import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
 import io.mailroom.db.jooq.tables.records.OrderLineRecord;
 import io.mailroom.db.jooq.tables.records.OrderRequestKeyRecord;
@@ -43,6 +45,7 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
+    public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
     public static final UniqueKey<OrderLineRecord> ORDER_LINE_PKEY = Internal.createUniqueKey(OrderLine.ORDER_LINE, DSL.name("order_line_pkey"), new TableField[] { OrderLine.ORDER_LINE.ORDER_ID, OrderLine.ORDER_LINE.LINE_NO }, true);
     public static final UniqueKey<OrderRequestKeyRecord> ORDER_REQUEST_KEY_PKEY = Internal.createUniqueKey(OrderRequestKey.ORDER_REQUEST_KEY, DSL.name("order_request_key_pkey"), new TableField[] { OrderRequestKey.ORDER_REQUEST_KEY.IDEMPOTENCY_KEY }, true);

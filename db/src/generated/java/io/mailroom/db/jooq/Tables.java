@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
@@ -25,6 +26,12 @@ public class Tables {
      * The table <code>audit_log</code>.
      */
     public static final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * What each email was rendered to (latest attempt that reached the provider
+     * step); kept as long as its outbox_effect.
+     */
+    public static final EmailRendering EMAIL_RENDERING = EmailRendering.EMAIL_RENDERING;
 
     /**
      * The table <code>idempotency_record</code>.

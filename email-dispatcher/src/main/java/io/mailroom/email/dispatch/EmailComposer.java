@@ -6,6 +6,7 @@ import io.mailroom.email.render.RenderException;
 import io.mailroom.outbox.ClaimedMessage;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Turns a claimed outbox message into the email to send and the fingerprint of the request it
@@ -19,10 +20,29 @@ public interface EmailComposer {
 
     Composed compose(ClaimedMessage message) throws RenderException, InvalidEmailException;
 
-    /** The email, and what the idempotency store fingerprints for its key. */
-    record Composed(Email email, List<String> fingerprintParts) {
+    /**
+     * The email, what the idempotency store fingerprints for its key, and the template it was
+     * rendered from (null when the composer uses no named template); the handler stores the latter
+     * with the rendering for support.
+     */
+    record Composed(Email email, List<String> fingerprintParts, Template template) {
         public Composed {
             fingerprintParts = List.copyOf(fingerprintParts);
+        }
+
+        /** An email not rendered from a named template: support shows it as custom. */
+        public Composed(Email email, List<String> fingerprintParts) {
+            this(email, fingerprintParts, null);
+        }
+    }
+
+    /**
+     * Which template rendered an email, and in which locale (a BCP 47 tag, the one the catalogue
+     * actually used); the version is {@link Email#templateVersion()}.
+     */
+    record Template(String name, String locale) {
+        public Template {
+            Objects.requireNonNull(name, "name");
         }
     }
 }

@@ -28,6 +28,7 @@ import javax.sql.DataSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -46,6 +47,7 @@ import java.util.function.Function;
  *       Outcome unknown: the transport's {@link AmbiguityPolicy} decides (resend with the same
  *       provider key within its window, park for review, or resend a bounded number of times).
  *       A new template version changes none of this: it is not part of the fingerprint.</li>
+ *   <li>The reservation to send under commits together with the rendering ({@link RenderingStore}).</li>
  *   <li>Send through the (resilient) transport, then report the outcome; the idempotency record is
  *       updated in the same transaction that finishes the outbox message, only if the claim still
  *       holds, and only for the reservation this attempt holds (every transition is fenced by its
@@ -68,6 +70,7 @@ public final class EmailHandler implements MessageHandler {
     private final AmbiguityPolicy policy;
     private final String worker;
     private final Clock clock;
+    private final RenderingStore renderings = new RenderingStore();
 
     /** The order confirmation handler: the payload is the order service's order document. */
     public EmailHandler(DataSource dataSource, IdempotencyStore store, OrderConfirmationRenderer renderer,
@@ -109,7 +112,9 @@ public final class EmailHandler implements MessageHandler {
         Fingerprint fingerprint = Fingerprint.of(composed.fingerprintParts().toArray(String[]::new));
         String descriptor = descriptor(email);
 
-        Reservation reservation = inTransaction(tx -> store.reserve(tx, key, fingerprint, worker, descriptor));
+        RenderingStore.Rendering rendering = RenderingStore.Rendering.of(message, composed);
+        Reservation reservation = inTransaction(tx -> withRendering(tx, store.reserve(tx, key, fingerprint, worker, descriptor),
+                rendering));
         Reservation.Reserved held;
         switch (reservation) {
             case Reservation.AlreadySucceeded done -> {
@@ -122,7 +127,7 @@ public final class EmailHandler implements MessageHandler {
                         + ", now " + mismatch.actual().hex().substring(0, 12) + "); nothing sent");
             }
             case Reservation.OutcomeUnknown unknown -> {
-                Decision decision = decideOnUnknown(key, unknown, fingerprint, descriptor);
+                Decision decision = decideOnUnknown(key, unknown, fingerprint, descriptor, rendering);
                 if (decision.parked() != null) {
                     return decision.parked();
                 }
@@ -161,7 +166,7 @@ public final class EmailHandler implements MessageHandler {
     }
 
     private Decision decideOnUnknown(String key, Reservation.OutcomeUnknown unknown, Fingerprint fingerprint,
-                                     String descriptor) {
+                                     String descriptor, RenderingStore.Rendering rendering) {
         if (!policy.mayRepeat(unknown, clock.instant())) {
             String why = switch (policy.mode()) {
                 case REVIEW -> "";
@@ -177,7 +182,8 @@ public final class EmailHandler implements MessageHandler {
                     unknown instanceof Reservation.Unrecorded ? tx -> store.markAmbiguous(tx, key, seen, reason) : null),
                     null);
         }
-        Reservation again = inTransaction(tx -> store.reserveAgain(tx, unknown, fingerprint, worker, descriptor));
+        Reservation again = inTransaction(tx -> withRendering(tx,
+                store.reserveAgain(tx, unknown, fingerprint, worker, descriptor), rendering));
         if (again instanceof Reservation.Reserved r) {
             log.info("Effect {}: outcome of an earlier send unknown; sending again ({}), reservation {}, repeat {}",
                     key, policy.mode(), r.reservationNumber(), r.repeats());
@@ -224,6 +230,18 @@ public final class EmailHandler implements MessageHandler {
             case REVIEW -> new Outcome.Review(reason + "; parked for review, nothing more sent",
                     detail("ambiguous", true), mark);
         };
+    }
+
+    /**
+     * Stores what this attempt is about to send, in the transaction that reserved the key for it, so
+     * support sees what the customer got even if the process dies mid-send. Only a reservation to
+     * send under writes it: a send that is skipped leaves the earlier attempt's rendering.
+     */
+    private Reservation withRendering(DSLContext tx, Reservation reservation, RenderingStore.Rendering rendering) {
+        if (reservation instanceof Reservation.Reserved) {
+            renderings.upsert(tx, List.of(rendering));
+        }
+        return reservation;
     }
 
     private <T> T inTransaction(Function<DSLContext, T> work) {

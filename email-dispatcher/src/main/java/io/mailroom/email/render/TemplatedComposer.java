@@ -106,7 +106,7 @@ public final class TemplatedComposer implements EmailComposer {
         parts.add(replyTo == null ? "" : replyTo.address() + " " + Objects.toString(replyTo.displayName(), ""));
         parts.add(canonical(new TreeMap<>(headers)));
         parts.add(canonical(data));
-        return new Composed(email, parts);
+        return new Composed(email, parts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
     }
 
     private static Locale locale(JsonNode node) throws RenderException {

@@ -2,6 +2,7 @@ package io.mailroom.support.cli;
 
 import io.mailroom.support.EmailView;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintWriter;
@@ -12,6 +13,9 @@ final class EmailCommand extends CliCommand {
 
     @Parameters(paramLabel = "KEY", description = Commands.KEY_HELP)
     String key;
+
+    @Option(names = "--text", description = "also print the text part as it was sent")
+    boolean text;
 
     @Override
     int run(PrintWriter out) throws Exception {
@@ -24,6 +28,10 @@ final class EmailCommand extends CliCommand {
             printJson(out, email.get());
         } else {
             Printer.email(out, email.get());
+            if (text) {
+                out.println();
+                Printer.text(out, email.get());
+            }
         }
         return ExitCodes.OK;
     }

@@ -6,6 +6,7 @@ import io.mailroom.support.EmailPage;
 import io.mailroom.support.EmailView;
 import io.mailroom.support.OrderEmails;
 import io.mailroom.support.QueueStats;
+import io.mailroom.support.Rendering;
 import io.mailroom.support.TimelineEntry;
 import io.mailroom.support.TransportStatus;
 
@@ -44,6 +45,11 @@ final class Printer {
         t.print(out);
         for (EmailView e : order.emails()) {
             out.println();
+            if (e.rendering() != null) {
+                Rendering r = e.rendering();
+                out.println("Sent as " + e.key() + ": " + template(r));
+                out.println("  subject: " + Table.cell(r.subject(), 200));
+            }
             timeline(out, e);
         }
         if (order.truncated()) {
@@ -56,7 +62,11 @@ final class Printer {
         out.println(e.key() + "  " + e.kind() + "  order " + e.orderId());
         out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
         out.println("  to:          " + Table.cell(e.recipient(), 200));
-        if (e.subject() != null) {
+        Rendering r = e.rendering();
+        if (r != null) {
+            out.println("  template:    " + template(r));
+            out.println("  subject:     " + Table.cell(r.subject(), 200));
+        } else if (e.subject() != null) {
             out.println("  subject:     " + Table.cell(e.subject(), 200));
         }
         out.println("  attempts:    " + e.attempts() + " of " + e.maxAttempts());
@@ -87,6 +97,32 @@ final class Printer {
         }
         out.println();
         timeline(out, e);
+    }
+
+    /** "greeting, version greeting@1f2e…, locale vi (attempt 2, 2026-12-03 10:00:00 UTC)". */
+    static String template(Rendering r) {
+        return Table.cell(r.templateName(), 200) + ", version " + Table.cell(r.version(), 100)
+                + ", locale " + Table.cell(r.locale(), 100) + " (attempt " + r.attempt() + ", " + time(r.renderedAt()) + ")";
+    }
+
+    /** The text part as it was sent, between two rulers; control characters other than line breaks and tabs become spaces. */
+    static void text(PrintWriter out, EmailView e) {
+        if (e.rendering() == null) {
+            out.println("(no rendering of " + e.key() + " is stored: it has not been sent yet, or was sent before renderings were kept)");
+            return;
+        }
+        out.println("----- text part of " + e.key() + " -----");
+        String text = e.rendering().text().replace("\r\n", "\n");
+        StringBuilder b = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            b.append(c == '\n' || c == '\t' || !Character.isISOControl(c) ? c : ' ');
+        }
+        out.print(b);
+        if (!text.endsWith("\n")) {
+            out.println();
+        }
+        out.println("----- end of text part -----");
     }
 
     static void timeline(PrintWriter out, EmailView e) {
