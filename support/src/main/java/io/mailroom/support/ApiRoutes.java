@@ -86,7 +86,7 @@ final class ApiRoutes {
 
     /** The API path of an email's HTML preview. */
     static String previewPath(String key) {
-        return "/api/emails/" + Html.url(key) + "/preview";
+        return "/api/emails/" + ConsolePages.url(key) + "/preview";
     }
 
     private void list(Context ctx) {

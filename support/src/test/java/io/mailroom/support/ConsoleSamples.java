@@ -40,7 +40,15 @@ final class ConsoleSamples {
                 T0, T0.plusSeconds(300), status == EmailStatus.SENT ? T0.plusSeconds(201) : null,
                 status == EmailStatus.PENDING ? T0.plusSeconds(900) : null, "prov " + text, "250 reply " + text,
                 "succeeded", true, "email-order-7-r0", List.of("email-order-7-r1", "email-order-7-r2"), actions, main,
-                history ? timeline() : null);
+                history ? timeline() : null,
+                status == EmailStatus.SENT || status == EmailStatus.REVIEW ? rendering(key, status == EmailStatus.SENT) : null);
+    }
+
+    /** What the dispatcher stored for a send: hostile text in every field a template prints. */
+    Rendering rendering(String key, boolean withHtml) {
+        return new Rendering("order_confirmation", "order_confirmation@0123456789abcdef " + text, "vi", "Subject " + text,
+                "Text part " + text + "\nsecond line", withHtml, T0.plusSeconds(200), 3,
+                withHtml ? "/api/emails/" + key + "/preview" : null);
     }
 
     /** One email in every status, with the actions that status offers. */
@@ -56,7 +64,7 @@ final class ConsoleSamples {
         out.add(email("email-order-7-closed", EmailStatus.CLOSED, List.of(), null, history));
         // nothing known and nothing happened yet
         out.add(new EmailView("email-order-7-bare", "email.x", "Something", "order", "7", null, null, null, EmailStatus.PENDING,
-                0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of()));
+                0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of(), null));
         return out;
     }
 

@@ -119,6 +119,12 @@ class RenderingViewTest {
         assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow())
                 .contains("frame-src 'self'").contains("frame-ancestors 'none'").contains("script-src 'self'");
         assertThat(page.headers().firstValue("X-Frame-Options")).contains("DENY");
+        // the page shows what the customer got: the facts and the text escaped, the HTML only in a fully sandboxed frame
+        assertThat(page.body()).contains("What the customer got")
+                .contains("<code>order_confirmation</code> · vi · <code class=\"version\">order_confirmation@0123456789abcdef</code>")
+                .contains("<pre class=\"email-text\">Cảm ơn bạn, Ann!\n&lt;not html&gt; &amp; plain\n</pre>")
+                .contains("<iframe class=\"email-preview\" sandbox src=\"/console/emails/email-order-102/preview\"")
+                .doesNotContain("<script>alert");
     }
 
     @Test
@@ -153,7 +159,7 @@ class RenderingViewTest {
         assertThat(api("/api/emails/email-order-999/preview").statusCode()).isEqualTo(404);
         assertThat(http.get("/console/emails/email-order-102-shipped/preview", "Cookie", "mailroom_session=" + session)
                 .statusCode()).isEqualTo(404);
-        HttpResponse<String> bad = api("/api/emails/" + Html.url("no such key") + "/preview");
+        HttpResponse<String> bad = api("/api/emails/" + ConsolePages.url("no such key") + "/preview");
         assertThat(bad.statusCode()).isEqualTo(400);
         assertThat(Http.json(bad).get("parameter").asText()).isEqualTo("key");
 
