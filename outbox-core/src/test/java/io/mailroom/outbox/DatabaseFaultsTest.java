@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlStates;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.testing.PostgresExtension;

@@ -11,7 +11,7 @@ import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
 import org.jooq.Record2;
