@@ -5,6 +5,7 @@ import io.mailroom.outbox.Durations;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /** {@code --name value} and {@code --name=value} command-line options; {@code --flag} alone means true. */
 final class Args {
@@ -52,29 +53,23 @@ final class Args {
     }
 
     int integer(String name, int defaultValue) {
-        String v = values.get(name);
-        try {
-            return v == null ? defaultValue : Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
-        }
+        return number(name, defaultValue, Integer::parseInt, "an integer");
     }
 
     long longValue(String name, long defaultValue) {
-        String v = values.get(name);
-        try {
-            return v == null ? defaultValue : Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
-        }
+        return number(name, defaultValue, Long::parseLong, "an integer");
     }
 
     double decimal(String name, double defaultValue) {
+        return number(name, defaultValue, Double::parseDouble, "a number");
+    }
+
+    private <T> T number(String name, T defaultValue, Function<String, T> parse, String what) {
         String v = values.get(name);
         try {
-            return v == null ? defaultValue : Double.parseDouble(v.trim());
+            return v == null ? defaultValue : parse.apply(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a number, got '" + v + "'");
+            throw new IllegalArgumentException("--" + name + " must be " + what + ", got '" + v + "'");
         }
     }
 

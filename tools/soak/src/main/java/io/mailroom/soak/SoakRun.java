@@ -2,15 +2,15 @@ package io.mailroom.soak;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.db.Schema;
 import io.mailroom.outbox.ClaimedMessage;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.outbox.Outcome;
-import io.mailroom.db.Schema;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
