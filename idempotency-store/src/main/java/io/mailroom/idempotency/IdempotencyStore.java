@@ -2,6 +2,8 @@ package io.mailroom.idempotency;
 
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
+import io.mailroom.db.sql.SqlClock;
+import io.mailroom.db.sql.SqlStates;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -97,7 +99,7 @@ public final class IdempotencyStore {
         KEPT_AS_FAILED
     }
 
-    private final SqlNow time;
+    private final SqlClock time;
 
     /** Database time. */
     public IdempotencyStore() {
@@ -106,7 +108,7 @@ public final class IdempotencyStore {
 
     /** @param clock the time to record, or null for the database's {@code now()} */
     public IdempotencyStore(Clock clock) {
-        this.time = new SqlNow(clock);
+        this.time = SqlClock.of(clock);
     }
 
     /**
@@ -484,16 +486,16 @@ public final class IdempotencyStore {
     }
 
     private RuntimeException translate(String effectKey, DataAccessException e) {
-        String state = SqlErrors.sqlState(e);
+        String state = SqlStates.sqlState(e);
         // 40001: REPEATABLE READ / SERIALIZABLE met a key committed after the snapshot. A 23505 on the
         // primary key cannot come from ON CONFLICT on that very constraint; should one ever surface
         // (a changed statement, a trigger), it means the same thing: another transaction has the key.
-        if (SqlErrors.SERIALIZATION_FAILURE.equals(state) || SqlErrors.isUniqueViolation(e, PKEY)) {
+        if (SqlStates.SERIALIZATION_FAILURE.equals(state) || SqlStates.isUniqueViolation(e, PKEY)) {
             return new ReservationConflictException(effectKey, state, "Reservation of '" + effectKey
                     + "' conflicted with a concurrent transaction (SQLSTATE " + state
                     + "); roll back and retry, at READ COMMITTED", e);
         }
-        if (SqlErrors.INVALID_TEXT_REPRESENTATION.equals(state)) {
+        if (SqlStates.INVALID_TEXT_REPRESENTATION.equals(state)) {
             return new IllegalArgumentException("descriptorJson is not valid JSON: " + e.getMessage(), e);
         }
         return e;

@@ -1,5 +1,6 @@
 package io.mailroom.idempotency;
 
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
@@ -599,10 +600,10 @@ class IdempotencyStoreTest {
                 () -> pg.dsl().insertInto(r, r.EFFECT_KEY, r.FINGERPRINT, r.STATE, r.FIRST_RESERVED_AT, r.RESERVED_AT,
                         r.DESCRIPTOR).values(key, fp.hex(), "reserved", T0, T0, JSONB.valueOf("{}")).execute());
 
-        assertThat(SqlErrors.sqlState(duplicate)).isEqualTo("23505");
-        assertThat(SqlErrors.isUniqueViolation(duplicate, IdempotencyStore.PKEY)).isTrue();
-        assertThat(SqlErrors.isUniqueViolation(duplicate, "outbox_effect_pkey")).isFalse();
-        assertThat(SqlErrors.isUniqueViolation(new IllegalStateException("23505"), IdempotencyStore.PKEY)).isFalse();
-        assertThat(Optional.ofNullable(SqlErrors.sqlState(new RuntimeException()))).isEmpty();
+        assertThat(SqlStates.sqlState(duplicate)).isEqualTo("23505");
+        assertThat(SqlStates.isUniqueViolation(duplicate, IdempotencyStore.PKEY)).isTrue();
+        assertThat(SqlStates.isUniqueViolation(duplicate, "outbox_effect_pkey")).isFalse();
+        assertThat(SqlStates.isUniqueViolation(new IllegalStateException("23505"), IdempotencyStore.PKEY)).isFalse();
+        assertThat(Optional.ofNullable(SqlStates.sqlState(new RuntimeException()))).isEmpty();
     }
 }

@@ -1,8 +1,10 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlClock;
+import io.mailroom.db.sql.SqlStates;
 import org.jooq.DSLContext;
-import org.jooq.Record;
 import org.jooq.Record2;
+import org.jooq.Record;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlClock;
 import org.jooq.DSLContext;
 
 import javax.sql.DataSource;

@@ -1,5 +1,7 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
+import io.mailroom.db.sql.SqlClock;
 import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
@@ -7,7 +9,6 @@ import org.jooq.Field;
 import org.jooq.Record2;
 import org.jooq.SQLDialect;
 import org.jooq.UpdateResultStep;
-import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import org.jooq.impl.DSL;
 
 import java.sql.ResultSet;

@@ -1,5 +1,7 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlClock;
+import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,72 +1,50 @@
 package io.mailroom.outbox;
 
-import org.postgresql.util.PSQLException;
-import org.postgresql.util.ServerErrorMessage;
-
 import java.sql.SQLException;
 import java.util.Optional;
 
-/** Classifies database errors by SQLSTATE (and constraint name), never by message text. */
+/**
+ * Moved to {@link io.mailroom.db.sql.SqlStates} (module db), so that the idempotency store, which does
+ * not depend on this module, classifies errors with the same code. This forwarder only keeps
+ * email-dispatcher and order-service compiling until their imports are switched; it holds no logic.
+ */
+@Deprecated(forRemoval = true)
 public final class SqlStates {
 
-    public static final String UNIQUE_VIOLATION = "23505";
-    public static final String LOCK_NOT_AVAILABLE = "55P03";
-    public static final String SERIALIZATION_FAILURE = "40001";
-    public static final String DEADLOCK_DETECTED = "40P01";
-    public static final String QUERY_CANCELED = "57014";
-    public static final String ADMIN_SHUTDOWN = "57P01";
-    public static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
-    /** invalid_text_representation: e.g. a payload that is not JSON. */
-    public static final String INVALID_TEXT_REPRESENTATION = "22P02";
-    /** untranslatable_character: e.g. a JSON {@code \\u0000} escape, which jsonb cannot hold. */
-    public static final String UNTRANSLATABLE_CHARACTER = "22P05";
+    public static final String UNIQUE_VIOLATION = io.mailroom.db.sql.SqlStates.UNIQUE_VIOLATION;
+    public static final String LOCK_NOT_AVAILABLE = io.mailroom.db.sql.SqlStates.LOCK_NOT_AVAILABLE;
+    public static final String SERIALIZATION_FAILURE = io.mailroom.db.sql.SqlStates.SERIALIZATION_FAILURE;
+    public static final String DEADLOCK_DETECTED = io.mailroom.db.sql.SqlStates.DEADLOCK_DETECTED;
+    public static final String QUERY_CANCELED = io.mailroom.db.sql.SqlStates.QUERY_CANCELED;
+    public static final String ADMIN_SHUTDOWN = io.mailroom.db.sql.SqlStates.ADMIN_SHUTDOWN;
+    public static final String IDLE_IN_TRANSACTION_TIMEOUT = io.mailroom.db.sql.SqlStates.IDLE_IN_TRANSACTION_TIMEOUT;
+    public static final String INVALID_TEXT_REPRESENTATION = io.mailroom.db.sql.SqlStates.INVALID_TEXT_REPRESENTATION;
+    public static final String UNTRANSLATABLE_CHARACTER = io.mailroom.db.sql.SqlStates.UNTRANSLATABLE_CHARACTER;
 
     private SqlStates() {
     }
 
-    /** The first SQLException in the cause chain. */
     public static Optional<SQLException> sqlException(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof SQLException e) {
-                return Optional.of(e);
-            }
-            if (c.getCause() == c) {
-                break;
-            }
-        }
-        return Optional.empty();
+        return io.mailroom.db.sql.SqlStates.sqlException(t);
     }
 
-    /** SQLSTATE of the first SQLException in the cause chain, or null. */
     public static String sqlState(Throwable t) {
-        return sqlException(t).map(SQLException::getSQLState).orElse(null);
+        return io.mailroom.db.sql.SqlStates.sqlState(t);
     }
 
     public static boolean is(Throwable t, String sqlState) {
-        return sqlState.equals(sqlState(t));
+        return io.mailroom.db.sql.SqlStates.is(t, sqlState);
     }
 
-    /** Whether {@code t} is a unique violation of the named constraint. */
     public static boolean isUniqueViolation(Throwable t, String constraint) {
-        return sqlException(t)
-                .filter(e -> UNIQUE_VIOLATION.equals(e.getSQLState()))
-                .filter(e -> e instanceof PSQLException p && p.getServerErrorMessage() != null
-                        && constraint.equals(p.getServerErrorMessage().getConstraint()))
-                .isPresent();
+        return io.mailroom.db.sql.SqlStates.isUniqueViolation(t, constraint);
     }
 
-    /** Constraint named by the server for {@code t}, if any. */
     public static Optional<String> constraint(Throwable t) {
-        return sqlException(t)
-                .filter(e -> e instanceof PSQLException)
-                .map(e -> ((PSQLException) e).getServerErrorMessage())
-                .map(ServerErrorMessage::getConstraint);
+        return io.mailroom.db.sql.SqlStates.constraint(t);
     }
 
-    /** Connection-level failure (class 08, admin shutdown, crash recovery): the session is gone. */
     public static boolean isConnectionLoss(Throwable t) {
-        String state = sqlState(t);
-        return state != null && (state.startsWith("08") || state.equals(ADMIN_SHUTDOWN)
-                || state.equals("57P02") || state.equals("57P03") || state.equals(IDLE_IN_TRANSACTION_TIMEOUT));
+        return io.mailroom.db.sql.SqlStates.isConnectionLoss(t);
     }
 }

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

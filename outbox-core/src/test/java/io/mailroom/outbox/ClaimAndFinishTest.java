@@ -205,9 +205,9 @@ class ClaimAndFinishTest {
         assertThatThrownBy(() -> DispatcherConfig.builder().batchSize(0).build()).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> DispatcherConfig.builder().concurrency(-1).build()).hasMessageContaining("concurrency");
         assertThatThrownBy(() -> DispatcherConfig.builder().claimers(0).build())
-                .hasMessage("claimers must be between 1 and 16, got 0");
+                .hasMessage("claimers must be 1..16, got 0");
         assertThatThrownBy(() -> DispatcherConfig.builder().claimers(17).build())
-                .hasMessage("claimers must be between 1 and 16, got 17");
+                .hasMessage("claimers must be 1..16, got 17");
         assertThatThrownBy(() -> DispatcherConfig.builder().lease(Duration.ofSeconds(10))
                 .heartbeatInterval(Duration.ofSeconds(10)).build()).hasMessageContaining("heartbeatInterval");
         assertThatThrownBy(() -> DispatcherConfig.builder().pollInterval(Duration.ZERO).build())

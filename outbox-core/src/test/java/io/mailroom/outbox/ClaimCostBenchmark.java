@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlClock;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.jooq.DSLContext;

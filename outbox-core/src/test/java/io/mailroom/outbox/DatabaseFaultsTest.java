@@ -2,7 +2,9 @@ package io.mailroom.outbox;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;
+import io.mailroom.testing.WrappingDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -11,7 +13,6 @@ import org.postgresql.PGConnection;
 
 import javax.sql.DataSource;
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -280,7 +281,7 @@ class DatabaseFaultsTest {
      * Hands out the pool's connections, but kills a connection's server session (from a second
      * connection) just before it prepares a statement containing {@code marker}, {@code times} times.
      */
-    private static final class KillingDataSource extends DelegatingDataSource {
+    private static final class KillingDataSource extends WrappingDataSource {
         private final String marker;
         private final AtomicInteger left;
         final AtomicInteger kills = new AtomicInteger();
@@ -292,8 +293,7 @@ class DatabaseFaultsTest {
         }
 
         @Override
-        public Connection getConnection() throws SQLException {
-            Connection real = delegate.getConnection();
+        protected Connection wrap(Connection real) throws SQLException {
             int pid = real.unwrap(PGConnection.class).getBackendPID();
             InvocationHandler h = (proxy, method, args) -> {
                 if (method.getName().startsWith("prepare") && args != null && args[0] instanceof String sql
@@ -303,62 +303,9 @@ class DatabaseFaultsTest {
                     }
                     kills.incrementAndGet();
                 }
-                try {
-                    return method.invoke(real, args);
-                } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                }
+                return invoke(real, method, args);
             };
             return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[]{Connection.class}, h);
-        }
-    }
-
-    /** A DataSource that forwards everything. */
-    private abstract static class DelegatingDataSource implements DataSource {
-        final DataSource delegate;
-
-        DelegatingDataSource(DataSource delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public java.io.PrintWriter getLogWriter() throws SQLException {
-            return delegate.getLogWriter();
-        }
-
-        @Override
-        public void setLogWriter(java.io.PrintWriter out) throws SQLException {
-            delegate.setLogWriter(out);
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) throws SQLException {
-            delegate.setLoginTimeout(seconds);
-        }
-
-        @Override
-        public int getLoginTimeout() throws SQLException {
-            return delegate.getLoginTimeout();
-        }
-
-        @Override
-        public java.util.logging.Logger getParentLogger() {
-            return java.util.logging.Logger.getLogger("DelegatingDataSource");
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            return delegate.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) throws SQLException {
-            return delegate.isWrapperFor(iface);
         }
     }
 }

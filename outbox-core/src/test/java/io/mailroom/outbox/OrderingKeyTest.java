@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlClock;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;

@@ -1,10 +1,12 @@
 package io.mailroom.support;
 
+import io.mailroom.outbox.Durations;
+import io.mailroom.outbox.InvalidSettingException;
+
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -23,8 +25,6 @@ public final class Params {
     public static final Pattern KEY = Pattern.compile("^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$");
     /** A pause scope: {@code *} (everything) or a topic. */
     static final Pattern SCOPE = Pattern.compile("^(\\*|[a-z0-9][a-z0-9._-]{0,199})$");
-    /** A relative time or duration: {@code 90s}, {@code 30m}, {@code 1h}, {@code 2d}, {@code 1w}. */
-    private static final Pattern SHORT_DURATION = Pattern.compile("^([0-9]{1,6})([smhdw])$");
 
     public static final int MAX_REASON_LENGTH = 500;
     public static final int MAX_PROVIDER_ID_LENGTH = 500;
@@ -79,7 +79,7 @@ public final class Params {
         if (v.length() > 40) {
             throw badTime(parameter);
         }
-        Duration ago = shortDuration(v);
+        Duration ago = parseDuration(v);
         if (ago != null) {
             checkDuration(parameter, ago);
             return now.minus(ago);
@@ -95,20 +95,16 @@ public final class Params {
         }
     }
 
-    /** A duration: {@code 90s}, {@code 30m}, {@code 1h}, {@code 2d}, {@code 1w}, or ISO-8601 ({@code PT30M}). Null or blank: not given. */
+    /**
+     * A duration as {@link Durations} reads it: {@code 90s}, {@code 30m}, {@code 1h}, {@code 2d}, {@code 1w}, or
+     * ISO-8601 ({@code PT30M}). Null or blank: not given.
+     */
     public static Duration duration(String parameter, String raw) {
         if (raw == null || raw.isBlank()) {
             return null;
         }
         String v = raw.trim();
-        Duration d = v.length() <= 40 ? shortDuration(v) : null;
-        if (d == null) {
-            try {
-                d = v.length() <= 40 ? Duration.parse(v) : null;
-            } catch (DateTimeException e) {
-                d = null;
-            }
-        }
+        Duration d = v.length() <= 40 ? parseDuration(v) : null;
         if (d == null) {
             throw new InvalidParameterException(parameter, parameter + " must be a duration such as 30m, 1h, 2d or PT1H");
         }
@@ -200,19 +196,13 @@ public final class Params {
         return raw.trim();
     }
 
-    private static Duration shortDuration(String v) {
-        Matcher m = SHORT_DURATION.matcher(v);
-        if (!m.matches()) {
+    /** The duration, or null when {@code v} is none; the caller words the error (a typed value is never echoed). */
+    private static Duration parseDuration(String v) {
+        try {
+            return Durations.parse("duration", v);
+        } catch (InvalidSettingException e) {
             return null;
         }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            case "d" -> Duration.ofDays(n);
-            default -> Duration.ofDays(7 * n);
-        };
     }
 
     private static void checkDuration(String parameter, Duration d) {

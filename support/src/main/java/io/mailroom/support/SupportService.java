@@ -1,6 +1,7 @@
 package io.mailroom.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.idempotency.EffectRecord;
 import io.mailroom.idempotency.EffectState;
 import io.mailroom.idempotency.IdempotencyStore;
@@ -11,7 +12,6 @@ import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.SqlStates;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
 import org.jooq.Record2;

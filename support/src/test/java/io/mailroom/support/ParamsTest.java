@@ -43,6 +43,18 @@ class ParamsTest {
     }
 
     @Test
+    void durationsAreReadByTheSharedParserAndBoundedHere() {
+        assertThat(Params.duration("olderThan", "2w")).isEqualTo(Duration.ofDays(14));
+        assertThat(Params.duration("olderThan", "P2D")).isEqualTo(Duration.ofDays(2));
+        assertThat(Params.duration("olderThan", null)).isNull();
+        for (String bad : new String[]{"0", "30", "-PT1H", "PT-1H", "soon", "3661d", "9999999999h", "x".repeat(41)}) {
+            assertThatThrownBy(() -> Params.duration("olderThan", bad)).as(bad)
+                    .isInstanceOfSatisfying(InvalidParameterException.class, e -> assertThat(e.parameter()).isEqualTo("olderThan"))
+                    .satisfies(e -> assertThat(e.getMessage()).as("a typed value is not echoed").doesNotContain("'" + bad + "'"));
+        }
+    }
+
+    @Test
     void cursorsRoundTripAndForgedOnesAreRefused() {
         Cursor c = new Cursor(Instant.parse("2030-01-01T10:00:00.123456Z"), "email-order-7");
         assertThat(Cursor.decode("cursor", c.encode())).isEqualTo(c);

@@ -1,7 +1,7 @@
 package io.mailroom.support.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.support.AccessDeniedException;
 import io.mailroom.support.ActionAnswer;
 import io.mailroom.support.ActionResult;

@@ -1,6 +1,7 @@
 package io.mailroom.bench;
 
 import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.testing.ChildJvm;
 
 import java.nio.file.Path;
 import java.sql.Connection;

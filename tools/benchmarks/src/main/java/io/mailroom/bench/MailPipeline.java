@@ -4,6 +4,7 @@ import io.mailroom.email.service.MailroomCli;
 import io.mailroom.email.transport.smtp.MessageIds;
 import io.mailroom.orders.OrderService;
 import io.mailroom.orders.OrderServiceApp;
+import io.mailroom.testing.ChildJvm;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -97,6 +98,10 @@ final class MailPipeline implements AutoCloseable {
             serviceJvm.addAll(FAST_START);
         }
         serviceJvm.addAll(settings.serviceJvmOptions());
+        // warnings only, to stderr: the services' own logback.xml would log a line per order and per email
+        String quietLogging = "-D" + Logging.CONFIG_PROPERTY + "=" + Logging.CONFIG_RESOURCE;
+        providerJvm.add(quietLogging);
+        serviceJvm.add(quietLogging);
         String token = HexFormat.of().formatHex(SecureRandom.getSeed(16));
         int providerPort = freePort();
 
@@ -104,8 +109,8 @@ final class MailPipeline implements AutoCloseable {
                 ? Map.of(StubProviderMain.TOKEN_ENV, token) : Map.of();
         String providerMain = settings.transport() == Transport.HTTP
                 ? StubProviderMain.class.getName() : SmtpSinkMain.class.getName();
-        provider = ChildJvm.controlled(settings.name() + "-provider", providerJvm, providerMain,
-                List.of(Integer.toString(providerPort)), providerEnv, log("provider"));
+        provider = ChildJvm.of(settings.name() + "-provider", providerMain).jvmOptions(providerJvm)
+                .args(List.of(Integer.toString(providerPort))).env(providerEnv).log(log("provider")).controlled().start();
         children.add(provider);
 
         if (settings.orderService()) {
@@ -115,8 +120,8 @@ final class MailPipeline implements AutoCloseable {
             env.put("MAILROOM_MIGRATE", "false");
             env.put("MAILROOM_ORDERS_HOST", "127.0.0.1");
             env.put("MAILROOM_ORDERS_PORT", Integer.toString(ordersPort));
-            orders = ChildJvm.start(settings.name() + "-orders", serviceJvm, OrderServiceApp.class.getName(), List.of(),
-                    env, log("orders"));
+            orders = ChildJvm.of(settings.name() + "-orders", OrderServiceApp.class.getName()).jvmOptions(serviceJvm)
+                    .env(env).log(log("orders")).start();
             children.add(orders);
         }
 
@@ -141,8 +146,8 @@ final class MailPipeline implements AutoCloseable {
             env.put("MAILROOM_SMTP_MESSAGE_ID_DOMAIN", MESSAGE_ID_DOMAIN);
         }
         env.putAll(settings.serviceEnv());
-        dispatcher = ChildJvm.start(settings.name() + "-dispatcher", serviceJvm, MailroomCli.class.getName(),
-                List.of("dispatcher", "run"), env, log("dispatcher"));
+        dispatcher = ChildJvm.of(settings.name() + "-dispatcher", MailroomCli.class.getName()).jvmOptions(serviceJvm)
+                .args(List.of("dispatcher", "run")).env(env).log(log("dispatcher")).start();
         children.add(dispatcher);
 
         String ready = provider.expect("READY ");

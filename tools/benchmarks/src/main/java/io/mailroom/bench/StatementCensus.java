@@ -1,35 +1,30 @@
 package io.mailroom.bench;
 
+import io.mailroom.testing.WrappingDataSource;
+
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.logging.Logger;
 
 /**
  * A {@link DataSource} wrapper that counts what the code above it sends: executions per SQL text
  * and commits. Used only for an untimed census run (reflection proxies cost CPU), to show how many
  * statements and commits the runtime spends per message next to the reference loop.
  */
-final class StatementCensus implements DataSource {
+final class StatementCensus extends WrappingDataSource {
 
-    private final DataSource delegate;
     private final Map<String, LongAdder> executions = new ConcurrentHashMap<>();
     private final LongAdder commits = new LongAdder();
 
     StatementCensus(DataSource delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     /** Executions per SQL text (whitespace collapsed), in first-seen order of the texts. */
@@ -52,16 +47,7 @@ final class StatementCensus implements DataSource {
     }
 
     @Override
-    public Connection getConnection() throws SQLException {
-        return wrap(delegate.getConnection());
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-        return wrap(delegate.getConnection(username, password));
-    }
-
-    private Connection wrap(Connection connection) {
+    protected Connection wrap(Connection connection) {
         InvocationHandler handler = (proxy, method, args) -> {
             Object result = invoke(connection, method, args);
             switch (method.getName()) {
@@ -89,48 +75,5 @@ final class StatementCensus implements DataSource {
             return invoke(statement, method, args);
         };
         return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[]{type}, handler);
-    }
-
-    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return delegate.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        delegate.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        delegate.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return delegate.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return delegate.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
     }
 }

@@ -1,16 +1,14 @@
 package io.mailroom.chaos;
 
+import io.mailroom.outbox.Durations;
+
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Function;
 
 /** {@code --name value} and {@code --name=value} command-line options; {@code --flag} alone means true. */
 final class Args {
-
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     private final Map<String, String> values;
 
@@ -55,29 +53,23 @@ final class Args {
     }
 
     int integer(String name, int defaultValue) {
-        String v = values.get(name);
-        try {
-            return v == null ? defaultValue : Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
-        }
+        return number(name, defaultValue, Integer::parseInt, "an integer");
     }
 
     long longValue(String name, long defaultValue) {
-        String v = values.get(name);
-        try {
-            return v == null ? defaultValue : Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be an integer, got '" + v + "'");
-        }
+        return number(name, defaultValue, Long::parseLong, "an integer");
     }
 
     double decimal(String name, double defaultValue) {
+        return number(name, defaultValue, Double::parseDouble, "a number");
+    }
+
+    private <T> T number(String name, T defaultValue, Function<String, T> parse, String what) {
         String v = values.get(name);
         try {
-            return v == null ? defaultValue : Double.parseDouble(v.trim());
+            return v == null ? defaultValue : parse.apply(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a number, got '" + v + "'");
+            throw new IllegalArgumentException("--" + name + " must be " + what + ", got '" + v + "'");
         }
     }
 
@@ -86,22 +78,9 @@ final class Args {
         return v != null && !v.equalsIgnoreCase("false");
     }
 
+    /** As {@link Durations} reads it: 500ms, 30s, 5m, 1h, PT30S. */
     Duration duration(String name, Duration defaultValue) {
         String v = values.get(name);
-        return v == null ? defaultValue : duration(name, v);
-    }
-
-    static Duration duration(String name, String v) {
-        Matcher m = DURATION.matcher(v.trim().toLowerCase(Locale.ROOT));
-        if (!m.matches()) {
-            throw new IllegalArgumentException("--" + name + " must be a duration like 500ms, 30s, 5m or 1h, got '" + v + "'");
-        }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            default -> Duration.ofHours(n);
-        };
+        return v == null ? defaultValue : Durations.parse("--" + name, v);
     }
 }

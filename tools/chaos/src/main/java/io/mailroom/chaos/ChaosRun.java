@@ -2,6 +2,7 @@ package io.mailroom.chaos;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.testing.ChildJvm;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.jooq.DSLContext;
@@ -50,6 +51,7 @@ public final class ChaosRun {
     private static final Logger log = LoggerFactory.getLogger(ChaosRun.class);
     /** The provider stub's token travels in its environment, not on its command line (where ps shows it). */
     static final String TOKEN_ENV = "CHAOS_PROVIDER_TOKEN";
+    private static final List<String> SMALL_JVM = List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     static final String FROM = "Chaos Shop <shop@example.com>";
 
     /** A fault the harness injected: when, what, and on what. */
@@ -238,26 +240,27 @@ public final class ChaosRun {
 
     private int startStub(Path dir) throws Exception {
         Path portFile = dir.resolve("provider.port");
-        provider = ChildJvm.start("provider-stub", List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                ProviderStub.class.getName(), List.of("--record", dir.resolve("provider.rec").toString(),
+        provider = ChildJvm.of("provider-stub", ProviderStub.class.getName()).jvmOptions(SMALL_JVM)
+                .args(List.of("--record", dir.resolve("provider.rec").toString(),
                         "--port-file", portFile.toString(), "--seed", Long.toString(o.seed()),
                         "--p500", Double.toString(o.p500()), "--p429", Double.toString(o.p429()),
                         "--p-hang", Double.toString(o.pHang()), "--hang", millis(o.hang()),
-                        "--key-window", millis(o.keyWindow())),
-                Map.of(TOKEN_ENV, token), dir.resolve("provider-stub.log"));
+                        "--key-window", millis(o.keyWindow())))
+                .env(Map.of(TOKEN_ENV, token)).log(dir.resolve("provider-stub.log")).appendLog().start();
         return awaitPort(portFile, provider);
     }
 
     private void startSink(Path dir) throws Exception {
         Path portFile = dir.resolve("sink.port");
         Files.deleteIfExists(portFile);
-        provider = ChildJvm.start("smtp-sink", List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                SmtpSink.class.getName(), List.of("--port", Integer.toString(sinkPort),
+        // the same log for every life of the sink (it is killed and restarted): appended to
+        provider = ChildJvm.of("smtp-sink", RecordedSmtpSink.class.getName()).jvmOptions(SMALL_JVM)
+                .args(List.of("--port", Integer.toString(sinkPort),
                         "--record", dir.resolve("sink.rec").toString(), "--port-file", portFile.toString(),
                         "--seed", Long.toString(o.seed() + faults.size()),
                         "--p-drop-before", Double.toString(o.pDropBeforeData()), "--p451", Double.toString(o.p451()),
-                        "--p-drop-after", Double.toString(o.pDropAfterData())),
-                Map.of(), dir.resolve("smtp-sink.log"));
+                        "--p-drop-after", Double.toString(o.pDropAfterData())))
+                .log(dir.resolve("smtp-sink.log")).appendLog().start();
         awaitPort(portFile, provider);
     }
 

@@ -1,6 +1,7 @@
 package io.mailroom.chaos;
 
 import io.mailroom.email.service.MailroomCli;
+import io.mailroom.testing.ChildJvm;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -104,9 +105,10 @@ final class DispatcherFleet implements AutoCloseable {
         childEnv.put("MAILROOM_DISPATCHER_HOST", "127.0.0.1");
         childEnv.put("MAILROOM_DISPATCHER_PORT", Integer.toString(slot.healthPort));
         childEnv.put("MAILROOM_MIGRATE", "false");
-        ChildJvm jvm = ChildJvm.start(worker, List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                        "--enable-native-access=ALL-UNNAMED", "-Dlogback.configurationFile=chaos-dispatcher-logback.xml"),
-                MailroomCli.class.getName(), List.of("dispatcher", "run"), childEnv, dir.resolve(worker + ".log"));
+        ChildJvm jvm = ChildJvm.of(worker, MailroomCli.class.getName())
+                .jvmOptions(List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                        "--enable-native-access=ALL-UNNAMED", "-Dlogback.configurationFile=chaos-dispatcher-logback.xml"))
+                .args(List.of("dispatcher", "run")).env(childEnv).log(dir.resolve(worker + ".log")).appendLog().start();
         Incarnation inc = new Incarnation(slot.index, number, worker, jvm);
         slot.history.add(inc);
         slot.current = inc;

@@ -1,9 +1,9 @@
 package io.mailroom.chaos;
 
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.orders.OrderService;
 import io.mailroom.orders.PlaceOrder;
 import io.mailroom.orders.PlacedOrder;
-import io.mailroom.outbox.SqlStates;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;

@@ -4,6 +4,8 @@ import io.mailroom.email.service.MailroomCli;
 import io.mailroom.orders.OrderServiceApp;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.testing.ChildJvm;
+import io.mailroom.testing.SmtpSink;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.junit.jupiter.api.AfterEach;
@@ -48,7 +50,7 @@ class SecretsInLogsTest {
     private final List<ChildJvm> children = new ArrayList<>();
     private TestDatabase db;
     private ProviderStub provider;
-    private SmtpSink sink;
+    private RecordedSmtpSink sink;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -61,7 +63,8 @@ class SecretsInLogsTest {
         db = TestDatabases.create();
         provider = ProviderStub.start(new ProviderStub.Settings(0, token, 7, 0.2, 0.1, 0.15, Duration.ofMillis(1500),
                 Duration.ofDays(1), dir.resolve("provider.rec")));
-        sink = SmtpSink.start(new SmtpSink.Settings(0, 7, 0.1, 0.2, 0.15, "mailer", smtpPassword, dir.resolve("sink.rec")));
+        sink = RecordedSmtpSink.start(new SmtpSink.Settings(0, new SmtpSink.Faults(7, 0.1, 0.2, 0.15), "mailer", smtpPassword),
+                dir.resolve("sink.rec"));
     }
 
     @AfterEach
@@ -162,9 +165,9 @@ class SecretsInLogsTest {
     private ChildJvm start(String name, String main, List<String> args, Map<String, String> env) {
         Map<String, String> childEnv = new HashMap<>(env);
         childEnv.put("MAILROOM_TEST_DB_URL", null);
-        ChildJvm child = ChildJvm.start(name, List.of("-Xmx192m", "-XX:TieredStopAtLevel=1",
-                "--enable-native-access=ALL-UNNAMED", "-Dlogback.configurationFile=secrets-logback.xml"),
-                main, args, childEnv, dir.resolve(name + ".log"));
+        ChildJvm child = ChildJvm.of(name, main).jvmOptions(List.of("-Xmx192m", "-XX:TieredStopAtLevel=1",
+                "--enable-native-access=ALL-UNNAMED", "-Dlogback.configurationFile=secrets-logback.xml"))
+                .args(args).env(childEnv).log(dir.resolve(name + ".log")).appendLog().start();
         children.add(child);
         return child;
     }

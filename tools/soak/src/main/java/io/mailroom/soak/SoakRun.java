@@ -2,14 +2,15 @@ package io.mailroom.soak;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.db.Schema;
 import io.mailroom.outbox.ClaimedMessage;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherConfig;
 import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.outbox.Outcome;
-import io.mailroom.db.Schema;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -67,13 +68,13 @@ public final class SoakRun {
             }
             opts.put(a.substring(0, eq), a.substring(eq + 1));
         }
-        Duration duration = duration(opts.getOrDefault("duration", "20m"));
+        Duration duration = Durations.parse("duration", opts.getOrDefault("duration", "20m"));
         String server = opts.getOrDefault("server", "embedded");
         if (!server.equals("embedded") && !server.equals("shared")) {
             throw new IllegalArgumentException("server must be 'embedded' or 'shared', got '" + server + "'");
         }
         Result r = run(duration, percent(opts.getOrDefault("txnStart", "30%")), percent(opts.getOrDefault("txnLength", "30%")),
-                Double.parseDouble(opts.getOrDefault("load", "0.8")), duration(opts.getOrDefault("sample", "5s")),
+                Double.parseDouble(opts.getOrDefault("load", "0.8")), Durations.parse("sample", opts.getOrDefault("sample", "5s")),
                 Path.of(opts.getOrDefault("out", "soak/target/soak")), Integer.parseInt(opts.getOrDefault("capacityMessages", "20000")),
                 server.equals("embedded") ? opts.getOrDefault("naptime", "10s") : null);
         System.out.println(Files.readString(r.dir().resolve("soak.md")));
@@ -400,24 +401,6 @@ public final class SoakRun {
         }
         md.append(String.format(Locale.ROOT, "| %s | %.0f | %.2f | %.2f | %.0f | %d | %.1f | %.1f | %d |%n", label, s.t(),
                 s.claimP50(), s.claimP99(), s.throughput(), s.deadTuples(), s.tableBytes() / 1e6, s.indexBytes() / 1e6, s.pending()));
-    }
-
-    static Duration duration(String v) {
-        String s = v.trim().toLowerCase(Locale.ROOT);
-        try {
-            if (s.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
-            }
-            long n = Long.parseLong(s.substring(0, s.length() - 1));
-            return switch (s.charAt(s.length() - 1)) {
-                case 's' -> Duration.ofSeconds(n);
-                case 'm' -> Duration.ofMinutes(n);
-                case 'h' -> Duration.ofHours(n);
-                default -> throw new IllegalArgumentException("unknown unit in '" + v + "'");
-            };
-        } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
-            throw new IllegalArgumentException("not a duration like 90s, 20m or 500ms: '" + v + "'");
-        }
     }
 
     static double percent(String v) {

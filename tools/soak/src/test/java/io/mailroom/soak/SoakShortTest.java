@@ -31,10 +31,8 @@ class SoakShortTest {
 
     @Test
     void optionsAreParsedAndBadOnesNamed() {
-        assertThat(SoakRun.duration("20m")).isEqualTo(Duration.ofMinutes(20));
-        assertThat(SoakRun.duration("500ms")).isEqualTo(Duration.ofMillis(500));
+        // durations: io.mailroom.outbox.Durations, tested there
         assertThat(SoakRun.percent("30%")).isEqualTo(0.3);
-        assertThatThrownBy(() -> SoakRun.duration("soon")).hasMessageContaining("soon");
         assertThatThrownBy(() -> SoakRun.percent("150%")).hasMessageContaining("150%");
     }
 }

@@ -1,4 +1,4 @@
-package io.mailroom.outbox;
+package io.mailroom.db.sql;
 
 import org.jooq.Field;
 import org.jooq.impl.DSL;
