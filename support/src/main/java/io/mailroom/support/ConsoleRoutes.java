@@ -199,7 +199,7 @@ final class ConsoleRoutes {
     private void renderLogin(Context ctx, int status, String next, String error) {
         String loginCsrf = Sessions.randomToken();
         setCookie(ctx, LOGIN_COOKIE, loginCsrf, "/console/login", 1800);
-        ctx.status(status).html(pages.login(loginCsrf, next, error, auth.demo()));
+        page(ctx.status(status), pages.login(loginCsrf, next, error, auth.demo()));
     }
 
     private void login(Context ctx) {
@@ -248,17 +248,17 @@ final class ConsoleRoutes {
     private void orders(Context ctx) {
         String raw = ctx.queryParam(SupportParams.ORDER_ID);
         if (raw == null || raw.isBlank()) {
-            ctx.html(pages.orderPage(viewer(ctx), flash(ctx), null, null));
+            page(ctx, pages.orderPage(viewer(ctx), flash(ctx), null, null));
             return;
         }
         OrderEmails order = service.emailsOfOrder(raw);
-        ctx.html(pages.orderPage(viewer(ctx), flash(ctx), order.orderId(), order));
+        page(ctx, pages.orderPage(viewer(ctx), flash(ctx), order.orderId(), order));
     }
 
     private void email(Context ctx) {
         String key = ctx.pathParam("key");
         EmailView e = service.email(key).orElseThrow(() -> HttpFailure.notFound("no email with key " + key, SupportParams.KEY));
-        ctx.html(pages.emailPage(viewer(ctx), flash(ctx), e));
+        page(ctx, pages.emailPage(viewer(ctx), flash(ctx), e));
     }
 
     /** The console path of an email's HTML preview, for {@code <iframe sandbox src=...>}. */
@@ -278,7 +278,7 @@ final class ConsoleRoutes {
                 + (olderThan == null || olderThan.isBlank() ? "" : "&olderThan=" + url(olderThan.trim()));
         String next = result.nextCursor() == null ? null : base + "&cursor=" + url(result.nextCursor());
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
-        ctx.html(pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
+        page(ctx, pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
                 safeLocal(back, base)));
     }
 
@@ -286,7 +286,7 @@ final class ConsoleRoutes {
         QueueStats stats = service.stats();
         ControlState control = service.control();
         // the flash is taken once the page can be shown: a failure above keeps it for the next page
-        ctx.html(pages.queuePage(viewer(ctx), flash(ctx), stats, control));
+        page(ctx, pages.queuePage(viewer(ctx), flash(ctx), stats, control));
     }
 
     private void act(Context ctx) {
@@ -356,7 +356,7 @@ final class ConsoleRoutes {
     void errorPage(Context ctx, int status, String message, String parameter) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
         ConsolePages.Viewer viewer = s == null ? null : new ConsolePages.Viewer(s.actor, s.csrfToken);
-        ctx.status(status).html(pages.error(viewer, status, message, parameter));
+        page(ctx.status(status), pages.error(viewer, status, message, parameter));
     }
 
     private static String safeLocal(String candidate, String fallback) {
@@ -369,5 +369,10 @@ final class ConsoleRoutes {
 
     private static String capitalize(String s) {
         return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1);
+    }
+
+    /** A console page: HTML in UTF-8, said in the header too (not only in the page's meta tag). */
+    private static void page(Context ctx, String html) {
+        ctx.contentType("text/html; charset=utf-8").result(html);
     }
 }

@@ -119,6 +119,8 @@ class RenderingViewTest {
         assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow())
                 .contains("frame-src 'self'").contains("frame-ancestors 'none'").contains("script-src 'self'");
         assertThat(page.headers().firstValue("X-Frame-Options")).contains("DENY");
+        assertThat(page.headers().firstValue("Content-Type").orElseThrow().replace(" ", "").toLowerCase(Locale.ROOT))
+                .isEqualTo("text/html;charset=utf-8");
         // the page shows what the customer got: the facts and the text escaped, the HTML only in a fully sandboxed frame
         assertThat(page.body()).contains("What the customer got")
                 .contains("<code>order_confirmation</code> · vi · <code class=\"version\">order_confirmation@0123456789abcdef</code>")
