@@ -94,6 +94,14 @@ class TemplateCatalogueTest {
     }
 
     @Test
+    void aQuoteInTheTrackingLinkCannotLeaveTheHrefAttribute() throws Exception {
+        String sample = read("order_shipped/sample.json").replace("https://track.example.com/GHN-7731?lang=vi&x=<1>",
+                "https://t.example/\\\" onclick=\\\"alert(1)");
+        RenderedTemplate r = TemplateCatalogue.builtIn().renderJson("order_shipped", Locale.ENGLISH, sample);
+        assertThat(r.html()).doesNotContain("\" onclick=\"").containsPattern("href=\"https://t.example/(&quot;|&#34;|&#x22;) onclick=");
+    }
+
+    @Test
     void theCancellationStatesReasonAndRefundInTheCustomersLanguage() throws Exception {
         TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
         RenderedTemplate vi = catalogue.renderJson("order_cancelled", VI, read("order_cancelled/sample.json"));
