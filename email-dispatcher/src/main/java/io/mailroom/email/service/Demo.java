@@ -122,7 +122,7 @@ public final class Demo implements AutoCloseable {
                 ============================================================================
                  Mailroom demo is running.
                    place an order : curl -X POST localhost:{}/orders -H 'Content-Type: application/json' \\
-                                      -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR",\\
+                                      -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR","locale":"vi",\\
                                            "lines":[{"sku":"MUG-1","name":"Mug","quantity":1,"unitPrice":9.90}]}'
                    order health   : http://localhost:{}/health/ready
                    dispatcher     : http://localhost:{}/health/ready   metrics: /metrics

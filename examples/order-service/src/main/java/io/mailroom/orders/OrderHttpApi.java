@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * The order service's HTTP routes and their error answers.
  *
  * <ul>
- *   <li>{@code POST /orders} (JSON {@link PlaceOrder}) → 201 {@code {"orderId", "idempotencyKey"}}
+ *   <li>{@code POST /orders} (JSON {@link PlaceOrder}, with the customer's optional {@code locale}) → 201
+ *       {@code {"orderId", "idempotencyKey"}}
  *       (the latter is the confirmation email's key, {@code email-order-{id}}) with
  *       {@code Location: /orders/{id}}; 400 for any invalid input, 413 for a body over the
  *       limit, 415 for a non-JSON content type. An error answer means nothing was written:

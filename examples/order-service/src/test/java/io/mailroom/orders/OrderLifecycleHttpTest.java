@@ -241,6 +241,37 @@ class OrderLifecycleHttpTest {
     }
 
     @Test
+    void concurrentShipmentsAndCancellationsOfOneOrderRecordOneOfThemWithOneEmail() throws Exception {
+        long id = place(null, "Ada");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<java.util.concurrent.Future<HttpResponse<String>>> answers = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                String path = i % 2 == 0 ? "/orders/" + id + "/shipment" : "/orders/" + id + "/cancellation";
+                String body = i % 2 == 0 ? SHIPMENT : "{}";
+                answers.add(pool.submit(() -> {
+                    go.await();
+                    return post(path, body);
+                }));
+            }
+            go.countDown();
+            java.util.Map<Integer, Integer> statuses = new java.util.TreeMap<>();
+            for (var answer : answers) {
+                statuses.merge(answer.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode(), 1, Integer::sum);
+            }
+            // whichever came first: its four requests answer 201 (one recorded, three repeats), the other four 409
+            assertThat(statuses).containsExactlyInAnyOrderEntriesOf(java.util.Map.of(201, 4, 409, 4));
+        } finally {
+            pool.shutdownNow();
+        }
+        int shipments = pg.dsl().fetchCount(ORDER_SHIPMENT, ORDER_SHIPMENT.ORDER_ID.eq(id));
+        int cancellations = pg.dsl().fetchCount(ORDER_CANCELLATION, ORDER_CANCELLATION.ORDER_ID.eq(id));
+        assertThat(shipments + cancellations).isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.AGGREGATE_ID.eq(Long.toString(id)))).isEqualTo(2);
+    }
+
+    @Test
     void whenTheEmailCannotBeQueuedTheShipmentIsNotRecordedEither() throws Exception {
         long id = place(null, "Ada");
         // another writer already holds the notice's key: the enqueue fails inside the transaction
