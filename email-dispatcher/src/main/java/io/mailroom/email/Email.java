@@ -68,7 +68,7 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
     /**
      * The rendered email's identity: recipient, subject, bodies and template version. Not what the
      * dispatcher fingerprints for idempotency (that is the request, see
-     * {@code OrderConfirmation.fingerprintParts()}): the rendering changes with every template deploy.
+     * {@code EmailComposer.Composed#fingerprintParts()}): the rendering changes with every template deploy.
      */
     public List<String> fingerprintParts() {
         return List.of(to.address(), subject, textBody, htmlBody, templateVersion);

@@ -36,7 +36,8 @@ import java.util.regex.Pattern;
  *
  * <p>Each template is a folder with {@code subject.peb}, {@code html.peb} and {@code text.peb}
  * (the text part is never optional), per-locale {@code messages_xx.properties}, and optionally a
- * {@code sample.json} that {@link #check()} renders in every locale the folder has messages for.
+ * {@code sample.json} that {@link #check()} renders in every locale the folder has messages for, and in
+ * English, the default wording.
  * The HTML and text parts extend the shared layouts under {@code _layouts/}. In the HTML part
  * every value is HTML-escaped unless a template says {@code | raw}; the subject and text parts are
  * not HTML and are not escaped. A variable the data lacks fails the render with the variable
@@ -170,9 +171,8 @@ public final class TemplateCatalogue {
             if (files.exists(name + "/sample.json")) {
                 Set<String> locales = new TreeSet<>(locales(name));
                 locales.remove("und");
-                if (locales.isEmpty()) {
-                    locales.add("en");
-                }
+                // the default wording too: every locale without a file of its own falls back to it
+                locales.add("en");
                 for (String tag : locales) {
                     try {
                         renderJson(name, Locale.forLanguageTag(tag), files.read(name + "/sample.json").orElseThrow());

@@ -45,9 +45,75 @@ class TemplateCatalogueTest {
     @Test
     void theBuiltInTemplatesAllCompileAndRenderTheirSamplesInEveryLocale() throws Exception {
         TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
-        assertThat(catalogue.names()).contains("order_confirmation");
+        assertThat(catalogue.names()).contains("order_confirmation", "order_shipped", "order_cancelled");
         assertThat(catalogue.check()).isEmpty();
         assertThat(catalogue.locales("order_confirmation")).contains("vi");
+    }
+
+    /** Every built-in template, in both languages the shop writes: the sample renders, and in its own words. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"order_confirmation", "order_shipped", "order_cancelled"})
+    void eachBuiltInTemplateRendersItsSampleInEnglishAndVietnamese(String name) throws Exception {
+        TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
+        assertThat(catalogue.names()).contains(name);
+        assertThat(catalogue.locales(name)).contains("vi");
+        String sample = read(name + "/sample.json");
+        RenderedTemplate en = catalogue.renderJson(name, Locale.ENGLISH, sample);
+        RenderedTemplate vi = catalogue.renderJson(name, VI, sample);
+        for (RenderedTemplate r : List.of(en, vi)) {
+            assertThat(r.subject()).isNotBlank().doesNotContain("\n");
+            assertThat(r.text()).contains("Nguyễn Thị Ánh");
+            assertThat(r.html()).contains("Nguyễn Thị Ánh").contains("<html lang=\"" + r.locale().toLanguageTag() + "\">");
+        }
+        assertThat(vi.subject()).isNotEqualTo(en.subject());
+        assertThat(vi.text()).contains("Bạn nhận được email này");
+        assertThat(en.text()).contains("You are receiving this email");
+    }
+
+    @Test
+    void theShippingNoticeNamesCarrierTrackingAndLinkEscapedOnlyInHtml() throws Exception {
+        TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
+        RenderedTemplate vi = catalogue.renderJson("order_shipped", VI, read("order_shipped/sample.json"));
+        assertThat(vi.subject()).isEqualTo("Đơn hàng #102 của bạn đã được giao cho đơn vị vận chuyển");
+        assertThat(vi.text()).contains("Tin vui, Nguyễn Thị Ánh!")
+                .contains("đã được giao cho đơn vị vận chuyển Giao Hàng <Nhanh> & Co.")
+                .contains("Mã vận đơn: GHN-7731-ĐN")
+                .contains("Theo dõi bưu kiện: https://track.example.com/GHN-7731?lang=vi&x=<1>");
+        assertThat(vi.html()).contains("Giao Hàng &lt;Nhanh&gt; &amp; Co")
+                .contains("href=\"https://track.example.com/GHN-7731?lang=vi&amp;x=&lt;1&gt;\"")
+                .doesNotContain("<Nhanh>");
+        RenderedTemplate en = catalogue.renderJson("order_shipped", Locale.ENGLISH, read("order_shipped/sample.json"));
+        assertThat(en.subject()).isEqualTo("Your order #102 is on its way");
+
+        // no tracking link: the line is left out, in both parts
+        String noLink = read("order_shipped/sample.json").replace("\"trackingUrl\": \"https://track.example.com/GHN-7731?lang=vi&x=<1>\"",
+                "\"trackingUrl\": null");
+        RenderedTemplate plain = catalogue.renderJson("order_shipped", VI, noLink);
+        assertThat(plain.text()).doesNotContain("Theo dõi").contains("Mã vận đơn");
+        assertThat(plain.html()).doesNotContain("<a ");
+    }
+
+    @Test
+    void aQuoteInTheTrackingLinkCannotLeaveTheHrefAttribute() throws Exception {
+        String sample = read("order_shipped/sample.json").replace("https://track.example.com/GHN-7731?lang=vi&x=<1>",
+                "https://t.example/\\\" onclick=\\\"alert(1)");
+        RenderedTemplate r = TemplateCatalogue.builtIn().renderJson("order_shipped", Locale.ENGLISH, sample);
+        assertThat(r.html()).doesNotContain("\" onclick=\"").containsPattern("href=\"https://t.example/(&quot;|&#34;|&#x22;) onclick=");
+    }
+
+    @Test
+    void theCancellationStatesReasonAndRefundInTheCustomersLanguage() throws Exception {
+        TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
+        RenderedTemplate vi = catalogue.renderJson("order_cancelled", VI, read("order_cancelled/sample.json"));
+        assertThat(vi.subject()).isEqualTo("Đơn hàng #103 của bạn đã bị hủy");
+        assertThat(vi.text()).contains("Xin chào Nguyễn Thị Ánh,")
+                .contains("Lý do: Khách hàng đổi ý <gấp> & cần hoàn tiền")
+                .contains("535.000");
+        assertThat(vi.html()).contains("Khách hàng đổi ý &lt;gấp&gt; &amp; cần hoàn tiền").doesNotContain("<gấp>");
+        RenderedTemplate en = catalogue.renderJson("order_cancelled", Locale.ENGLISH,
+                read("order_cancelled/sample.json").replace("\"Khách hàng đổi ý <gấp> & cần hoàn tiền\"", "null"));
+        assertThat(en.subject()).isEqualTo("Your order #103 has been cancelled");
+        assertThat(en.text()).doesNotContain("Reason").contains("will be refunded");
     }
 
     @Test
@@ -142,6 +208,18 @@ class TemplateCatalogueTest {
         assertThat(TemplateCatalogue.of(files).check()).singleElement().satisfies(e -> {
             assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_VARIABLE);
             assertThat(e.getMessage()).contains("sample.json").contains("'name'");
+        });
+    }
+
+    @Test
+    void checkRendersTheSampleInTheDefaultEnglishWordingTooNotOnlyInTheLocalesWithAFile() {
+        Map<String, String> files = minimal();
+        files.put("hello/messages.properties", "subject=Hello {who}\n");
+        files.put("hello/messages_vi.properties", "subject=Xin chào\n");
+        files.put("hello/sample.json", "{\"name\": \"An\"}");
+        assertThat(TemplateCatalogue.of(files).check()).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo(TemplateException.Kind.MISSING_VARIABLE);
+            assertThat(e.getMessage()).contains("sample.json in en").contains("{who}");
         });
     }
 

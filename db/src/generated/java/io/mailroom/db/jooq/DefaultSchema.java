@@ -7,8 +7,10 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
+import io.mailroom.db.jooq.tables.OrderCancellation;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
+import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -54,6 +56,11 @@ public class DefaultSchema extends SchemaImpl {
     public final IdempotencyRecord IDEMPOTENCY_RECORD = IdempotencyRecord.IDEMPOTENCY_RECORD;
 
     /**
+     * The table <code>order_cancellation</code>.
+     */
+    public final OrderCancellation ORDER_CANCELLATION = OrderCancellation.ORDER_CANCELLATION;
+
+    /**
      * The table <code>order_line</code>.
      */
     public final OrderLine ORDER_LINE = OrderLine.ORDER_LINE;
@@ -62,6 +69,11 @@ public class DefaultSchema extends SchemaImpl {
      * The table <code>order_request_key</code>.
      */
     public final OrderRequestKey ORDER_REQUEST_KEY = OrderRequestKey.ORDER_REQUEST_KEY;
+
+    /**
+     * The table <code>order_shipment</code>.
+     */
+    public final OrderShipment ORDER_SHIPMENT = OrderShipment.ORDER_SHIPMENT;
 
     /**
      * The table <code>orders</code>.
@@ -108,8 +120,10 @@ public class DefaultSchema extends SchemaImpl {
             AuditLog.AUDIT_LOG,
             EmailRendering.EMAIL_RENDERING,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
+            OrderCancellation.ORDER_CANCELLATION,
             OrderLine.ORDER_LINE,
             OrderRequestKey.ORDER_REQUEST_KEY,
+            OrderShipment.ORDER_SHIPMENT,
             Orders.ORDERS,
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,

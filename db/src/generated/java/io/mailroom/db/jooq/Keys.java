@@ -7,8 +7,10 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
+import io.mailroom.db.jooq.tables.OrderCancellation;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
+import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -17,8 +19,10 @@ import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
+import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
 import io.mailroom.db.jooq.tables.records.OrderLineRecord;
 import io.mailroom.db.jooq.tables.records.OrderRequestKeyRecord;
+import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
 import io.mailroom.db.jooq.tables.records.OrdersRecord;
 import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
@@ -47,8 +51,10 @@ public class Keys {
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
+    public static final UniqueKey<OrderCancellationRecord> ORDER_CANCELLATION_PKEY = Internal.createUniqueKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_pkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, true);
     public static final UniqueKey<OrderLineRecord> ORDER_LINE_PKEY = Internal.createUniqueKey(OrderLine.ORDER_LINE, DSL.name("order_line_pkey"), new TableField[] { OrderLine.ORDER_LINE.ORDER_ID, OrderLine.ORDER_LINE.LINE_NO }, true);
     public static final UniqueKey<OrderRequestKeyRecord> ORDER_REQUEST_KEY_PKEY = Internal.createUniqueKey(OrderRequestKey.ORDER_REQUEST_KEY, DSL.name("order_request_key_pkey"), new TableField[] { OrderRequestKey.ORDER_REQUEST_KEY.IDEMPOTENCY_KEY }, true);
+    public static final UniqueKey<OrderShipmentRecord> ORDER_SHIPMENT_PKEY = Internal.createUniqueKey(OrderShipment.ORDER_SHIPMENT, DSL.name("order_shipment_pkey"), new TableField[] { OrderShipment.ORDER_SHIPMENT.ORDER_ID }, true);
     public static final UniqueKey<OrdersRecord> ORDERS_PKEY = Internal.createUniqueKey(Orders.ORDERS, DSL.name("orders_pkey"), new TableField[] { Orders.ORDERS.ID }, true);
     public static final UniqueKey<OutboxAttemptRecord> OUTBOX_ATTEMPT_PKEY = Internal.createUniqueKey(OutboxAttempt.OUTBOX_ATTEMPT, DSL.name("outbox_attempt_pkey"), new TableField[] { OutboxAttempt.OUTBOX_ATTEMPT.ID }, true);
     public static final UniqueKey<OutboxControlRecord> OUTBOX_CONTROL_PKEY = Internal.createUniqueKey(OutboxControl.OUTBOX_CONTROL, DSL.name("outbox_control_pkey"), new TableField[] { OutboxControl.OUTBOX_CONTROL.SCOPE }, true);
@@ -59,6 +65,8 @@ public class Keys {
     // FOREIGN KEY definitions
     // -------------------------------------------------------------------------
 
+    public static final ForeignKey<OrderCancellationRecord, OrdersRecord> ORDER_CANCELLATION__ORDER_CANCELLATION_ORDER_ID_FKEY = Internal.createForeignKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_order_id_fkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
     public static final ForeignKey<OrderLineRecord, OrdersRecord> ORDER_LINE__ORDER_LINE_ORDER_ID_FKEY = Internal.createForeignKey(OrderLine.ORDER_LINE, DSL.name("order_line_order_id_fkey"), new TableField[] { OrderLine.ORDER_LINE.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
     public static final ForeignKey<OrderRequestKeyRecord, OrdersRecord> ORDER_REQUEST_KEY__ORDER_REQUEST_KEY_ORDER_ID_FKEY = Internal.createForeignKey(OrderRequestKey.ORDER_REQUEST_KEY, DSL.name("order_request_key_order_id_fkey"), new TableField[] { OrderRequestKey.ORDER_REQUEST_KEY.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
+    public static final ForeignKey<OrderShipmentRecord, OrdersRecord> ORDER_SHIPMENT__ORDER_SHIPMENT_ORDER_ID_FKEY = Internal.createForeignKey(OrderShipment.ORDER_SHIPMENT, DSL.name("order_shipment_order_id_fkey"), new TableField[] { OrderShipment.ORDER_SHIPMENT.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

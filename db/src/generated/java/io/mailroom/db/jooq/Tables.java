@@ -7,8 +7,10 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
+import io.mailroom.db.jooq.tables.OrderCancellation;
 import io.mailroom.db.jooq.tables.OrderLine;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
+import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -39,6 +41,11 @@ public class Tables {
     public static final IdempotencyRecord IDEMPOTENCY_RECORD = IdempotencyRecord.IDEMPOTENCY_RECORD;
 
     /**
+     * The table <code>order_cancellation</code>.
+     */
+    public static final OrderCancellation ORDER_CANCELLATION = OrderCancellation.ORDER_CANCELLATION;
+
+    /**
      * The table <code>order_line</code>.
      */
     public static final OrderLine ORDER_LINE = OrderLine.ORDER_LINE;
@@ -47,6 +54,11 @@ public class Tables {
      * The table <code>order_request_key</code>.
      */
     public static final OrderRequestKey ORDER_REQUEST_KEY = OrderRequestKey.ORDER_REQUEST_KEY;
+
+    /**
+     * The table <code>order_shipment</code>.
+     */
+    public static final OrderShipment ORDER_SHIPMENT = OrderShipment.ORDER_SHIPMENT;
 
     /**
      * The table <code>orders</code>.

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,6 +30,11 @@ import java.util.regex.Pattern;
  * lines, separated by newlines or ';'); a topic named twice is refused. Every mistake is refused at
  * start with the setting, the line and what was wrong.
  *
+ * <p>With neither setting (or only blank and comment lines), every template of the catalogue is
+ * served on topic {@code email.<template>} ({@link #routesFor}), which is the topic the email API
+ * gives an email by default: a new template folder is then a new kind of email with no line at all.
+ * Once any line is configured, exactly the configured topics are served.
+ *
  * @param templatesDir {@code MAILROOM_TEMPLATES_DIR}: laid over the built-in templates; null for built-in only
  */
 public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
@@ -36,6 +42,8 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
     public static final String TOPICS = "MAILROOM_TOPICS";
     public static final String TOPICS_FILE = "MAILROOM_TOPICS_FILE";
     public static final String TEMPLATES_DIR = "MAILROOM_TEMPLATES_DIR";
+    /** The topic prefix of the default routes, the same as the email API's default topic. */
+    public static final String DEFAULT_TOPIC_PREFIX = "email.";
 
     private static final Pattern TOPIC = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,127}");
     private static final Pattern TEMPLATE = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
@@ -46,6 +54,23 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
 
     public EmailTopics {
         routes = Collections.unmodifiableMap(new LinkedHashMap<>(routes));
+    }
+
+    /**
+     * The routes to serve: the configured ones, or, when none are configured, each of
+     * {@code templates} on {@code email.<template>} with the default sender.
+     */
+    public Map<String, Route> routesFor(Collection<String> templates) {
+        if (!routes.isEmpty()) {
+            return routes;
+        }
+        Map<String, Route> defaults = new LinkedHashMap<>();
+        for (String template : templates) {
+            if (TEMPLATE.matcher(template).matches()) {
+                defaults.put(DEFAULT_TOPIC_PREFIX + template, new Route(DEFAULT_TOPIC_PREFIX + template, template, null));
+            }
+        }
+        return Collections.unmodifiableMap(defaults);
     }
 
     public static EmailTopics none() {

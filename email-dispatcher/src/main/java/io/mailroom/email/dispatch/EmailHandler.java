@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
-import io.mailroom.email.render.OrderConfirmation;
-import io.mailroom.email.render.OrderConfirmationRenderer;
 import io.mailroom.email.render.RenderException;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
@@ -40,7 +38,7 @@ import java.util.function.Function;
  *       header injection, oversized body, malformed JSON) fails the message for good, with the
  *       reason, before any provider is contacted.</li>
  *   <li>Reserve the effect key in the idempotency store, with a fingerprint of the request (see
- *       {@link OrderConfirmation#fingerprintParts()}), in a short transaction of its own that commits
+ *       {@link EmailComposer.Composed#fingerprintParts()}), in a short transaction of its own that commits
  *       <em>before</em> the send: if the process dies after sending, the next attempt finds the
  *       reservation and knows the outcome is unknown.</li>
  *   <li>Already sent: done without sending. Same key, different request: failed, nothing sent.
@@ -72,12 +70,6 @@ public final class EmailHandler implements MessageHandler {
     private final Clock clock;
     private final RenderingStore renderings = new RenderingStore();
 
-    /** The order confirmation handler: the payload is the order service's order document. */
-    public EmailHandler(DataSource dataSource, IdempotencyStore store, OrderConfirmationRenderer renderer,
-                        MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
-        this(dataSource, store, orderConfirmations(Objects.requireNonNull(renderer, "renderer")), transport, policy, worker, clock);
-    }
-
     public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -87,13 +79,6 @@ public final class EmailHandler implements MessageHandler {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.clock = clock == null ? Clock.systemUTC() : clock;
-    }
-
-    private static EmailComposer orderConfirmations(OrderConfirmationRenderer renderer) {
-        return message -> {
-            OrderConfirmation order = renderer.parse(message.payloadJson());
-            return new EmailComposer.Composed(renderer.render(order), order.fingerprintParts());
-        };
     }
 
     @Override
@@ -108,7 +93,7 @@ public final class EmailHandler implements MessageHandler {
             return Outcome.failed("invalid email: " + e.getMessage());
         }
         Email email = composed.email();
-        // The request, not its rendering: see EmailComposer and OrderConfirmation#fingerprintParts for why.
+        // The request, not its rendering: see EmailComposer for why.
         Fingerprint fingerprint = Fingerprint.of(composed.fingerprintParts().toArray(String[]::new));
         String descriptor = descriptor(email);
 

@@ -11,6 +11,7 @@ import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.dispatch.EmailComposer;
+import io.mailroom.mailbox.MailboxRules;
 import io.mailroom.outbox.ClaimedMessage;
 import io.mailroom.templates.RenderedTemplate;
 import io.mailroom.templates.TemplateCatalogue;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -30,6 +32,10 @@ import java.util.TreeMap;
  * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}), renders the
  * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
  * builds the {@link Email} with the topic's sender (or the service's default one).
+ *
+ * <p>One legacy reader: an order confirmation enqueued before the email API (topic
+ * {@code email.order_confirmation}, a payload without {@code "v"}) is mapped onto the template's data
+ * by {@link LegacyOrderPayload}, so a message still pending at the upgrade is sent, not failed.
  *
  * <p>The topic's configured template wins over the one the envelope names: the operator decides
  * which template a kind of email uses. The fingerprint is the request (recipient, reply-to,
@@ -73,6 +79,10 @@ public final class TemplatedComposer implements EmailComposer {
         if (envelope == null || !envelope.isObject()) {
             throw new RenderException("payload", "must be a JSON object (an email envelope)");
         }
+        if (LegacyOrderPayload.applies(message.topic(), envelope)) {
+            LegacyOrderPayload.Read legacy = LegacyOrderPayload.read(envelope);
+            return render(route, Locale.ENGLISH, legacy.to(), null, new LinkedHashMap<>(), legacy.data(), legacy.fingerprintParts());
+        }
         if (!envelope.path("v").isInt() || envelope.get("v").intValue() != 1) {
             throw new RenderException("payload.v", "must be 1 (the envelope version this dispatcher reads), got " + envelope.get("v"));
         }
@@ -87,16 +97,6 @@ public final class TemplatedComposer implements EmailComposer {
         @SuppressWarnings("unchecked")
         Map<String, Object> data = JSON.convertValue(dataNode, LinkedHashMap.class);
 
-        RenderedTemplate rendered;
-        try {
-            rendered = catalogue.render(route.template(), locale, data);
-        } catch (TemplateException e) {
-            throw new RenderException("template", e.getMessage());
-        }
-        EmailAddress from = route.from() != null ? route.from() : defaultFrom;
-        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), headers, rendered.version(), replyTo)
-                .requireBodyWithin(maxBodyBytes);
-
         List<String> parts = new ArrayList<>();
         parts.add("email-envelope-v1");
         parts.add(route.template());
@@ -106,7 +106,28 @@ public final class TemplatedComposer implements EmailComposer {
         parts.add(replyTo == null ? "" : replyTo.address() + " " + Objects.toString(replyTo.displayName(), ""));
         parts.add(canonical(new TreeMap<>(headers)));
         parts.add(canonical(data));
-        return new Composed(email, parts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
+        return render(route, locale, to, replyTo, headers, data, parts);
+    }
+
+    /** The email, with the template and locale the catalogue actually used (stored for support with the reservation). */
+    private Composed render(EmailTopics.Route route, Locale locale, EmailAddress to, EmailAddress replyTo,
+                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts)
+            throws RenderException {
+        RenderedTemplate rendered;
+        try {
+            rendered = catalogue.render(route.template(), locale, data);
+        } catch (TemplateException e) {
+            throw new RenderException("template", e.getMessage());
+        }
+        // RFC 3834: tells auto-responders (vacation replies) not to answer; the version is for people reading headers
+        Map<String, String> all = new LinkedHashMap<>(headers);
+        all.keySet().removeIf(h -> h.equalsIgnoreCase("X-Mailroom-Template"));
+        all.put("Auto-Submitted", "auto-generated");
+        all.put("X-Mailroom-Template", rendered.version());
+        EmailAddress from = route.from() != null ? route.from() : defaultFrom;
+        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo)
+                .requireBodyWithin(maxBodyBytes);
+        return new Composed(email, fingerprintParts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
     }
 
     private static Locale locale(JsonNode node) throws RenderException {
@@ -129,8 +150,18 @@ public final class TemplatedComposer implements EmailComposer {
             throw new RenderException("payload." + field, "must be an object with an address");
         }
         JsonNode name = node.get("name");
+        if (name != null && !name.isNull()) {
+            // the email API's rule: a name that is given must be one (a blank one is not "no name")
+            if (!name.isTextual()) {
+                throw new RenderException("payload." + field, "displayName: must be a string");
+            }
+            Optional<String> problem = MailboxRules.displayNameProblem(name.textValue());
+            if (problem.isPresent()) {
+                throw new RenderException("payload." + field, "displayName: " + problem.get());
+            }
+        }
         try {
-            return EmailAddress.of(node.get("address").textValue(), name == null || name.isNull() ? null : name.asText());
+            return EmailAddress.of(node.get("address").textValue(), name == null || name.isNull() ? null : name.textValue());
         } catch (InvalidEmailException e) {
             throw new RenderException("payload." + field, e.getMessage());
         }

@@ -1,7 +1,6 @@
 package io.mailroom.email.config;
 
 import io.mailroom.email.EmailAddress;
-import io.mailroom.email.render.RenderConfig;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
@@ -10,7 +9,6 @@ import org.junit.jupiter.api.Test;
 
 import java.net.URI;
 import java.time.Duration;
-import java.time.ZoneId;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -139,24 +137,35 @@ class ConfigurationTest {
     }
 
     @Test
-    void renderFromEnvFallsBackToTheSmtpSender() {
-        RenderConfig fromSmtp = RenderConfig.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <shop@example.com>"));
+    void mailSettingsFallBackToTheSmtpSender() {
+        MailSettings fromSmtp = MailSettings.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <shop@example.com>"));
         assertThat(fromSmtp.from()).isEqualTo(EmailAddress.of("shop@example.com", "Shop"));
-        assertThat(fromSmtp.maxBodyBytes()).isEqualTo(RenderConfig.DEFAULT_MAX_BODY_BYTES);
-        assertThat(fromSmtp.zone()).isEqualTo(ZoneId.of("UTC"));
+        assertThat(fromSmtp.maxBodyBytes()).isEqualTo(MailSettings.DEFAULT_MAX_BODY_BYTES);
 
-        RenderConfig own = RenderConfig.fromEnv(env("MAILROOM_SMTP_FROM", "bounces@example.com", "MAILROOM_MAIL_FROM", "Orders <orders@example.com>",
-                "MAILROOM_MAIL_TIMEZONE", "Europe/Berlin", "MAILROOM_MAX_BODY_BYTES", "65536", "MAILROOM_SHOP_NAME", "Ann's Mugs"));
+        MailSettings own = MailSettings.fromEnv(env("MAILROOM_SMTP_FROM", "bounces@example.com", "MAILROOM_MAIL_FROM", "Orders <orders@example.com>",
+                "MAILROOM_MAX_BODY_BYTES", "65536"));
         assertThat(own.from().address()).isEqualTo("orders@example.com");
-        assertThat(own.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
         assertThat(own.maxBodyBytes()).isEqualTo(65536);
-        assertThat(own.shopName()).isEqualTo("Ann's Mugs");
 
-        assertRejected(() -> RenderConfig.fromEnv(env()), "MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
-        assertRejected(() -> RenderConfig.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAX_BODY_BYTES", "10")),
+        assertRejected(() -> MailSettings.fromEnv(env()), "MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
+        assertRejected(() -> MailSettings.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAX_BODY_BYTES", "10")),
                 "MAILROOM_MAX_BODY_BYTES", "MAILROOM_MAX_BODY_BYTES must be 1024..20971520, got 10");
-        assertRejected(() -> RenderConfig.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAIL_TIMEZONE", "Mars/Olympus")),
-                "MAILROOM_MAIL_TIMEZONE", "MAILROOM_MAIL_TIMEZONE is not a time zone id, got 'Mars/Olympus'");
+        assertThatThrownBy(() -> MailSettings.fromEnv(env("MAILROOM_MAIL_FROM", "not a mailbox")))
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo("MAILROOM_MAIL_FROM"))
+                .hasMessageStartingWith("MAILROOM_MAIL_FROM is not a valid mailbox");
+    }
+
+    @Test
+    void withoutTopicSettingsEveryTemplateIsServedOnItsDefaultTopicAndWithThemExactlyTheConfiguredOnes() {
+        java.util.List<String> templates = java.util.List.of("order_cancelled", "order_confirmation", "order_shipped");
+        assertThat(EmailTopics.fromEnv(env()).routesFor(templates)).containsOnlyKeys(
+                "email.order_cancelled", "email.order_confirmation", "email.order_shipped");
+        assertThat(EmailTopics.fromEnv(env()).routesFor(templates).get("email.order_shipped"))
+                .isEqualTo(new EmailTopics.Route("email.order_shipped", "order_shipped", null));
+        assertThat(EmailTopics.fromEnv(env("MAILROOM_TOPICS", "# nothing yet")).routesFor(templates)).hasSize(3);
+
+        EmailTopics configured = EmailTopics.fromEnv(env("MAILROOM_TOPICS", "shop.shipped = order_shipped"));
+        assertThat(configured.routesFor(templates)).containsOnlyKeys("shop.shipped");
     }
 
     @Test

@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
@@ -51,7 +49,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * outbox-core's BadInputCatalogueTest) but cannot make a safe email. Each one fails its message at
  * once, on the first attempt, with the payload field named in {@code last_error}; nothing reaches
  * the provider for it; and the good messages claimed in the same batch, before and after it, are
- * sent.
+ * sent. Two catalogues: envelopes as the email API writes them, and the order documents the order
+ * service wrote before it (read by the dispatcher's legacy reader, which must refuse what the
+ * retired Java renderer refused, naming the same fields).
  */
 class BadInputCatalogueTest {
 
@@ -89,20 +89,37 @@ class BadInputCatalogueTest {
         transport.close();
     }
 
-    /** A valid order confirmation payload, as order-service writes it. */
+    /** A valid order confirmation envelope, as the order service writes it through the email API. */
     private static ObjectNode validPayload(long orderId) {
+        return tree(DispatchFixture.payload(orderId, "customer" + orderId + "@example.com", "Customer " + orderId));
+    }
+
+    /** A valid order document as the order service wrote it before the email API. */
+    private static ObjectNode validLegacyPayload(long orderId) {
+        return tree(DispatchFixture.legacyPayload(orderId, "customer" + orderId + "@example.com", "Customer " + orderId));
+    }
+
+    private static ObjectNode tree(String json) {
         try {
-            return (ObjectNode) JSON.readTree(DispatchFixture.payload(orderId, "customer" + orderId + "@example.com",
-                    "Customer " + orderId));
+            return (ObjectNode) JSON.readTree(json);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    /** A valid payload of order 2 with one change. */
+    /** A valid envelope of order 2 with one change. */
     private static Arguments bad(String what, String field, Consumer<ObjectNode> change) {
         return Arguments.of(what, field, (Supplier<String>) () -> {
             ObjectNode p = validPayload(2);
+            change.accept(p);
+            return p.toString();
+        });
+    }
+
+    /** A valid legacy order document of order 2 with one change. */
+    private static Arguments legacy(String what, String field, Consumer<ObjectNode> change) {
+        return Arguments.of("legacy: " + what, field, (Supplier<String>) () -> {
+            ObjectNode p = validLegacyPayload(2);
             change.accept(p);
             return p.toString();
         });
@@ -112,52 +129,116 @@ class BadInputCatalogueTest {
         return Arguments.of(what, field, (Supplier<String>) () -> json);
     }
 
-    static Stream<Arguments> badPayloads() {
+    private static ObjectNode to(ObjectNode p) {
+        return (ObjectNode) p.get("to");
+    }
+
+    private static ObjectNode order(ObjectNode p) {
+        return (ObjectNode) p.get("data").get("order");
+    }
+
+    static Stream<Arguments> badEnvelopes() {
         return Stream.of(
-                // malformed: valid JSON (jsonb took it), but not an order confirmation
                 raw("a JSON array instead of an object", "payload", "[1, 2, 3]"),
                 raw("a JSON string instead of an object", "payload", "\"order 2 confirmed\""),
-                raw("an empty object", "orderId", "{}"),
-                bad("orderId of the wrong type", "orderId", p -> p.putObject("orderId").put("x", 1)),
-                bad("lines not an array", "lines", p -> p.put("lines", "two mugs")),
-                bad("a line that is not an object", "lines[0]", p -> ((ArrayNode) p.get("lines")).set(0, JSON.getNodeFactory().textNode("mug"))),
-                bad("total that is no amount", "total", p -> p.put("total", "twenty")),
-                bad("createdAt that is no timestamp", "createdAt", p -> p.put("createdAt", "yesterday")),
+                bad("an envelope version this dispatcher does not read", "payload.v", p -> p.put("v", 2)),
+                bad("v as a string", "payload.v", p -> p.put("v", "1")),
+                bad("a locale that is no language tag", "payload.locale", p -> p.put("locale", "not a locale!")),
+                bad("data that is not an object", "payload.data", p -> p.put("data", "two mugs")),
+                bad("no data for the template", "template", p -> p.putObject("data")),
+                bad("an amount that is no number", "template", p -> order(p).put("total", "twenty")),
+                bad("createdAt that is no timestamp", "template", p -> order(p).put("createdAt", "yesterday")),
+                bad("a currency that is no ISO 4217 code", "template", p -> order(p).put("currency", "EURO")),
                 // the recipient
-                bad("missing recipient", "customerEmail", p -> p.remove("customerEmail")),
-                bad("null recipient", "customerEmail", p -> p.putNull("customerEmail")),
-                bad("recipient that is a number", "customerEmail", p -> p.put("customerEmail", 42)),
-                bad("no address at all", "customerEmail", p -> p.put("customerEmail", "not-an-address")),
-                bad("no domain", "customerEmail", p -> p.put("customerEmail", "ann@")),
-                bad("a domain without a dot", "customerEmail", p -> p.put("customerEmail", "ann@localhost")),
-                bad("a space in the domain", "customerEmail", p -> p.put("customerEmail", "ann@exa mple.com")),
-                bad("two at-signs", "customerEmail", p -> p.put("customerEmail", "ann@@example.com")),
-                bad("an empty domain label", "customerEmail", p -> p.put("customerEmail", "ann@example..com")),
-                bad("an address in angle brackets", "customerEmail", p -> p.put("customerEmail", "<ann@example.com>")),
-                bad("a second recipient smuggled in", "customerEmail", p -> p.put("customerEmail", "ann@example.com, eve@evil.example")),
+                bad("missing recipient", "payload.to", p -> p.remove("to")),
+                bad("recipient that is a string", "payload.to", p -> p.put("to", "ann@example.com")),
+                bad("recipient address that is a number", "payload.to", p -> to(p).put("address", 42)),
+                bad("no address at all", "payload.to", p -> to(p).put("address", "not-an-address")),
+                bad("no domain", "payload.to", p -> to(p).put("address", "ann@")),
+                bad("a domain without a dot", "payload.to", p -> to(p).put("address", "ann@localhost")),
+                bad("a space in the domain", "payload.to", p -> to(p).put("address", "ann@exa mple.com")),
+                bad("two at-signs", "payload.to", p -> to(p).put("address", "ann@@example.com")),
+                bad("an empty domain label", "payload.to", p -> to(p).put("address", "ann@example..com")),
+                bad("an address in angle brackets", "payload.to", p -> to(p).put("address", "<ann@example.com>")),
+                bad("a second recipient smuggled in", "payload.to", p -> to(p).put("address", "ann@example.com, eve@evil.example")),
+                bad("a Reply-To that is no address", "payload.replyTo", p -> p.putObject("replyTo").put("address", "nobody")),
                 // CR/LF header injection
-                bad("CR LF in the recipient", "customerEmail", p -> p.put("customerEmail", "ann@example.com\r\nBcc: eve@evil.example")),
-                bad("CR LF in the name (To display name)", "customerName", p -> p.put("customerName", "Ann\r\nBcc: eve@evil.example")),
-                bad("a bare LF in the name", "customerName", p -> p.put("customerName", "Ann\nBcc: eve@evil.example")),
-                bad("a bare CR in the name", "customerName", p -> p.put("customerName", "Ann\rBcc: eve@evil.example")),
-                bad("CR LF into the subject through the order id", "orderId", p -> p.put("orderId", "1\r\nBcc: eve@evil.example")),
-                bad("CR LF in a line name", "lines[0].name", p -> ((ObjectNode) p.get("lines").get(0)).put("name", "Mug\r\nBcc: eve@evil.example")),
+                bad("CR LF in the recipient", "payload.to", p -> to(p).put("address", "ann@example.com\r\nBcc: eve@evil.example")),
+                bad("CR LF in the To display name", "payload.to", p -> to(p).put("name", "Ann\r\nBcc: eve@evil.example")),
+                bad("a bare LF in the name", "payload.to", p -> to(p).put("name", "Ann\nBcc: eve@evil.example")),
+                bad("a bare CR in the name", "payload.to", p -> to(p).put("name", "Ann\rBcc: eve@evil.example")),
+                bad("CR LF in the Reply-To name", "payload.replyTo", p -> p.putObject("replyTo").put("address", "help@example.com")
+                        .put("name", "Help\r\nBcc: eve@evil.example")),
+                bad("a header the transport sets", "headers.Bcc", p -> ((ObjectNode) p.get("headers")).put("Bcc", "eve@evil.example")),
+                bad("CR LF in a header value", "headers.X-Campaign", p -> ((ObjectNode) p.get("headers"))
+                        .put("X-Campaign", "a\r\nBcc: eve@evil.example")),
+                bad("a header value that is no string", "payload.headers.X-Campaign", p -> ((ObjectNode) p.get("headers"))
+                        .put("X-Campaign", 7)),
                 // characters that reach the handler (JSON escapes jsonb accepts) and are refused in a header
-                bad("BEL", "customerName", p -> p.put("customerName", "Ann\u0007")),
-                bad("ESC (terminal escape)", "customerName", p -> p.put("customerName", "Ann\u001b[31m")),
-                bad("DEL", "customerName", p -> p.put("customerName", "Ann\u007f")),
-                bad("C1 NEL", "customerName", p -> p.put("customerName", "Ann\u0085Bcc")),
-                bad("Unicode line separator", "customerName", p -> p.put("customerName", "Ann\u2028Bcc: eve@evil.example")),
-                bad("bidi override", "customerName", p -> p.put("customerName", "Ann \u202Emoc.live")),
-                // order ids that cannot name an order
-                bad("order id zero", "orderId", p -> p.put("orderId", 0)),
-                bad("negative order id", "orderId", p -> p.put("orderId", -5)),
-                bad("order id beyond a long", "orderId", p -> p.put("orderId", new java.math.BigInteger("99999999999999999999"))),
-                bad("order id with a path", "orderId", p -> p.put("orderId", "../../etc/passwd")),
-                bad("order id with SQL", "orderId", p -> p.put("orderId", "1; DROP TABLE orders")),
+                bad("BEL", "payload.to", p -> to(p).put("name", "Ann\u0007")),
+                bad("ESC (terminal escape)", "payload.to", p -> to(p).put("name", "Ann\u001b[31m")),
+                bad("DEL", "payload.to", p -> to(p).put("name", "Ann\u007f")),
+                bad("C1 NEL", "payload.to", p -> to(p).put("name", "Ann\u0085Bcc")),
+                bad("Unicode line separator", "payload.to", p -> to(p).put("name", "Ann\u2028Bcc: eve@evil.example")),
+                bad("bidi override", "payload.to", p -> to(p).put("name", "Ann \u202Emoc.live")),
+                bad("bidi override in a line name (the bodies)", "textBody", p -> ((ObjectNode) order(p).get("lines").get(0))
+                        .put("name", "Mug \u202Egnp.exe")),
                 // oversized
-                bad("a 10 MB customer name", "customerName", p -> p.put("customerName", "A".repeat(10 * 1024 * 1024))),
-                bad("10 MB worth of order lines", "lines", p -> {
+                bad("a 10 MB display name", "payload.to", p -> to(p).put("name", "A".repeat(10 * 1024 * 1024))),
+                // the catalogue stops a rendering at 2 MiB characters, long before the body limit
+                bad("10 MB worth of order lines", "template", p -> {
+                    ArrayNode lines = order(p).putArray("lines");
+                    for (int i = 0; i < 40_000; i++) {
+                        lines.addObject().put("sku", "SKU-" + i).put("name", "x".repeat(200)).put("quantity", 1)
+                                .put("unitPrice", 1).put("amount", 1);
+                    }
+                }));
+    }
+
+    static Stream<Arguments> badLegacyPayloads() {
+        return Stream.of(
+                // malformed: valid JSON (jsonb took it), but not an order confirmation
+                raw("an empty object (no \"v\": read as a legacy order document)", "orderId", "{}"),
+                legacy("orderId of the wrong type", "orderId", p -> p.putObject("orderId").put("x", 1)),
+                legacy("lines not an array", "lines", p -> p.put("lines", "two mugs")),
+                legacy("a line that is not an object", "lines[0]", p -> ((ArrayNode) p.get("lines")).set(0, JSON.getNodeFactory().textNode("mug"))),
+                legacy("total that is no amount", "total", p -> p.put("total", "twenty")),
+                legacy("createdAt that is no timestamp", "createdAt", p -> p.put("createdAt", "yesterday")),
+                // the recipient
+                legacy("missing recipient", "customerEmail", p -> p.remove("customerEmail")),
+                legacy("null recipient", "customerEmail", p -> p.putNull("customerEmail")),
+                legacy("recipient that is a number", "customerEmail", p -> p.put("customerEmail", 42)),
+                legacy("no address at all", "customerEmail", p -> p.put("customerEmail", "not-an-address")),
+                legacy("no domain", "customerEmail", p -> p.put("customerEmail", "ann@")),
+                legacy("a domain without a dot", "customerEmail", p -> p.put("customerEmail", "ann@localhost")),
+                legacy("a space in the domain", "customerEmail", p -> p.put("customerEmail", "ann@exa mple.com")),
+                legacy("two at-signs", "customerEmail", p -> p.put("customerEmail", "ann@@example.com")),
+                legacy("an empty domain label", "customerEmail", p -> p.put("customerEmail", "ann@example..com")),
+                legacy("an address in angle brackets", "customerEmail", p -> p.put("customerEmail", "<ann@example.com>")),
+                legacy("a second recipient smuggled in", "customerEmail", p -> p.put("customerEmail", "ann@example.com, eve@evil.example")),
+                // CR/LF header injection
+                legacy("CR LF in the recipient", "customerEmail", p -> p.put("customerEmail", "ann@example.com\r\nBcc: eve@evil.example")),
+                legacy("CR LF in the name (To display name)", "customerName", p -> p.put("customerName", "Ann\r\nBcc: eve@evil.example")),
+                legacy("a bare LF in the name", "customerName", p -> p.put("customerName", "Ann\nBcc: eve@evil.example")),
+                legacy("a bare CR in the name", "customerName", p -> p.put("customerName", "Ann\rBcc: eve@evil.example")),
+                legacy("CR LF into the subject through the order id", "orderId", p -> p.put("orderId", "1\r\nBcc: eve@evil.example")),
+                legacy("CR LF in a line name", "lines[0].name", p -> ((ObjectNode) p.get("lines").get(0)).put("name", "Mug\r\nBcc: eve@evil.example")),
+                // characters that reach the handler (JSON escapes jsonb accepts) and are refused in a header
+                legacy("BEL", "customerName", p -> p.put("customerName", "Ann\u0007")),
+                legacy("ESC (terminal escape)", "customerName", p -> p.put("customerName", "Ann\u001b[31m")),
+                legacy("DEL", "customerName", p -> p.put("customerName", "Ann\u007f")),
+                legacy("C1 NEL", "customerName", p -> p.put("customerName", "Ann\u0085Bcc")),
+                legacy("Unicode line separator", "customerName", p -> p.put("customerName", "Ann\u2028Bcc: eve@evil.example")),
+                legacy("bidi override", "customerName", p -> p.put("customerName", "Ann \u202Emoc.live")),
+                // order ids that cannot name an order
+                legacy("order id zero", "orderId", p -> p.put("orderId", 0)),
+                legacy("negative order id", "orderId", p -> p.put("orderId", -5)),
+                legacy("order id beyond a long", "orderId", p -> p.put("orderId", new java.math.BigInteger("99999999999999999999"))),
+                legacy("order id with a path", "orderId", p -> p.put("orderId", "../../etc/passwd")),
+                legacy("order id with SQL", "orderId", p -> p.put("orderId", "1; DROP TABLE orders")),
+                // oversized
+                legacy("a 10 MB customer name", "customerName", p -> p.put("customerName", "A".repeat(10 * 1024 * 1024))),
+                legacy("10 MB worth of order lines", "lines", p -> {
                     ArrayNode lines = p.putArray("lines");
                     for (int i = 0; i < 40_000; i++) {
                         lines.addObject().put("lineNo", i + 1).put("sku", "SKU-" + i).put("name", "x".repeat(200))
@@ -167,7 +248,7 @@ class BadInputCatalogueTest {
     }
 
     @ParameterizedTest(name = "[{index}] {0}")
-    @MethodSource("badPayloads")
+    @MethodSource({"badEnvelopes", "badLegacyPayloads"})
     void aPayloadThatCannotMakeASafeEmailFailsAtOnceNamingTheFieldAndTheOthersAreSent(String what, String field,
                                                                                   Supplier<String> payload) {
         String badJson = payload.get();
@@ -175,7 +256,7 @@ class BadInputCatalogueTest {
         pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, badJson));
         DispatchFixture.enqueueOrder(pg.dsl(), 3);
 
-        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(3);
+        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(3);
 
         Record row = message(pg.dsl(), 2);
         assertThat(row.get(OUTBOX_MESSAGE.STATUS)).as(what).isEqualTo("failed");
@@ -190,16 +271,16 @@ class BadInputCatalogueTest {
     @Test
     void aBodyOverTheConfiguredLimitFailsNamingTheBodyAndTheOthersAreSent() {
         ObjectNode big = validPayload(2);
-        ArrayNode lines = big.putArray("lines");
+        ArrayNode lines = order(big).putArray("lines");
         for (int i = 0; i < 100; i++) {
-            lines.addObject().put("lineNo", i + 1).put("sku", "SKU-" + i).put("name", "Article " + "n".repeat(150))
-                    .put("quantity", 1).put("unitPrice", "1.00");
+            lines.addObject().put("sku", "SKU-" + i).put("name", "Article " + "n".repeat(150))
+                    .put("quantity", 1).put("unitPrice", 1).put("amount", 1);
         }
-        big.put("total", "100.00");
+        order(big).put("total", 100);
         DispatchFixture.enqueueOrder(pg.dsl(), 1);
         pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, big.toString()));
 
-        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP).withMaxBodyBytes(16 * 1024)).runOnce()).isEqualTo(2);
+        assertThat(dispatcher(16 * 1024).runOnce()).isEqualTo(2);
 
         Record row = message(pg.dsl(), 2);
         assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("failed");
@@ -214,10 +295,10 @@ class BadInputCatalogueTest {
         // its fields, so the email stays small. Callers should not put blobs in payloads: the claim
         // returns the payload of every claimed row.
         ObjectNode payload = validPayload(2);
-        payload.put("attachmentBase64", "Q".repeat(10 * 1024 * 1024));
+        ((ObjectNode) payload.get("data")).put("attachmentBase64", "Q".repeat(10 * 1024 * 1024));
         pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
 
-        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(1);
 
         assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
         List<LoggedRequest> sent = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails")));
@@ -229,15 +310,29 @@ class BadInputCatalogueTest {
     @Test
     void validUnicodeNamesAreSentUnchanged() {
         ObjectNode payload = validPayload(2);
-        payload.put("customerName", "Zoë Ñúñez 李雷 😀");
-        ((ObjectNode) payload.get("lines").get(0)).put("name", "Tasse « Café » ☕");
+        to(payload).put("name", "Zoë Ñúñez 李雷 😀");
+        ((ObjectNode) payload.get("data").get("customer")).put("name", "Zoë Ñúñez 李雷 😀");
+        ((ObjectNode) order(payload).get("lines").get(0)).put("name", "Tasse « Café » ☕");
         pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
 
-        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(1);
 
         assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
         String body = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails"))).getFirst().getBodyAsString();
         assertThat(body).contains("Zoë Ñúñez 李雷 😀").contains("Tasse « Café » ☕");
+    }
+
+    @Test
+    void aLegacyOrderDocumentStillPendingAtTheUpgradeIsSentFromTheTemplate() {
+        ObjectNode payload = validLegacyPayload(2);
+        payload.put("customerName", "Nguyễn Thị Ánh");
+        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
+
+        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(1);
+
+        assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
+        String body = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails"))).getFirst().getBodyAsString();
+        assertThat(body).contains("Your order #2 is confirmed").contains("Thank you, Nguyễn Thị Ánh!").contains("€25.00");
     }
 
     @Test
@@ -248,14 +343,14 @@ class BadInputCatalogueTest {
         assertThat(pg.dsl().fetchCount(pg.dsl().selectFrom("orders").where("id = 424242"))).isZero();
         pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 424242, validPayload(424242).toString()));
 
-        assertThat(dispatcher(RenderConfig.of(DispatchFixture.SHOP)).runOnce()).isEqualTo(1);
+        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(1);
 
         assertThat(message(pg.dsl(), 424242).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
         provider.verify(1, postRequestedFor(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", equalTo(key(424242))));
     }
 
-    private Dispatcher dispatcher(RenderConfig render) {
-        EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(), new OrderConfirmationRenderer(render),
+    private Dispatcher dispatcher(long maxBodyBytes) {
+        EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(), DispatchFixture.composer(maxBodyBytes),
                 transport, AmbiguityPolicy.resendWithKey(Duration.ofHours(24)), "bad-input", null);
         return new Dispatcher(pg.dataSource(), DispatcherConfig.builder().workerId("bad-input").batchSize(10).build(),
                 Map.of(DispatchFixture.TOPIC, handler), new TransportGate(Map.of(DispatchFixture.TOPIC, transport)), null);

@@ -1,8 +1,8 @@
 package io.mailroom.email.dispatch;
 
 import io.mailroom.email.EmailAddress;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.resilience.TransportPolicyConfig;
@@ -13,6 +13,8 @@ import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherConfig;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.templates.TemplateCatalogue;
+import io.mailroom.templates.TemplateException;
 import org.jooq.DSLContext;
 import org.jooq.Record;
 
@@ -26,13 +28,46 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 /** Shared pieces of the dispatch tests: payloads, enqueueing, and a dispatcher around a transport. */
 final class DispatchFixture {
 
-    static final String TOPIC = OrderConfirmationRenderer.TOPIC;
+    static final String TOPIC = "email.order_confirmation";
     static final EmailAddress SHOP = EmailAddress.of("shop@example.com", "Example Shop");
+    static final TemplateCatalogue TEMPLATES = builtIn();
+
+    private static TemplateCatalogue builtIn() {
+        try {
+            return TemplateCatalogue.builtIn();
+        } catch (TemplateException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The dispatcher's composer for {@link #TOPIC}: the built-in order_confirmation template. */
+    static TemplatedComposer composer(long maxBodyBytes) {
+        return new TemplatedComposer(TEMPLATES, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)), SHOP,
+                maxBodyBytes);
+    }
+
+    static TemplatedComposer composer() {
+        return composer(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES);
+    }
 
     private DispatchFixture() {
     }
 
+    /**
+     * An order confirmation's envelope as {@code EmailOutbox} writes it; {@code email} and {@code name}
+     * go in as JSON string content (so a test can write {@code \\r\\n} to smuggle a line break).
+     */
     static String payload(long orderId, String email, String name) {
+        return """
+                {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"%s","name":"%s"},"headers":{},
+                 "data":{"customer":{"name":"%s"},"order":{"id":"%d","currency":"EUR","total":25.00,
+                 "createdAt":"2026-12-02T10:00:00Z",
+                 "lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50,"amount":25.00}]}}}"""
+                .formatted(email, name, name, orderId);
+    }
+
+    /** The payload the order service wrote before the email API (no "v"), which the dispatcher still reads. */
+    static String legacyPayload(long orderId, String email, String name) {
         return """
                 {"orderId":%d,"customerEmail":"%s","customerName":"%s","currency":"EUR","total":"25.00",
                  "createdAt":"2026-12-02T10:00:00Z",
@@ -66,7 +101,7 @@ final class DispatchFixture {
     static Dispatcher dispatcher(javax.sql.DataSource dataSource, ResilientTransport transport, AmbiguityPolicy policy,
                                  int batchSize, java.util.function.UnaryOperator<io.mailroom.outbox.MessageHandler> wrap) {
         io.mailroom.outbox.MessageHandler handler = wrap.apply(new EmailHandler(dataSource, new IdempotencyStore(),
-                new OrderConfirmationRenderer(RenderConfig.of(SHOP)), transport, policy, "test-worker", null));
+                composer(), transport, policy, "test-worker", null));
         DispatcherConfig config = DispatcherConfig.builder().workerId("test-worker").batchSize(batchSize)
                 .backoff(new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2, 0)).build();
         return new Dispatcher(dataSource, config, Map.of(TOPIC, handler), new TransportGate(Map.of(TOPIC, transport)), null);

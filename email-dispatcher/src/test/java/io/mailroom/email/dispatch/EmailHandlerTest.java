@@ -1,8 +1,8 @@
 package io.mailroom.email.dispatch;
 
 import io.mailroom.email.Email;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
 import io.mailroom.idempotency.EffectRecord;
@@ -12,6 +12,7 @@ import io.mailroom.outbox.ClaimContext;
 import io.mailroom.outbox.ClaimLostException;
 import io.mailroom.outbox.ClaimedMessage;
 import io.mailroom.outbox.Outcome;
+import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,12 +79,46 @@ class EmailHandlerTest {
             new SendResult.Ambiguous("no final SMTP reply after the message data was sent (read timed out)");
 
     private EmailHandler handler(MailTransport transport, AmbiguityPolicy policy, String worker) {
-        return handler(transport, policy, worker, OrderConfirmationRenderer.TEMPLATE_VERSION);
+        return new EmailHandler(pg.dataSource(), store, DispatchFixture.composer(), transport, policy, worker, null);
     }
 
-    private EmailHandler handler(MailTransport transport, AmbiguityPolicy policy, String worker, String template) {
-        return new EmailHandler(pg.dataSource(), store, new OrderConfirmationRenderer(RenderConfig.of(SHOP), template),
+    /** A handler rendering from {@code templates}: two catalogues that differ are two template deploys. */
+    private EmailHandler handler(MailTransport transport, AmbiguityPolicy policy, String worker, TemplateCatalogue templates) {
+        return new EmailHandler(pg.dataSource(), store, new TemplatedComposer(templates,
+                java.util.Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)), SHOP, Email.DEFAULT_MAX_BODY_BYTES),
                 transport, policy, worker, null);
+    }
+
+    private static final TemplateCatalogue V1 = DispatchFixture.TEMPLATES;
+    /** The built-in templates after a deploy that reworded the confirmation. */
+    private static final TemplateCatalogue V2 = reworded();
+
+    private static TemplateCatalogue reworded() {
+        try {
+            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("mailroom-templates-v2");
+            java.nio.file.Path t = java.nio.file.Files.createDirectories(dir.resolve("order_confirmation"));
+            java.nio.file.Files.writeString(t.resolve("messages.properties"), """
+                    subject=Order #{id}: confirmed
+                    heading=Thanks a lot, {name}!
+                    intro=Order #{id} is in and being packed.
+                    item=Item
+                    quantity=Qty
+                    amount=Amount
+                    total=Total
+                    placed=Placed {when}.
+                    """);
+            return TemplateCatalogue.load(dir);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String version(TemplateCatalogue templates) {
+        try {
+            return templates.version("order_confirmation", java.util.Locale.ENGLISH);
+        } catch (io.mailroom.templates.TemplateException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static ClaimedMessage attempt(long orderId, int attempt) {
@@ -210,11 +245,11 @@ class EmailHandlerTest {
     @Test
     void afterATemplateChange_anEmailAlreadySentStaysSent_andIsNotSentAgain() throws Exception {
         CountingTransport smtp = new CountingTransport(EmailHandlerTest::sent);
-        record(handler(smtp, AmbiguityPolicy.review(), "worker-1", "order_confirmation/v1").handle(attempt(65, 1), HELD));
+        record(handler(smtp, AmbiguityPolicy.review(), "worker-1", V1).handle(attempt(65, 1), HELD));
         assertThat(effect(65).state()).isEqualTo(EffectState.SUCCEEDED);
 
         // the completion was lost; the message comes back after a deploy with template v2
-        Outcome again = record(handler(smtp, AmbiguityPolicy.review(), "worker-2", "order_confirmation/v2")
+        Outcome again = record(handler(smtp, AmbiguityPolicy.review(), "worker-2", V2)
                 .handle(attempt(65, 2), HELD));
 
         assertThat(again).isInstanceOfSatisfying(Outcome.Done.class, d ->
@@ -226,10 +261,10 @@ class EmailHandlerTest {
     @Test
     void afterATemplateChange_anUnknownOutcomeGoesToTheAmbiguityPolicy_inReviewMode() throws Exception {
         CountingTransport silent = new CountingTransport(n -> NO_ANSWER_AFTER_DATA);
-        record(handler(silent, AmbiguityPolicy.review(), "worker-1", "order_confirmation/v1").handle(attempt(66, 1), HELD));
+        record(handler(silent, AmbiguityPolicy.review(), "worker-1", V1).handle(attempt(66, 1), HELD));
         assertThat(effect(66).state()).isEqualTo(EffectState.AMBIGUOUS);
 
-        Outcome again = record(handler(silent, AmbiguityPolicy.review(), "worker-2", "order_confirmation/v2")
+        Outcome again = record(handler(silent, AmbiguityPolicy.review(), "worker-2", V2)
                 .handle(attempt(66, 2), HELD));
 
         assertThat(again).isInstanceOfSatisfying(Outcome.Review.class, r ->
@@ -241,14 +276,15 @@ class EmailHandlerTest {
     @Test
     void afterATemplateChange_anUnrecordedSendGoesToTheAmbiguityPolicy_inResendMode() throws Exception {
         CountingTransport smtp = new CountingTransport(EmailHandlerTest::sent);
-        handler(smtp, AmbiguityPolicy.resend(1), "worker-1", "order_confirmation/v1").handle(attempt(67, 1), HELD);
+        handler(smtp, AmbiguityPolicy.resend(1), "worker-1", V1).handle(attempt(67, 1), HELD);
         // died before recording; the next attempt runs the new template
 
-        Outcome again = record(handler(smtp, AmbiguityPolicy.resend(1), "worker-2", "order_confirmation/v2")
+        Outcome again = record(handler(smtp, AmbiguityPolicy.resend(1), "worker-2", V2)
                 .handle(attempt(67, 2), HELD));
 
         assertThat(again).isInstanceOf(Outcome.Done.class);
-        assertThat(smtp.templates).containsExactly("order_confirmation/v1", "order_confirmation/v2");
+        assertThat(version(V1)).isNotEqualTo(version(V2));
+        assertThat(smtp.templates).containsExactly(version(V1), version(V2));
         EffectRecord rec = effect(67);
         assertThat(rec.state()).isEqualTo(EffectState.SUCCEEDED);
         assertThat(rec.repeats()).isEqualTo(1);

@@ -125,7 +125,7 @@ class SmtpDispatchTest {
             Record row = message(pg.dsl(), id);
             assertThat(row.get(OUTBOX_MESSAGE.STATUS)).as("message %s", id).isEqualTo("failed");
             assertThat(row.get(OUTBOX_MESSAGE.ATTEMPTS)).isEqualTo(1);
-            assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR)).as("message %s", id).matches("(?s).*(customerName|customerEmail).*");
+            assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR)).as("message %s", id).contains("payload.to:");
         }
         assertThat(greenMail.getReceivedMessages()).isEmpty();
         assertThat(smtp.connectionsOpened()).as("no SMTP session was opened").isZero();

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -35,7 +36,8 @@ import java.util.concurrent.TimeUnit;
  * The whole system in one process, for a first look: a PostgreSQL (embedded under
  * {@code .mailroom/pg} unless {@code MAILROOM_DB_URL} names one), an SMTP sink on
  * 127.0.0.1:3025 that keeps what it receives, the order service on :8081 and a dispatcher on :8082
- * sending through the sink. It places three sample orders, prints every email as it arrives and
+ * sending through the sink. It places three sample orders (one in Vietnamese), ships one and cancels
+ * another, prints every email as it arrives and
  * where to look, and stops cleanly on Ctrl-C.
  */
 public final class Demo implements AutoCloseable {
@@ -140,7 +142,7 @@ public final class Demo implements AutoCloseable {
                 ============================================================================
                  Mailroom demo is running.
                    place an order : curl -X POST localhost:{}/orders -H 'Content-Type: application/json' \\
-                                      -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR",\\
+                                      -d '{"customerEmail":"you@example.com","customerName":"You","currency":"EUR","locale":"vi",\\
                                            "lines":[{"sku":"MUG-1","name":"Mug","quantity":1,"unitPrice":9.90}]}'
                    order health   : http://localhost:{}/health/ready
                    dispatcher     : http://localhost:{}/health/ready   metrics: /metrics
@@ -152,24 +154,44 @@ public final class Demo implements AutoCloseable {
                 ordersPort, ordersPort, dispatcher.port(), dispatcher.supportPort(), smtpPort, url.replaceAll("(?i)(password=)[^&]*", "$1****"));
     }
 
+    /**
+     * Three sample orders, one in Vietnamese, then a shipment of the first and a cancellation of the
+     * third: five emails of the three built-in kinds, each in its customer's language.
+     */
     void placeSampleOrders() {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        String[][] customers = {{"ann@example.com", "Ann Lee"}, {"bob@example.com", "Bob <Builder> & Sons"},
-                {"chloe@example.com", "Chloé Martin"}};
+        String[][] customers = {{"ann@example.com", "Ann Lee", "en"}, {"anh@example.com", "Nguyễn Thị Ánh", "vi"},
+                {"bob@example.com", "Bob <Builder> & Sons", "en"}};
+        List<Long> placed = new java.util.ArrayList<>();
         for (String[] c : customers) {
             String body = """
-                    {"customerEmail":"%s","customerName":"%s","currency":"EUR",
+                    {"customerEmail":"%s","customerName":"%s","currency":"EUR","locale":"%s",
                      "lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50},
-                              {"sku":"TEA-7","name":"Green tea","quantity":1,"unitPrice":6.90}]}""".formatted(c[0], c[1]);
-            try {
-                HttpResponse<String> r = client.send(HttpRequest.newBuilder(
-                                URI.create("http://localhost:" + orders.server().port() + "/orders"))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-                log.info("Sample order for {}: HTTP {} {}", c[0], r.statusCode(), r.body());
-            } catch (Exception e) {
-                log.warn("Could not place a sample order: {}", e.toString());
+                              {"sku":"TEA-7","name":"Green tea","quantity":1,"unitPrice":6.90}]}""".formatted(c[0], c[1], c[2]);
+            String answer = post(client, "/orders", body);
+            java.util.regex.Matcher id = java.util.regex.Pattern.compile("\"orderId\":(\\d+)").matcher(answer == null ? "" : answer);
+            if (id.find()) {
+                placed.add(Long.parseLong(id.group(1)));
             }
+        }
+        if (placed.size() == customers.length) {
+            post(client, "/orders/" + placed.get(0) + "/shipment",
+                    "{\"carrier\":\"Giao Hàng Nhanh\",\"trackingNumber\":\"GHN-7731\",\"trackingUrl\":\"https://track.example.com/GHN-7731\"}");
+            post(client, "/orders/" + placed.get(2) + "/cancellation", "{\"reason\":\"Changed my mind\"}");
+        }
+    }
+
+    /** The answer's body, or null when the request failed (logged either way). */
+    private String post(HttpClient client, String path, String body) {
+        try {
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + orders.server().port() + path))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            log.info("Sample POST {}: HTTP {} {}", path, r.statusCode(), r.body());
+            return r.body();
+        } catch (Exception e) {
+            log.warn("Could not POST a sample {}: {}", path, e.toString());
+            return null;
         }
     }
 

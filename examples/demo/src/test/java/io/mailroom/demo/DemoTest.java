@@ -11,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -47,7 +48,14 @@ class DemoTest {
             assertThat(demo.orders().server().localAddress().getAddress().isLoopbackAddress()).as("orders bind").isTrue();
             assertThat(demo.dispatcher().localAddress().getAddress().isLoopbackAddress()).as("dispatcher bind").isTrue();
             demo.placeSampleOrders();
-            await().atMost(Duration.ofSeconds(30)).until(() -> demo.smtpSink().getReceivedMessages().length == 3);
+            // three confirmations, a shipping notice and a cancellation, from the three built-in templates
+            await().atMost(Duration.ofSeconds(30)).until(() -> demo.smtpSink().getReceivedMessages().length == 5);
+            List<String> subjects = new java.util.ArrayList<>();
+            for (jakarta.mail.internet.MimeMessage m : demo.smtpSink().getReceivedMessages()) {
+                subjects.add(m.getSubject());
+            }
+            assertThat(subjects).containsExactlyInAnyOrder("Your order #1 is confirmed", "Đơn hàng #2 của bạn đã được xác nhận",
+                    "Your order #3 is confirmed", "Your order #1 is on its way", "Your order #3 has been cancelled");
 
             HttpClient http = HttpClient.newHttpClient();
             for (int port : new int[]{demo.orders().server().port(), demo.dispatcher().port()}) {
@@ -63,7 +71,7 @@ class DemoTest {
                 assertThat(emails.statusCode()).isEqualTo(200);
                 assertThat(emails.body()).contains("\"status\":\"sent\"").contains("email-order-1");
                 assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'")
-                        .get(0, Integer.class)).isEqualTo(3);
+                        .get(0, Integer.class)).isEqualTo(5);
             });
         }
     }

@@ -6,11 +6,10 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * An order as JSON sees it: the body of {@code GET /orders/{id}} and the payload of the
- * {@value OrderService#TOPIC} outbox message, i.e. everything the confirmation email needs without
- * reading the order tables again (the dispatcher never does). Amounts are decimal strings with two
- * decimals ({@code "12.50"}) so no JSON reader turns them into binary floating point; times are
- * ISO-8601 instants in UTC.
+ * An order as JSON sees it: the body of {@code GET /orders/{id}}. Amounts are decimal strings with
+ * two decimals ({@code "12.50"}) so no JSON reader turns them into binary floating point; times are
+ * ISO-8601 instants in UTC. (Before the email API, this document was also the confirmation's outbox
+ * payload; the dispatcher still reads such messages, see its {@code LegacyOrderPayload}.)
  *
  * @param orderId       the order's id
  * @param customerEmail the recipient
@@ -19,9 +18,15 @@ import java.util.List;
  * @param total         sum of the line totals, e.g. {@code "12.50"}
  * @param createdAt     when the order was written (database time), e.g. {@code 2025-01-31T09:15:00.123456Z}
  * @param lines         the lines in order, numbered from 1
+ * @param locale        the customer's language, e.g. {@code vi}
+ * @param status        {@value #PLACED}, {@value #SHIPPED} or {@value #CANCELLED}
  */
 public record OrderDocument(long orderId, String customerEmail, String customerName, String currency, String total,
-                            String createdAt, List<Line> lines) {
+                            String createdAt, List<Line> lines, String locale, String status) {
+
+    public static final String PLACED = "placed";
+    public static final String SHIPPED = "shipped";
+    public static final String CANCELLED = "cancelled";
 
     public OrderDocument {
         lines = List.copyOf(lines);

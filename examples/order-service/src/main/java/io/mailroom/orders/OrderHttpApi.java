@@ -1,8 +1,10 @@
 package io.mailroom.orders;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
+import io.mailroom.outbox.DuplicateIdempotencyKeyException;
 import io.mailroom.outbox.SqlStates;
 import org.jooq.exception.DataAccessException;
 import org.slf4j.Logger;
@@ -19,7 +21,8 @@ import java.util.regex.Pattern;
  * The order service's HTTP routes and their error answers.
  *
  * <ul>
- *   <li>{@code POST /orders} (JSON {@link PlaceOrder}) → 201 {@code {"orderId", "idempotencyKey"}}
+ *   <li>{@code POST /orders} (JSON {@link PlaceOrder}, with the customer's optional {@code locale}) → 201
+ *       {@code {"orderId", "idempotencyKey"}}
  *       (the latter is the confirmation email's key, {@code email-order-{id}}) with
  *       {@code Location: /orders/{id}}; 400 for any invalid input, 413 for a body over the
  *       limit, 415 for a non-JSON content type. An error answer means nothing was written:
@@ -30,6 +33,13 @@ import java.util.regex.Pattern;
  *       request answers 422 naming the header. See {@link OrderService#placeOrder(PlaceOrder, String)}.</li>
  *   <li>{@code GET /orders/{id}} → 200 {@link OrderDocument}; 400 if the id is not a positive
  *       integer, 404 if there is no such order.</li>
+ *   <li>{@code POST /orders/{id}/shipment} (JSON {@link ShipOrder}) → 201 with the shipment and the
+ *       shipping notice's key {@code email-order-{id}-shipped}; {@code POST /orders/{id}/cancellation}
+ *       (optional JSON {@link CancelOrder}, or no body) → 201 with the cancellation and its email's key
+ *       {@code email-order-{id}-cancelled}. Both: 400 naming the field, 404 for an unknown order,
+ *       409 naming {@code id} for shipping a cancelled or cancelling a shipped order, 409 naming the
+ *       differing field for a second, different shipment or cancellation; an identical repeat answers
+ *       as the first did plus {@code Idempotent-Replayed: true}, and writes and sends nothing.</li>
  *   <li>{@code GET /health/live} → 200 while the process serves; {@code GET /health/ready} → 200
  *       when {@code SELECT 1} works, else 503.</li>
  * </ul>
@@ -55,12 +65,23 @@ final class OrderHttpApi {
 
     void register(JavalinConfig config) {
         config.routes.post("/orders", this::placeOrder);
+        config.routes.post("/orders/{id}/shipment", this::shipOrder);
+        config.routes.post("/orders/{id}/cancellation", this::cancelOrder);
         config.routes.get("/orders/{id}", this::getOrder);
         config.routes.get("/health/live", ctx -> ctx.json(new Health("UP")));
         config.routes.get("/health/ready", this::ready);
 
         config.routes.exception(InvalidOrderException.class,
                 (e, ctx) -> ctx.status(400).json(new ApiError(e.getMessage(), e.field())));
+        config.routes.exception(OrderNotFoundException.class,
+                (e, ctx) -> ctx.status(404).json(new ApiError(e.getMessage(), e.field())));
+        config.routes.exception(OrderConflictException.class,
+                (e, ctx) -> ctx.status(409).json(new ApiError(e.getMessage(), e.field())));
+        // Unreachable while every email of an order is enqueued under its row lock; if another
+        // writer took the key, the transaction rolled back and the client hears a conflict.
+        config.routes.exception(DuplicateIdempotencyKeyException.class,
+                (e, ctx) -> ctx.status(409).json(new ApiError("the email of this change was already queued ("
+                        + e.idempotencyKey() + "); nothing written", "id")));
         config.routes.exception(RequestKeyReusedException.class,
                 (e, ctx) -> ctx.status(422).json(new ApiError(e.getMessage(), e.field())));
         config.routes.exception(HttpProblem.class, (e, ctx) -> ctx.status(e.status()).json(e.body()));
@@ -74,6 +95,51 @@ final class OrderHttpApi {
     }
 
     record Health(String status) {
+    }
+
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    record Shipped(long orderId, String status, String carrier, String trackingNumber, String trackingUrl, String shippedAt,
+                   String idempotencyKey) {
+    }
+
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    record Cancelled(long orderId, String status, String reason, String cancelledAt, String idempotencyKey) {
+    }
+
+    private void shipOrder(Context ctx) {
+        long id = orderId(ctx);
+        ShipOrder request = OrderJson.readShipOrder(readJsonBody(ctx, false));
+        ShipmentReceipt r = service.shipOrder(id, request);
+        if (r.replayed()) {
+            ctx.header(REPLAYED_HEADER, "true");
+        }
+        ctx.status(201).header("Location", "/orders/" + id).json(new Shipped(id, OrderDocument.SHIPPED, r.carrier(),
+                r.trackingNumber(), r.trackingUrl(), r.shippedAt().toString(), r.idempotencyKey()));
+    }
+
+    private void cancelOrder(Context ctx) {
+        long id = orderId(ctx);
+        byte[] body = readJsonBody(ctx, true);
+        // the reason is optional, so is the body that would carry it
+        CancelOrder request = body.length == 0 ? new CancelOrder(null) : OrderJson.readCancelOrder(body);
+        CancellationReceipt r = service.cancelOrder(id, request);
+        if (r.replayed()) {
+            ctx.header(REPLAYED_HEADER, "true");
+        }
+        ctx.status(201).header("Location", "/orders/" + id).json(new Cancelled(id, OrderDocument.CANCELLED, r.reason(),
+                r.cancelledAt().toString(), r.idempotencyKey()));
+    }
+
+    /** The body of a JSON request; with {@code mayBeEmpty}, no body at all (and then no Content-Type) is fine. */
+    private byte[] readJsonBody(Context ctx, boolean mayBeEmpty) {
+        if (mayBeEmpty && ctx.header("Content-Type") == null && ctx.req().getContentLengthLong() <= 0) {
+            byte[] body = readBody(ctx);
+            if (body.length == 0) {
+                return body;
+            }
+        }
+        requireJsonContentType(ctx);
+        return readBody(ctx);
     }
 
     private void placeOrder(Context ctx) {
@@ -107,20 +173,24 @@ final class OrderHttpApi {
     }
 
     private void getOrder(Context ctx) {
+        long id = orderId(ctx);
+        OrderDocument order = service.findOrder(id)
+                .orElseThrow(() -> new HttpProblem(404, "id", "order " + id + " does not exist"));
+        ctx.json(order);
+    }
+
+    /** The {@code {id}} path parameter; 400 naming it unless it is a positive integer. */
+    private static long orderId(Context ctx) {
         String raw = ctx.pathParam("id");
         if (!ORDER_ID.matcher(raw).matches()) {
             throw new HttpProblem(400, "id", "id must be a positive integer");
         }
-        long id;
         try {
-            id = Long.parseLong(raw);
+            return Long.parseLong(raw);
         } catch (NumberFormatException e) {
             // 19 digits can still exceed Long.MAX_VALUE
             throw new HttpProblem(400, "id", "id must be a positive integer");
         }
-        OrderDocument order = service.findOrder(id)
-                .orElseThrow(() -> new HttpProblem(404, "id", "order " + id + " does not exist"));
-        ctx.json(order);
     }
 
     private void ready(Context ctx) {

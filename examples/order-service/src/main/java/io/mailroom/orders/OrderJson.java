@@ -71,15 +71,29 @@ public final class OrderJson {
      *         wrong types (field = the JSON path, e.g. {@code lines[0].quantity})
      */
     public static PlaceOrder readPlaceOrder(byte[] body) {
+        return read(body, PlaceOrder.class, "an order");
+    }
+
+    /** Binds a {@link ShipOrder}, refusing what {@link #readPlaceOrder} refuses. */
+    public static ShipOrder readShipOrder(byte[] body) {
+        return read(body, ShipOrder.class, "a shipment");
+    }
+
+    /** Binds a {@link CancelOrder}, refusing what {@link #readPlaceOrder} refuses. */
+    public static CancelOrder readCancelOrder(byte[] body) {
+        return read(body, CancelOrder.class, "a cancellation");
+    }
+
+    private static <T> T read(byte[] body, Class<T> type, String what) {
         try {
-            PlaceOrder order = MAPPER.readValue(body, PlaceOrder.class);
-            if (order == null) {
+            T value = MAPPER.readValue(body, type);
+            if (value == null) {
                 // the document "null"
                 throw new InvalidOrderException("body", "the body must be one JSON object");
             }
-            return order;
+            return value;
         } catch (JacksonException e) {
-            throw invalid(e);
+            throw invalid(e, what);
         } catch (IOException e) {
             // e.g. a CharConversionException for bytes that are no Unicode encoding at all
             throw new InvalidOrderException("body", "the body is not a JSON document in UTF-8");
@@ -88,6 +102,10 @@ public final class OrderJson {
 
     /** The {@link InvalidOrderException} that describes a binding error. */
     static InvalidOrderException invalid(JacksonException e) {
+        return invalid(e, "an order");
+    }
+
+    private static InvalidOrderException invalid(JacksonException e, String what) {
         if (e instanceof UnrecognizedPropertyException u) {
             return new InvalidOrderException(path(u, "body"), path(u, "body") + " is not a known field");
         }
@@ -107,7 +125,7 @@ public final class OrderJson {
             String where = at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
             return new InvalidOrderException("body", "the body is not well-formed JSON" + where);
         }
-        return new InvalidOrderException("body", "the body could not be read as an order");
+        return new InvalidOrderException("body", "the body could not be read as " + what);
     }
 
     /** The JSON path of the error, e.g. {@code lines[0].quantity}; {@code whenEmpty} at the top level. */

@@ -1,5 +1,8 @@
 package io.mailroom.orders;
 
+import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
+import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
+import io.mailroom.db.jooq.tables.records.OrdersRecord;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep6;
 import org.jooq.Record2;
@@ -11,6 +14,8 @@ import java.util.List;
 import java.util.Optional;
 
 import static io.mailroom.db.jooq.Tables.ORDERS;
+import static io.mailroom.db.jooq.Tables.ORDER_CANCELLATION;
+import static io.mailroom.db.jooq.Tables.ORDER_SHIPMENT;
 import static io.mailroom.db.jooq.Tables.ORDER_LINE;
 import static io.mailroom.db.jooq.Tables.ORDER_REQUEST_KEY;
 
@@ -31,6 +36,7 @@ final class OrderRepository {
                 .set(ORDERS.CUSTOMER_NAME, order.customerName())
                 .set(ORDERS.CURRENCY, order.currency())
                 .set(ORDERS.TOTAL, total)
+                .set(ORDERS.LOCALE, order.localeTag())
                 .returningResult(ORDERS.ID, ORDERS.CREATED_AT)
                 .fetchSingle();
         long orderId = created.value1();
@@ -49,12 +55,14 @@ final class OrderRepository {
         insertLines.execute();
 
         return new OrderDocument(orderId, order.customerEmail(), order.customerName(), order.currency(),
-                OrderDocument.money(total), OrderDocument.instant(created.value2()), lines);
+                OrderDocument.money(total), OrderDocument.instant(created.value2()), lines, order.localeTag(),
+                OrderDocument.PLACED);
     }
 
     /**
-     * The order with its lines, or empty if there is none with this id. Two statements need no
-     * shared snapshot: an order and its lines commit together and are never updated.
+     * The order with its lines and status, or empty if there is none with this id. The statements
+     * need no shared snapshot: an order and its lines commit together and are never updated, and a
+     * shipment or cancellation, once there, stays.
      */
     Optional<OrderDocument> find(DSLContext dsl, long orderId) {
         var o = dsl.selectFrom(ORDERS).where(ORDERS.ID.eq(orderId)).fetchOptional();
@@ -68,9 +76,42 @@ final class OrderRepository {
                 .fetch(r -> new OrderDocument.Line(r.getLineNo(), r.getSku(), r.getName(), r.getQuantity(),
                         OrderDocument.money(r.getUnitPrice()),
                         OrderDocument.money(r.getUnitPrice().multiply(BigDecimal.valueOf(r.getQuantity())))));
+        String status = findShipment(dsl, orderId).isPresent() ? OrderDocument.SHIPPED
+                : findCancellation(dsl, orderId).isPresent() ? OrderDocument.CANCELLED : OrderDocument.PLACED;
         return Optional.of(new OrderDocument(order.getId(), order.getCustomerEmail(), order.getCustomerName(),
                 order.getCurrency(), OrderDocument.money(order.getTotal()), OrderDocument.instant(order.getCreatedAt()),
-                lines));
+                lines, order.getLocale(), status));
+    }
+
+    /**
+     * The order row, locked ({@code SELECT ... FOR UPDATE}) until {@code tx} ends, or empty. Shipping
+     * and cancelling take this lock first, so the two (and repeats of either) happen one after the
+     * other and each sees what the one before it committed.
+     */
+    Optional<OrdersRecord> lock(DSLContext tx, long orderId) {
+        return tx.selectFrom(ORDERS).where(ORDERS.ID.eq(orderId)).forUpdate().fetchOptional();
+    }
+
+    Optional<OrderShipmentRecord> findShipment(DSLContext dsl, long orderId) {
+        return dsl.selectFrom(ORDER_SHIPMENT).where(ORDER_SHIPMENT.ORDER_ID.eq(orderId)).fetchOptional();
+    }
+
+    /** Inserts the shipment of a locked order; {@code request} must be validated. */
+    OrderShipmentRecord insertShipment(DSLContext tx, long orderId, ShipOrder request) {
+        var s = ORDER_SHIPMENT;
+        return tx.insertInto(s).set(s.ORDER_ID, orderId).set(s.CARRIER, request.carrier())
+                .set(s.TRACKING_NUMBER, request.trackingNumber()).set(s.TRACKING_URL, request.trackingUrl())
+                .returning().fetchSingle();
+    }
+
+    Optional<OrderCancellationRecord> findCancellation(DSLContext dsl, long orderId) {
+        return dsl.selectFrom(ORDER_CANCELLATION).where(ORDER_CANCELLATION.ORDER_ID.eq(orderId)).fetchOptional();
+    }
+
+    /** Inserts the cancellation of a locked order; {@code request} must be validated. */
+    OrderCancellationRecord insertCancellation(DSLContext tx, long orderId, CancelOrder request) {
+        var c = ORDER_CANCELLATION;
+        return tx.insertInto(c).set(c.ORDER_ID, orderId).set(c.REASON, request.reason()).returning().fetchSingle();
     }
 
     /** Name of the primary key a second insert of the same {@code Idempotency-Key} violates (23505). */

@@ -1,9 +1,11 @@
 package io.mailroom.orders;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
+import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
+import io.mailroom.db.jooq.tables.records.OrdersRecord;
+import io.mailroom.email.api.EmailOutbox;
+import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.outbox.EnqueuedMessage;
-import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.outbox.SqlStates;
 import io.mailroom.outbox.WakeUpNotifier;
@@ -15,32 +17,48 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The order write path: the order, its lines and the outbox message of its confirmation email are
- * written in <b>one</b> transaction, so either all of them exist or none does. The outbox message
- * goes through {@link OutboxEnqueuer#enqueue} with the same {@link DSLContext} as the order rows;
- * if the transaction rolls back, no confirmation is ever sent.
+ * The order write path. Each business change and the outbox message of its email are written in
+ * <b>one</b> transaction, so either both exist or neither does: placing an order (its rows and the
+ * confirmation), shipping it (the shipment and the shipping notice), cancelling it (the
+ * cancellation and its email). Every email goes through {@link EmailOutbox#enqueue} with the same
+ * {@link DSLContext} as the business rows; if the transaction rolls back, no email is ever sent.
  *
- * <p>The confirmation has topic {@value #TOPIC}, aggregate {@value #AGGREGATE_TYPE}/{@code {orderId}},
- * idempotency key {@code email-order-{orderId}} and an {@link OrderDocument} as payload.
+ * <p>The emails, all about aggregate {@value #AGGREGATE_TYPE}/{@code {orderId}} and in the order's
+ * {@link PlaceOrder#localeTag() locale}:
+ * <ul>
+ *   <li>template {@value #CONFIRMATION_TEMPLATE} (topic {@value #TOPIC}), key {@code email-order-{id}};</li>
+ *   <li>template {@value #SHIPPED_TEMPLATE} (topic {@value #SHIPPED_TOPIC}), key {@code email-order-{id}-shipped};</li>
+ *   <li>template {@value #CANCELLED_TEMPLATE} (topic {@value #CANCELLED_TOPIC}), key {@code email-order-{id}-cancelled}.</li>
+ * </ul>
  */
 public final class OrderService {
 
+    public static final String CONFIRMATION_TEMPLATE = "order_confirmation";
+    public static final String SHIPPED_TEMPLATE = "order_shipped";
+    public static final String CANCELLED_TEMPLATE = "order_cancelled";
     /** Outbox topic of the order confirmation email. */
-    public static final String TOPIC = "email.order_confirmation";
-    /** Outbox aggregate type of the confirmation; the aggregate id is the order id. */
+    public static final String TOPIC = OutgoingEmail.TOPIC_PREFIX + CONFIRMATION_TEMPLATE;
+    public static final String SHIPPED_TOPIC = OutgoingEmail.TOPIC_PREFIX + SHIPPED_TEMPLATE;
+    public static final String CANCELLED_TOPIC = OutgoingEmail.TOPIC_PREFIX + CANCELLED_TEMPLATE;
+    /** Outbox aggregate type of the order's emails; the aggregate id is the order id. */
     public static final String AGGREGATE_TYPE = "order";
 
     private static final Logger log = LoggerFactory.getLogger(OrderService.class);
 
     private final DSLContext dsl;
-    private final OutboxEnqueuer enqueuer;
+    private final EmailOutbox outbox;
     private final WakeUpNotifier wakeUps;
-    private final ObjectMapper json;
     private final OrderRepository repository = new OrderRepository();
 
     /** Database time, dispatchers woken on commit. */
@@ -53,16 +71,15 @@ public final class OrderService {
     }
 
     /**
-     * @param wakeUps if not null, {@link #placeOrder(PlaceOrder)} wakes dispatchers through it after
-     *                its commit; give it an enqueuer that does not notify inside the transaction
+     * @param wakeUps if not null, every write wakes dispatchers through it after its commit; give it
+     *                an enqueuer that does not notify inside the transaction
      *                ({@code new OutboxEnqueuer(null, false)}), which keeps concurrent order commits
      *                from queueing behind each other (see {@link WakeUpNotifier})
      */
     public OrderService(DSLContext dsl, OutboxEnqueuer enqueuer, WakeUpNotifier wakeUps) {
         this.dsl = Objects.requireNonNull(dsl, "dsl");
-        this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+        this.outbox = new EmailOutbox(Objects.requireNonNull(enqueuer, "enqueuer"));
         this.wakeUps = wakeUps;
-        this.json = OrderJson.mapper();
     }
 
     /** Database time, dispatchers woken after each commit through their own session from {@code dataSource}. */
@@ -74,6 +91,16 @@ public final class OrderService {
     /** The confirmation's business-effect key: stable for the order, whatever retries happen. */
     public static String idempotencyKey(long orderId) {
         return "email-order-" + orderId;
+    }
+
+    /** The shipping notice's business-effect key. */
+    public static String shippedKey(long orderId) {
+        return idempotencyKey(orderId) + "-shipped";
+    }
+
+    /** The cancellation email's business-effect key. */
+    public static String cancelledKey(long orderId) {
+        return idempotencyKey(orderId) + "-cancelled";
     }
 
     /**
@@ -147,9 +174,7 @@ public final class OrderService {
     }
 
     private void afterCommit(PlacedOrder placed, PlaceOrder order) {
-        if (wakeUps != null) {
-            wakeUps.wake(TOPIC);
-        }
+        wake(TOPIC);
         log.info("Placed order {} ({} lines, total {} {}); confirmation queued as {} (outbox message {})",
                 placed.orderId(), order.lines().size(), placed.total().toPlainString(), order.currency(),
                 placed.idempotencyKey(), placed.outboxMessageId());
@@ -169,10 +194,94 @@ public final class OrderService {
         order.validate();
         OrderDocument document = repository.insert(tx, order);
         String key = idempotencyKey(document.orderId());
-        EnqueuedMessage message = enqueuer.enqueue(tx, NewMessage.of(TOPIC, AGGREGATE_TYPE,
-                Long.toString(document.orderId()), key, toJson(document)));
+        EnqueuedMessage message = outbox.enqueue(tx, email(CONFIRMATION_TEMPLATE, key, document.orderId(),
+                order.customerEmail(), order.customerName(), order.localeTag(),
+                Map.of("customer", customer(order.customerName()), "order", confirmationData(document))));
         log.debug("Wrote order {} and outbox message {} in the caller's transaction", document.orderId(), message.id());
         return new PlacedOrder(document.orderId(), key, message.id(), order.total(), Instant.parse(document.createdAt()));
+    }
+
+    /**
+     * Records that the order was handed to a carrier and enqueues the shipping notice, in one new
+     * transaction. A repeat of the same request (same carrier, tracking number and URL) writes
+     * nothing and answers as the first did.
+     *
+     * @throws InvalidOrderException before any database access, naming the offending field
+     * @throws OrderNotFoundException if there is no such order
+     * @throws OrderConflictException if the order was cancelled, or shipped with other details
+     */
+    public ShipmentReceipt shipOrder(long orderId, ShipOrder request) {
+        request.validate();
+        ShipmentReceipt receipt = dsl.transactionResult(cfg -> {
+            DSLContext tx = cfg.dsl();
+            OrdersRecord order = repository.lock(tx, orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+            if (repository.findCancellation(tx, orderId).isPresent()) {
+                throw new OrderConflictException("id", "order " + orderId + " was cancelled; it cannot be shipped");
+            }
+            Optional<OrderShipmentRecord> earlier = repository.findShipment(tx, orderId);
+            if (earlier.isPresent()) {
+                return replayed(earlier.get(), request);
+            }
+            OrderShipmentRecord shipment = repository.insertShipment(tx, orderId, request);
+            Map<String, Object> data = new LinkedHashMap<>();
+            data.put("customer", customer(order.getCustomerName()));
+            data.put("order", Map.of("id", Long.toString(orderId)));
+            data.put("shipment", shipmentData(shipment));
+            outbox.enqueue(tx, email(SHIPPED_TEMPLATE, shippedKey(orderId), orderId, order.getCustomerEmail(),
+                    order.getCustomerName(), order.getLocale(), data));
+            return receipt(shipment, false);
+        });
+        if (!receipt.replayed()) {
+            wake(SHIPPED_TOPIC);
+            log.info("Shipped order {} with {}; notice queued as {}", orderId, request.carrier(), receipt.idempotencyKey());
+        }
+        return receipt;
+    }
+
+    /**
+     * Records the cancellation of an order that has not shipped and enqueues its email, in one new
+     * transaction. A repeat of the same request (same reason, or none again) writes nothing and
+     * answers as the first did.
+     *
+     * @throws InvalidOrderException before any database access, naming the offending field
+     * @throws OrderNotFoundException if there is no such order
+     * @throws OrderConflictException if the order has shipped, or was cancelled with another reason
+     */
+    public CancellationReceipt cancelOrder(long orderId, CancelOrder request) {
+        request.validate();
+        CancellationReceipt receipt = dsl.transactionResult(cfg -> {
+            DSLContext tx = cfg.dsl();
+            OrdersRecord order = repository.lock(tx, orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+            if (repository.findShipment(tx, orderId).isPresent()) {
+                throw new OrderConflictException("id", "order " + orderId + " has shipped; it cannot be cancelled");
+            }
+            Optional<OrderCancellationRecord> earlier = repository.findCancellation(tx, orderId);
+            if (earlier.isPresent()) {
+                if (!Objects.equals(earlier.get().getReason(), request.reason())) {
+                    throw new OrderConflictException("reason", "order " + orderId
+                            + " was already cancelled with another reason; a cancellation is recorded once");
+                }
+                log.info("Repeated cancellation of order {} answered as the first; nothing written", orderId);
+                return receipt(earlier.get(), true);
+            }
+            OrderCancellationRecord cancellation = repository.insertCancellation(tx, orderId, request);
+            Map<String, Object> cancelled = new LinkedHashMap<>();
+            cancelled.put("reason", cancellation.getReason());
+            cancelled.put("cancelledAt", cancellation.getCancelledAt());
+            Map<String, Object> data = new LinkedHashMap<>();
+            data.put("customer", customer(order.getCustomerName()));
+            data.put("order", Map.of("id", Long.toString(orderId), "currency", order.getCurrency(),
+                    "total", order.getTotal().setScale(PlaceOrder.MONEY_SCALE, RoundingMode.UNNECESSARY)));
+            data.put("cancellation", cancelled);
+            outbox.enqueue(tx, email(CANCELLED_TEMPLATE, cancelledKey(orderId), orderId, order.getCustomerEmail(),
+                    order.getCustomerName(), order.getLocale(), data));
+            return receipt(cancellation, false);
+        });
+        if (!receipt.replayed()) {
+            wake(CANCELLED_TOPIC);
+            log.info("Cancelled order {}; email queued as {}", orderId, receipt.idempotencyKey());
+        }
+        return receipt;
     }
 
     /** The order with its lines, if it exists. */
@@ -185,12 +294,65 @@ public final class OrderService {
         return repository.ping(dsl, timeoutSeconds);
     }
 
-    private String toJson(OrderDocument document) {
-        try {
-            return json.writeValueAsString(document);
-        } catch (JsonProcessingException e) {
-            // a record of strings and numbers always serialises; this would be a programming error
-            throw new IllegalStateException("Could not serialise order " + document.orderId(), e);
+    private void wake(String topic) {
+        if (wakeUps != null) {
+            wakeUps.wake(topic);
         }
+    }
+
+    private static ShipmentReceipt replayed(OrderShipmentRecord earlier, ShipOrder request) {
+        String differs = !earlier.getCarrier().equals(request.carrier()) ? "carrier"
+                : !earlier.getTrackingNumber().equals(request.trackingNumber()) ? "trackingNumber"
+                : !Objects.equals(earlier.getTrackingUrl(), request.trackingUrl()) ? "trackingUrl" : null;
+        if (differs != null) {
+            throw new OrderConflictException(differs, "order " + earlier.getOrderId() + " was already shipped with another "
+                    + differs + "; a shipment is recorded once");
+        }
+        log.info("Repeated shipment of order {} answered as the first; nothing written", earlier.getOrderId());
+        return receipt(earlier, true);
+    }
+
+    private static ShipmentReceipt receipt(OrderShipmentRecord s, boolean replayed) {
+        return new ShipmentReceipt(s.getOrderId(), s.getCarrier(), s.getTrackingNumber(), s.getTrackingUrl(),
+                s.getShippedAt(), shippedKey(s.getOrderId()), replayed);
+    }
+
+    private static CancellationReceipt receipt(OrderCancellationRecord c, boolean replayed) {
+        return new CancellationReceipt(c.getOrderId(), c.getReason(), c.getCancelledAt(), cancelledKey(c.getOrderId()), replayed);
+    }
+
+    private static OutgoingEmail email(String template, String key, long orderId, String address, String name, String locale,
+                                       Map<String, ?> data) {
+        return OutgoingEmail.template(template)
+                .to(address, name)
+                .locale(locale)
+                .about(AGGREGATE_TYPE, Long.toString(orderId))
+                .idempotencyKey(key)
+                .data(data)
+                .build();
+    }
+
+    private static Map<String, Object> customer(String name) {
+        return Map.of("name", name.strip());
+    }
+
+    /** What the order_confirmation template reads: amounts as exact decimals, the time as ISO-8601. */
+    private static Map<String, Object> confirmationData(OrderDocument d) {
+        List<Map<String, Object>> lines = new ArrayList<>(d.lines().size());
+        for (OrderDocument.Line l : d.lines()) {
+            lines.add(Map.of("sku", l.sku(), "name", l.name(), "quantity", l.quantity(),
+                    "unitPrice", new BigDecimal(l.unitPrice()), "amount", new BigDecimal(l.lineTotal())));
+        }
+        return Map.of("id", Long.toString(d.orderId()), "currency", d.currency(), "total", new BigDecimal(d.total()),
+                "createdAt", d.createdAt(), "lines", lines);
+    }
+
+    private static Map<String, Object> shipmentData(OrderShipmentRecord s) {
+        Map<String, Object> shipment = new LinkedHashMap<>();
+        shipment.put("carrier", s.getCarrier());
+        shipment.put("trackingNumber", s.getTrackingNumber());
+        shipment.put("trackingUrl", s.getTrackingUrl()); // null when none: the template leaves the link out
+        shipment.put("shippedAt", s.getShippedAt());
+        return shipment;
     }
 }

@@ -5,6 +5,8 @@ import io.mailroom.mailbox.MailboxRules;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -21,8 +23,15 @@ import java.util.regex.Pattern;
  * @param customerName  the name printed in the confirmation and shown in its To header; see {@link MailboxRules}
  * @param currency      ISO-4217-style code of three capital letters, e.g. {@code EUR}
  * @param lines         1 to {@value #MAX_LINES} lines, in the order they are shown
+ * @param locale        the customer's language for every email about the order, a BCP 47 tag whose
+ *                      language is one of {@link #LOCALES} ({@code "vi"}, {@code "en-GB"}); optional,
+ *                      {@value #DEFAULT_LOCALE} when absent
  */
-public record PlaceOrder(String customerEmail, String customerName, String currency, List<Line> lines) {
+public record PlaceOrder(String customerEmail, String customerName, String currency, List<Line> lines, String locale) {
+
+    /** The languages the shop's emails are written in. */
+    public static final List<String> LOCALES = List.of("en", "vi");
+    public static final String DEFAULT_LOCALE = "en";
 
     public static final int MAX_NAME_LENGTH = MailboxRules.MAX_DISPLAY_NAME_LENGTH;
     public static final int MAX_LINES = 100;
@@ -36,6 +45,26 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
     public static final int MONEY_SCALE = 2;
 
     private static final Pattern CURRENCY = Pattern.compile("^[A-Z]{3}$");
+    /** A language and an optional region, as BCP 47 writes them: {@code vi}, {@code en-GB}. */
+    private static final Pattern LOCALE = Pattern.compile("^([A-Za-z]{2,3})(-[A-Za-z]{2})?$");
+
+    /** An order in the default language. */
+    public PlaceOrder(String customerEmail, String customerName, String currency, List<Line> lines) {
+        this(customerEmail, customerName, currency, lines, null);
+    }
+
+    /** The same order for a customer of another language. */
+    public PlaceOrder withLocale(String locale) {
+        return new PlaceOrder(customerEmail, customerName, currency, lines, locale);
+    }
+
+    /**
+     * The locale as stored and sent with every email: the tag in its canonical case ({@code vi},
+     * {@code en-GB}), {@value #DEFAULT_LOCALE} when none was given; only meaningful on a validated request.
+     */
+    public String localeTag() {
+        return locale == null ? DEFAULT_LOCALE : Locale.forLanguageTag(locale).toLanguageTag();
+    }
 
     /**
      * One order line.
@@ -93,6 +122,18 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
         if (total().compareTo(MAX_TOTAL) > 0) {
             throw new InvalidOrderException("lines", "the order total must be at most " + MAX_TOTAL.toPlainString());
         }
+        validateLocale(locale);
+    }
+
+    private static void validateLocale(String locale) {
+        if (locale == null) {
+            return;
+        }
+        Matcher m = LOCALE.matcher(locale);
+        if (!m.matches() || !LOCALES.contains(m.group(1).toLowerCase(Locale.ROOT))) {
+            throw new InvalidOrderException("locale", "locale must be a language tag of one of the shop's languages "
+                    + LOCALES + ", e.g. \"vi\" or \"en-GB\"");
+        }
     }
 
     /** Sum of quantity × unitPrice over the lines, to the cent; only meaningful on a validated request. */
@@ -140,7 +181,7 @@ public record PlaceOrder(String customerEmail, String customerName, String curre
      * Not null, not blank, at most {@code max} characters (code points, as PostgreSQL counts), and
      * nothing the renderer refuses in a line of text (control, line-separator and bidi characters).
      */
-    private static void requireText(String field, String value, int max) {
+    static void requireText(String field, String value, int max) {
         if (value == null) {
             throw new InvalidOrderException(field, field + " is required");
         }

@@ -34,6 +34,11 @@ final class RequestFingerprint {
             normal.add(List.of(line.sku(), line.name(), line.quantity(),
                     line.unitPrice().setScale(PlaceOrder.MONEY_SCALE).toPlainString()));
         }
+        // Only a language other than the default adds to the text, so keys stored before orders had
+        // a locale still match their repeats (no locale and "en" are the same order).
+        if (!order.localeTag().equals(PlaceOrder.DEFAULT_LOCALE)) {
+            normal.add(List.of("locale", order.localeTag()));
+        }
         try {
             // a JSON array: every string is quoted and escaped, so no two orders share a text
             byte[] text = OrderJson.mapper().writeValueAsBytes(normal);

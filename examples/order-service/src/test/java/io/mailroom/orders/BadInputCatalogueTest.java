@@ -144,6 +144,21 @@ class BadInputCatalogueTest {
         assertAGoodOrderStillGoesThrough();
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"1;DROP%20TABLE%20orders", "1'--", "0x10", "%2B1", "１２３", "99999999999999999999999999999999"})
+    void anIdThatIsNoIdOnAShipmentOrCancellationAnswers400NamingTheId(String id) throws Exception {
+        for (String action : new String[]{"shipment", "cancellation"}) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()
+                            + "/orders/" + id + "/" + action)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"carrier\":\"VNPost\",\"trackingNumber\":\"T1\"}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(action + " " + id).isEqualTo(400);
+            assertField(response, "id");
+        }
+        assertThat(pg.dsl().fetchCount(io.mailroom.db.jooq.Tables.ORDER_SHIPMENT)).isZero();
+        assertAGoodOrderStillGoesThrough();
+    }
+
     private static void assertAGoodOrderStillGoesThrough() throws Exception {
         int messages = pg.dsl().fetchCount(OUTBOX_MESSAGE);
         HttpResponse<String> placed = post(OrderFixtures.SAMPLE_JSON.getBytes(StandardCharsets.UTF_8));

@@ -91,7 +91,7 @@ class OrderJsonTest {
         OrderDocument doc = new OrderDocument(7, "a@b.co", "A", "EUR", OrderDocument.money(new BigDecimal("1E+2")),
                 "2025-01-31T09:15:00.123456Z",
                 List.of(new OrderDocument.Line(1, "S", "N", 1, OrderDocument.money(new BigDecimal("100")),
-                        OrderDocument.money(new BigDecimal("100.0")))));
+                        OrderDocument.money(new BigDecimal("100.0")))), "en", OrderDocument.PLACED);
         JsonNode json = OrderJson.mapper().readTree(OrderJson.mapper().writeValueAsString(doc));
         assertThat(json.get("total").isTextual()).isTrue();
         assertThat(json.get("total").asText()).isEqualTo("100.00");

@@ -69,6 +69,10 @@ class OrderServiceIdempotencyTest {
         // a quote inside a value cannot shift text from one field into the next
         assertThat(RequestFingerprint.of(new PlaceOrder("a@b.co", "x\",\"y", "EUR", sample.lines())))
                 .isNotEqualTo(RequestFingerprint.of(new PlaceOrder("a@b.co", "x", "EUR", sample.lines())));
+        // the language is part of the order; no locale and "en" are the same order, hashed as before locales existed
+        assertThat(RequestFingerprint.of(sample.withLocale("vi"))).isNotEqualTo(RequestFingerprint.of(sample));
+        assertThat(RequestFingerprint.of(sample.withLocale("vi"))).isEqualTo(RequestFingerprint.of(sample.withLocale("VI")));
+        assertThat(RequestFingerprint.of(sample.withLocale("en"))).isEqualTo(RequestFingerprint.of(sample));
     }
 
     @Test

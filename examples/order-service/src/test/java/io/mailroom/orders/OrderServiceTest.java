@@ -95,27 +95,35 @@ class OrderServiceTest {
         assertThat(pg.dsl().fetchCount(OUTBOX_EFFECT, OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq("email-order-" + id)))
                 .isEqualTo(1);
 
+        // the email API's envelope: template, locale, recipient and the template's data
         JsonNode payload = OrderJson.mapper().readTree(message.getPayload().data());
-        assertThat(payload.get("orderId").asLong()).isEqualTo(id);
-        assertThat(payload.get("customerEmail").asText()).isEqualTo("ada@example.com");
-        assertThat(payload.get("customerName").asText()).isEqualTo("Ada Lovelace");
-        assertThat(payload.get("currency").asText()).isEqualTo("EUR");
-        assertThat(payload.get("total").isTextual()).isTrue();
-        assertThat(payload.get("total").asText()).isEqualTo("18.50");
-        assertThat(Instant.parse(payload.get("createdAt").asText())).isEqualTo(order.getCreatedAt());
-        assertThat(payload.get("lines")).hasSize(2);
-        JsonNode first = payload.get("lines").get(0);
-        assertThat(first.get("lineNo").asInt()).isEqualTo(1);
+        assertThat(payload.get("v").asInt()).isEqualTo(1);
+        assertThat(payload.get("template").asText()).isEqualTo("order_confirmation");
+        assertThat(payload.get("locale").asText()).isEqualTo("en");
+        assertThat(payload.get("to").get("address").asText()).isEqualTo("ada@example.com");
+        assertThat(payload.get("to").get("name").asText()).isEqualTo("Ada Lovelace");
+        JsonNode data = payload.get("data");
+        assertThat(data.get("customer").get("name").asText()).isEqualTo("Ada Lovelace");
+        JsonNode o = data.get("order");
+        assertThat(o.get("id").asText()).isEqualTo(Long.toString(id));
+        assertThat(o.get("currency").asText()).isEqualTo("EUR");
+        assertThat(o.get("total").decimalValue()).isEqualByComparingTo("18.50");
+        assertThat(Instant.parse(o.get("createdAt").asText())).isEqualTo(order.getCreatedAt());
+        assertThat(o.get("lines")).hasSize(2);
+        JsonNode first = o.get("lines").get(0);
         assertThat(first.get("sku").asText()).isEqualTo("SKU-1");
         assertThat(first.get("name").asText()).isEqualTo("Notebook");
         assertThat(first.get("quantity").asInt()).isEqualTo(2);
-        assertThat(first.get("unitPrice").asText()).isEqualTo("4.25");
-        assertThat(first.get("lineTotal").asText()).isEqualTo("8.50");
-        assertThat(payload.get("lines").get(1).get("unitPrice").asText()).isEqualTo("10.00");
+        assertThat(first.get("unitPrice").decimalValue()).isEqualByComparingTo("4.25");
+        assertThat(first.get("amount").decimalValue()).isEqualByComparingTo("8.50");
+        assertThat(o.get("lines").get(1).get("unitPrice").decimalValue()).isEqualByComparingTo("10.00");
 
-        // GET /orders/{id} shows the same document the email will be rendered from
+        // GET /orders/{id} shows the order the email was made from
         OrderDocument found = service().findOrder(id).orElseThrow();
-        assertThat(OrderJson.mapper().readTree(OrderJson.mapper().writeValueAsString(found))).isEqualTo(payload);
+        assertThat(found.total()).isEqualTo("18.50");
+        assertThat(found.locale()).isEqualTo("en");
+        assertThat(found.status()).isEqualTo(OrderDocument.PLACED);
+        assertThat(found.lines()).extracting(OrderDocument.Line::lineTotal).containsExactly("8.50", "10.00");
     }
 
     @Test

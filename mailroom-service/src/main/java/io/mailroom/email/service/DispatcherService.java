@@ -9,7 +9,6 @@ import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.metrics.QueueSampler;
 import io.mailroom.email.resilience.PolicyRegistries;
-import io.mailroom.email.render.OrderConfirmationRenderer;
 import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.config.InvalidSettingException;
@@ -50,7 +49,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * the runtime), one for the runtime and one for the handlers' reservations, sized by
  * {@link ServiceConfig#dispatcherSessions()} and {@link ServiceConfig#reservationSessions()} and
  * checked against the server's free slots before they fill; optional Flyway migration, the configured transport wrapped in its Resilience4j
- * policies, the {@link EmailHandler} for order confirmations, the outbox {@link Dispatcher} gated by
+ * policies, one {@link EmailHandler} rendering every configured topic from its template (by
+ * default every template on {@code email.<template>}), the outbox {@link Dispatcher} gated by
  * the transport's breaker, {@code /health/live} + {@code /health/ready} and {@code /metrics}
  * (Prometheus). {@link #close()} is the
  * graceful stop (also run on SIGTERM by {@link MailroomCli}).
@@ -65,7 +65,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class DispatcherService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DispatcherService.class);
-    public static final String TOPIC = OrderConfirmationRenderer.TOPIC;
+    /** The order confirmation's topic, served by default (it is {@code email.<template>} of a built-in template). */
+    public static final String TOPIC = "email.order_confirmation";
 
     private final ServiceConfig config;
     private final HikariDataSource pool;
@@ -126,10 +127,8 @@ public final class DispatcherService implements AutoCloseable {
                         + "', which is not in the catalogue (" + String.join(", ", catalogue.names()) + ")");
             }
         }
-        if (!topics.routes().isEmpty()) {
-            log.info("Topics rendered from templates: {}", topics.routes().values().stream()
-                    .map(r -> r.topic() + " -> " + r.template()).toList());
-        }
+        log.info("Topics rendered from templates{}: {}", topics.routes().isEmpty() ? " (the default: every template on email.<template>)" : "",
+                topics.routesFor(catalogue.names()).values().stream().map(r -> r.topic() + " -> " + r.template()).toList());
         return catalogue;
     }
 
@@ -169,14 +168,11 @@ public final class DispatcherService implements AutoCloseable {
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
             // handlers can then never take the sessions the claimers and the completer need.
             Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
-            handlers.put(TOPIC, new EmailHandler(reservationPool, new IdempotencyStore(), new OrderConfirmationRenderer(config.render()),
-                    transport, config.ambiguity(), config.dispatcher().workerId(), null));
-            if (!config.topics().routes().isEmpty()) {
-                EmailHandler templated = new EmailHandler(reservationPool, new IdempotencyStore(),
-                        new TemplatedComposer(catalogue, config.topics().routes(), config.render().from(), config.render().maxBodyBytes()),
-                        transport, config.ambiguity(), config.dispatcher().workerId(), null);
-                config.topics().routes().keySet().forEach(topic -> handlers.put(topic, templated));
-            }
+            Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
+            EmailHandler templated = new EmailHandler(reservationPool, new IdempotencyStore(),
+                    new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes()),
+                    transport, config.ambiguity(), config.dispatcher().workerId(), null);
+            routes.keySet().forEach(topic -> handlers.put(topic, templated));
             Map<String, ResilientTransport> gates = new java.util.HashMap<>();
             for (String topic : handlers.keySet()) {
                 gates.put(topic, transport);

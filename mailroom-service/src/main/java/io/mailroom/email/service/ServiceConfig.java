@@ -4,7 +4,7 @@ import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.config.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.MailSettings;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
@@ -24,14 +24,16 @@ import java.util.Map;
  *
  * @param dbStartupTimeout how long start-up waits for the database to answer before it gives up;
  *                         null waits as long as it takes ({@code MAILROOM_DB_STARTUP_TIMEOUT}, 0 or unset)
- * @param topics    the topics beyond the order confirmation, each rendered from a template
- *                  ({@code MAILROOM_TOPICS}, {@code MAILROOM_TOPICS_FILE}, {@code MAILROOM_TEMPLATES_DIR})
+ * @param mail      the default sender and the body size limit of every email
+ * @param topics    which topic is which template ({@code MAILROOM_TOPICS}, {@code MAILROOM_TOPICS_FILE};
+ *                  unset: every template on {@code email.<template>}) and where operator templates
+ *                  live ({@code MAILROOM_TEMPLATES_DIR})
  * @param transport which provider this instance sends through: {@code smtp} or {@code http}
  */
 public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate, Duration dbStartupTimeout,
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
-        TransportPolicyConfig policies, RenderConfig render, DispatcherConfig dispatcher,
+        TransportPolicyConfig policies, MailSettings mail, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
         SupportConfig support, String host, int port, EmailTopics topics) {
 
@@ -122,7 +124,7 @@ public record ServiceConfig(
         }
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http, ambiguity,
-                TransportPolicyConfig.fromEnv(env), RenderConfig.fromEnv(env), dispatcher, retention, retentionInterval,
+                TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, EmailTopics.fromEnv(env));
     }
 
@@ -179,7 +181,7 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http, ambiguity,
-                policies, render, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
+                policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
     }
 
     @Override
@@ -189,7 +191,7 @@ public record ServiceConfig(
                 + " + reservations " + reservationSessions() + ")" + ", migrate=" + migrate
                 + ", dbStartupTimeout=" + (dbStartupTimeout == null ? "none" : Settings.format(dbStartupTimeout))
                 + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
-                + ", policies=" + policies + ", render=" + render + ", dispatcher=" + dispatcher
+                + ", policies=" + policies + ", mail=" + mail + ", dispatcher=" + dispatcher
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)
                 + ", support=" + (support == null ? "off" : support)
                 + ", listen=" + host + ":" + port + "]";

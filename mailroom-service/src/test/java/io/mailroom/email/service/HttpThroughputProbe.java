@@ -5,8 +5,9 @@ import io.mailroom.email.EmailAddress;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.TransportGate;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.render.TemplatedComposer;
+import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
@@ -34,6 +35,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class HttpThroughputProbe {
 
+    private static final String TOPIC = "email.order_confirmation";
+
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 5000;
         int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 32;
@@ -54,11 +57,14 @@ public final class HttpThroughputProbe {
                     WITH m AS (
                       INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, payload)
                       SELECT 'email.order_confirmation', 'order', g::text, 'email-order-' || g,
-                             jsonb_build_object('orderId', g, 'customerEmail', 'c' || g || '@example.com',
-                               'customerName', 'Customer ' || g, 'currency', 'EUR', 'total', '25.00',
-                               'createdAt', '2026-12-02T10:00:00Z',
-                               'lines', jsonb_build_array(jsonb_build_object('sku', 'MUG-1', 'name', 'Mug',
-                                 'quantity', 2, 'unitPrice', '12.50')))
+                             jsonb_build_object('v', 1, 'template', 'order_confirmation', 'locale', 'en',
+                               'to', jsonb_build_object('address', 'c' || g || '@example.com', 'name', 'Customer ' || g),
+                               'headers', '{}'::jsonb,
+                               'data', jsonb_build_object('customer', jsonb_build_object('name', 'Customer ' || g),
+                                 'order', jsonb_build_object('id', g::text, 'currency', 'EUR', 'total', 25.00,
+                                   'createdAt', '2026-12-02T10:00:00Z',
+                                   'lines', jsonb_build_array(jsonb_build_object('sku', 'MUG-1', 'name', 'Mug',
+                                     'quantity', 2, 'unitPrice', 12.50, 'amount', 25.00)))))
                       FROM generate_series(1, {0}) g RETURNING id, created_at, idempotency_key, aggregate_id)
                     INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
                                                message_created_at, max_attempts)
@@ -67,11 +73,12 @@ public final class HttpThroughputProbe {
             HttpMailConfig http = HttpMailConfig.of(URI.create("http://127.0.0.1:" + stub.getAddress().getPort()), "tok");
             ResilientTransport transport = new ResilientTransport(new HttpMailTransport(http), TransportPolicyConfig.defaults());
             EmailHandler handler = new EmailHandler(db.dataSource(), new IdempotencyStore(),
-                    new OrderConfirmationRenderer(RenderConfig.of(EmailAddress.of("shop@example.com"))), transport,
+                    new TemplatedComposer(TemplateCatalogue.builtIn(), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                            EmailAddress.of("shop@example.com"), io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES), transport,
                     AmbiguityPolicy.resendWithKey(Duration.ofHours(24)), "probe", null);
             DispatcherConfig config = DispatcherConfig.builder().workerId("probe").batchSize(100).concurrency(concurrency).build();
-            Dispatcher dispatcher = new Dispatcher(db.dataSource(), config, Map.of(OrderConfirmationRenderer.TOPIC, handler),
-                    new TransportGate(Map.of(OrderConfirmationRenderer.TOPIC, transport)), null);
+            Dispatcher dispatcher = new Dispatcher(db.dataSource(), config, Map.of(TOPIC, handler),
+                    new TransportGate(Map.of(TOPIC, transport)), null);
             long t0 = System.nanoTime();
             dispatcher.start();
             while (db.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'").get(0, Integer.class) < n) {

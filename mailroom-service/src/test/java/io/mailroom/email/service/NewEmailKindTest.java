@@ -40,7 +40,7 @@ class NewEmailKindTest {
     static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
 
     private static void shippingTemplate(Path dir) throws Exception {
-        Path t = Files.createDirectories(dir.resolve("order_shipped"));
+        Path t = Files.createDirectories(dir.resolve("order_delivered"));
         Files.writeString(t.resolve("subject.peb"), "{{ t(\"subject\", {\"id\": order.id}) }}");
         Files.writeString(t.resolve("text.peb"), """
                 {% extends "_layouts/text.peb" %}
@@ -80,16 +80,16 @@ class NewEmailKindTest {
     @Test
     void aTemplateFolderAndOneConfigurationLineMakeANewEmailKind(@TempDir Path templates) throws Exception {
         shippingTemplate(templates);
-        Map<String, String> env = env(templates, "email.order_shipped = order_shipped from=\"Giao hàng <ship@example.com>\"");
+        Map<String, String> env = env(templates, "email.order_delivered = order_delivered from=\"Giao hàng <ship@example.com>\"");
 
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer());
-            pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), OutgoingEmail.template("order_shipped")
+            pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), OutgoingEmail.template("order_delivered")
                     .to("anh@example.com", "Nguyễn Thị Ánh")
                     .replyTo("help@example.com", "Hỗ trợ")
                     .locale("vi")
                     .about("order", "102")
-                    .idempotencyKey("email-order-102-shipped")
+                    .idempotencyKey("email-order-102-delivered")
                     .header("X-Campaign", "shipping")
                     .data(Map.of("customer", Map.of("name", "Nguyễn Thị Ánh"),
                             "order", Map.of("id", "102", "carrier", "<VNPost> & Co", "currency", "VND",
@@ -98,7 +98,7 @@ class NewEmailKindTest {
 
             await().atMost(Duration.ofSeconds(20)).until(() -> greenMail.getReceivedMessages().length == 1);
             await().atMost(Duration.ofSeconds(10)).until(() -> "done".equals(pg.dsl()
-                    .fetchSingle("SELECT status FROM outbox_message WHERE idempotency_key = 'email-order-102-shipped'").get(0, String.class)));
+                    .fetchSingle("SELECT status FROM outbox_message WHERE idempotency_key = 'email-order-102-delivered'").get(0, String.class)));
         }
 
         MimeMessage m = greenMail.getReceivedMessages()[0];
@@ -125,9 +125,9 @@ class NewEmailKindTest {
                 .containsPattern("<h1 style=\"font-size: 20px;")
                 .contains("<html lang=\"vi\">");
 
-        String version = pg.dsl().fetchSingle("SELECT descriptor::text FROM idempotency_record WHERE effect_key = 'email-order-102-shipped'")
+        String version = pg.dsl().fetchSingle("SELECT descriptor::text FROM idempotency_record WHERE effect_key = 'email-order-102-delivered'")
                 .get(0, String.class);
-        assertThat(version).contains("order_shipped@");
+        assertThat(version).contains("order_delivered@");
     }
 
     @Test
@@ -143,12 +143,12 @@ class NewEmailKindTest {
     @Test
     void aTemplateThatDoesNotCompileIsRefusedAtStartNamingTheFile(@TempDir Path templates) throws Exception {
         shippingTemplate(templates);
-        Files.writeString(templates.resolve("order_shipped/html.peb"), "{% if order.id %}never closed");
-        Map<String, String> env = env(templates, "email.order_shipped = order_shipped");
+        Files.writeString(templates.resolve("order_delivered/html.peb"), "{% if order.id %}never closed");
+        Map<String, String> env = env(templates, "email.order_delivered = order_delivered");
         assertThatThrownBy(() -> DispatcherService.start(ServiceConfig.fromEnv(env)))
                 .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
                     assertThat(e.setting()).isEqualTo("MAILROOM_TEMPLATES_DIR");
-                    assertThat(e.getMessage()).contains("order_shipped/html.peb");
+                    assertThat(e.getMessage()).contains("order_delivered/html.peb");
                 });
     }
 

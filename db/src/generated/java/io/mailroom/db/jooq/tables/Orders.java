@@ -6,8 +6,10 @@ package io.mailroom.db.jooq.tables;
 
 import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.tables.OrderCancellation.OrderCancellationPath;
 import io.mailroom.db.jooq.tables.OrderLine.OrderLinePath;
 import io.mailroom.db.jooq.tables.OrderRequestKey.OrderRequestKeyPath;
+import io.mailroom.db.jooq.tables.OrderShipment.OrderShipmentPath;
 import io.mailroom.db.jooq.tables.records.OrdersRecord;
 
 import java.math.BigDecimal;
@@ -92,6 +94,11 @@ public class Orders extends TableImpl<OrdersRecord> {
      */
     public final TableField<OrdersRecord, Instant> CREATED_AT = createField(DSL.name("created_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
+    /**
+     * The column <code>orders.locale</code>.
+     */
+    public final TableField<OrdersRecord, String> LOCALE = createField(DSL.name("locale"), SQLDataType.VARCHAR.nullable(false).defaultValue(DSL.field(DSL.raw("'en'::character varying"), SQLDataType.VARCHAR)), this, "");
+
     private Orders(Name alias, Table<OrdersRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -169,6 +176,19 @@ public class Orders extends TableImpl<OrdersRecord> {
         return Keys.ORDERS_PKEY;
     }
 
+    private transient OrderCancellationPath _orderCancellation;
+
+    /**
+     * Get the implicit to-many join path to the <code>order_cancellation</code>
+     * table
+     */
+    public OrderCancellationPath orderCancellation() {
+        if (_orderCancellation == null)
+            _orderCancellation = new OrderCancellationPath(this, null, Keys.ORDER_CANCELLATION__ORDER_CANCELLATION_ORDER_ID_FKEY.getInverseKey());
+
+        return _orderCancellation;
+    }
+
     private transient OrderLinePath _orderLine;
 
     /**
@@ -194,12 +214,26 @@ public class Orders extends TableImpl<OrdersRecord> {
         return _orderRequestKey;
     }
 
+    private transient OrderShipmentPath _orderShipment;
+
+    /**
+     * Get the implicit to-many join path to the <code>order_shipment</code>
+     * table
+     */
+    public OrderShipmentPath orderShipment() {
+        if (_orderShipment == null)
+            _orderShipment = new OrderShipmentPath(this, null, Keys.ORDER_SHIPMENT__ORDER_SHIPMENT_ORDER_ID_FKEY.getInverseKey());
+
+        return _orderShipment;
+    }
+
     @Override
     public List<Check<OrdersRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("orders_currency_check"), "(((currency)::text ~ '^[A-Z]{3}$'::text))", true),
             Internal.createCheck(this, DSL.name("orders_customer_email_check"), "(((length((customer_email)::text) >= 3) AND (length((customer_email)::text) <= 254))) NOT VALID", true),
             Internal.createCheck(this, DSL.name("orders_customer_name_check"), "(((length((customer_name)::text) >= 1) AND (length((customer_name)::text) <= 200)))", true),
+            Internal.createCheck(this, DSL.name("orders_locale_check"), "((((locale)::text ~ '^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$'::text) AND (length((locale)::text) <= 35)))", true),
             Internal.createCheck(this, DSL.name("orders_total_check"), "((total >= (0)::numeric))", true)
         );
     }

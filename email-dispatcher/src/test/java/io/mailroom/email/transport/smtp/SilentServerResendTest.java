@@ -3,14 +3,15 @@ package io.mailroom.email.transport.smtp;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
 import io.mailroom.email.dispatch.EmailHandler;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.outbox.Backoff;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherConfig;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.Record;
 import org.junit.jupiter.api.AfterEach;
@@ -43,18 +44,22 @@ class SilentServerResendTest {
     private ScriptedSmtpServer server;
     private SmtpTransport smtp;
 
+    private static final String TOPIC = "email.order_confirmation";
+    private TemplateCatalogue templates;
+
     @BeforeEach
-    void setUp() throws IOException {
+    void setUp() throws Exception {
         pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
         server = ScriptedSmtpServer.start();
         server.finalReply = null;
         smtp = new SmtpTransport(SmtpTransportTest.config(server.port()).build());
         String payload = """
-                {"orderId":801,"customerEmail":"customer801@example.com","customerName":"Customer 801","currency":"EUR",
-                 "total":"25.00","createdAt":"2026-12-02T10:00:00Z",
-                 "lines":[{"lineNo":1,"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":"12.50","lineTotal":"25.00"}]}""";
+                {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"customer801@example.com","name":"Customer 801"},
+                 "headers":{},"data":{"customer":{"name":"Customer 801"},"order":{"id":"801","currency":"EUR","total":25.00,
+                 "createdAt":"2026-12-02T10:00:00Z","lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50,"amount":25.00}]}}}""";
         pg.dsl().transaction(cfg -> new OutboxEnqueuer(null, false).enqueueAll(cfg.dsl(), List.of(
-                NewMessage.of(OrderConfirmationRenderer.TOPIC, "order", "801", KEY, payload))));
+                NewMessage.of(TOPIC, "order", "801", KEY, payload))));
+        templates = TemplateCatalogue.builtIn();
     }
 
     @AfterEach
@@ -65,11 +70,12 @@ class SilentServerResendTest {
 
     private Dispatcher dispatcher(AmbiguityPolicy policy) {
         EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(),
-                new OrderConfirmationRenderer(RenderConfig.of(EmailAddress.of("shop@example.com"))), smtp, policy,
+                new TemplatedComposer(templates, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                        EmailAddress.of("shop@example.com"), io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES), smtp, policy,
                 "test-worker", null);
         DispatcherConfig config = DispatcherConfig.builder().workerId("test-worker").batchSize(10)
                 .backoff(new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2, 0)).build();
-        return new Dispatcher(pg.dataSource(), config, Map.of(OrderConfirmationRenderer.TOPIC, handler));
+        return new Dispatcher(pg.dataSource(), config, Map.of(TOPIC, handler));
     }
 
     private static Record message() {

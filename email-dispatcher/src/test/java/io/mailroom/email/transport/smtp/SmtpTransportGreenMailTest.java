@@ -7,8 +7,10 @@ import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.TestEmails;
-import io.mailroom.email.render.OrderConfirmationRenderer;
-import io.mailroom.email.render.RenderConfig;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.render.TemplatedComposer;
+import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.email.render.RenderException;
 import io.mailroom.email.transport.SendResult;
 import jakarta.mail.Message;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,8 +37,19 @@ class SmtpTransportGreenMailTest {
             .withPerMethodLifecycle(true);
 
     static final String PAYLOAD = """
-            {"orderId":102,"customerEmail":"zoe@example.com","customerName":"Zoë Ünal","currency":"EUR","total":"42.50",
-             "createdAt":"2026-12-02T10:00:00Z","lines":[{"sku":"A1","name":"Tasse « Café » & <Mug>","quantity":2,"unitPrice":"21.25"}]}""";
+            {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"zoe@example.com","name":"Zoë Ünal"},"headers":{},
+             "data":{"customer":{"name":"Zoë Ünal"},"order":{"id":"102","currency":"EUR","total":42.50,"createdAt":"2026-12-02T10:00:00Z",
+             "lines":[{"sku":"A1","name":"Tasse « Café » & <Mug>","quantity":2,"unitPrice":21.25,"amount":42.50}]}}}""";
+
+    /** The email the dispatcher renders from an envelope on the order confirmation's topic. */
+    static Email render(String envelope) throws Exception {
+        String topic = "email.order_confirmation";
+        TemplatedComposer composer = new TemplatedComposer(TemplateCatalogue.builtIn(),
+                Map.of(topic, new EmailTopics.Route(topic, "order_confirmation", null)), TestEmails.SHOP, Email.DEFAULT_MAX_BODY_BYTES);
+        Instant now = Instant.now();
+        return composer.compose(new ClaimedMessage(102, now, topic, "order", "102", "email-order-102", null, envelope,
+                1, 10, 1, now, now.plusSeconds(60))).email();
+    }
 
     SmtpTransport transport;
 
@@ -57,7 +71,7 @@ class SmtpTransportGreenMailTest {
 
     @Test
     void deliversExactlyOneEmailWithBothBodiesAndTheDeterministicMessageId() throws Exception {
-        Email email = new OrderConfirmationRenderer(RenderConfig.of(TestEmails.SHOP)).render(PAYLOAD);
+        Email email = render(PAYLOAD);
 
         SendResult result = transport("shop", "s3cret").send(email, "email-order-102");
 
@@ -112,12 +126,11 @@ class SmtpTransportGreenMailTest {
     @Test
     void headerInjectionAndInvalidAddressesFailPermanentlyWithoutAnSmtpSession() {
         SmtpTransport t = transport("shop", "s3cret");
-        OrderConfirmationRenderer renderer = new OrderConfirmationRenderer(RenderConfig.of(TestEmails.SHOP));
 
-        assertThatThrownBy(() -> renderer.render(PAYLOAD.replace("Zoë Ünal", "Zoë\\r\\nBcc: eve@example.org")))
-                .isInstanceOf(RenderException.class).hasMessageContaining("customerName");
-        assertThatThrownBy(() -> renderer.render(PAYLOAD.replace("zoe@example.com", "zoe@example.com\\r\\nBcc: eve@example.org")))
-                .isInstanceOf(RenderException.class).hasMessageContaining("customerEmail");
+        assertThatThrownBy(() -> render(PAYLOAD.replace("\"name\":\"Zoë Ünal\"}", "\"name\":\"Zoë\\r\\nBcc: eve@example.org\"}")))
+                .isInstanceOf(RenderException.class).hasMessageContaining("payload.to");
+        assertThatThrownBy(() -> render(PAYLOAD.replace("zoe@example.com", "zoe@example.com\\r\\nBcc: eve@example.org")))
+                .isInstanceOf(RenderException.class).hasMessageContaining("payload.to");
         assertThatThrownBy(() -> new Email(TestEmails.SHOP, EmailAddress.of("zoe@example.com"), "Hi\r\nBcc: eve@example.org",
                 "t", "h", Map.of(), "v1")).isInstanceOf(InvalidEmailException.class).hasMessageContaining("subject");
         assertThatThrownBy(() -> EmailAddress.of("zoe@@example.com")).isInstanceOf(InvalidEmailException.class);

@@ -111,6 +111,21 @@ public class OrdersRecord extends UpdatableRecordImpl<OrdersRecord> {
         return (Instant) get(5);
     }
 
+    /**
+     * Setter for <code>orders.locale</code>.
+     */
+    public OrdersRecord setLocale(String value) {
+        set(6, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>orders.locale</code>.
+     */
+    public String getLocale() {
+        return (String) get(6);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -134,7 +149,7 @@ public class OrdersRecord extends UpdatableRecordImpl<OrdersRecord> {
     /**
      * Create a detached, initialised OrdersRecord
      */
-    public OrdersRecord(Long id, String customerEmail, String customerName, String currency, BigDecimal total, Instant createdAt) {
+    public OrdersRecord(Long id, String customerEmail, String customerName, String currency, BigDecimal total, Instant createdAt, String locale) {
         super(Orders.ORDERS);
 
         setId(id);
@@ -143,6 +158,7 @@ public class OrdersRecord extends UpdatableRecordImpl<OrdersRecord> {
         setCurrency(currency);
         setTotal(total);
         setCreatedAt(createdAt);
+        setLocale(locale);
         resetTouchedOnNotNull();
     }
 }

@@ -2,18 +2,26 @@ package io.mailroom.email.render;
 
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
+import io.mailroom.email.api.OutgoingEmail;
+import io.mailroom.email.config.EmailTopics;
 import io.mailroom.mailbox.MailboxRules;
 import io.mailroom.orders.InvalidOrderException;
 import io.mailroom.orders.PlaceOrder;
+import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.templates.TemplateCatalogue;
+import io.mailroom.templates.TemplateException;
 import jakarta.mail.internet.InternetAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -22,17 +30,27 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The order API and the renderer apply one rule to the customer's address and name: whatever the
- * renderer refuses (a permanent failure, with nothing left for support to decide), the order API
- * refuses first with 400 naming the same field, and the other way round. Both quote the problem
- * {@link MailboxRules} states, which shows the verdict comes from the same code, not from two
- * copies that happen to agree today.
+ * The order API, the email API and the dispatcher apply one rule to the customer's address and
+ * name: whatever the dispatcher refuses in an envelope (a permanent failure, with nothing left for
+ * support to decide), the email API refuses at enqueue and the order API refuses first with 400
+ * naming the same field, and the other way round. All three quote the problem {@link MailboxRules}
+ * states, which shows the verdict comes from the same code, not from copies that agree today. The
+ * legacy reader of pre-envelope order documents gives the same verdict too.
  */
-class OrderApiAndRendererAgreeTest {
+class OrderApiAndDispatcherAgreeTest {
 
-    private final OrderConfirmationRenderer renderer =
-            new OrderConfirmationRenderer(RenderConfig.of(EmailAddress.of("shop@example.com", "Example Shop")));
+    private static final String TOPIC = "email.order_confirmation";
+    private final TemplatedComposer composer = composer();
     private final JsonMapper json = JsonMapper.builder().build();
+
+    private static TemplatedComposer composer() {
+        try {
+            return new TemplatedComposer(TemplateCatalogue.builtIn(), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                    EmailAddress.of("shop@example.com", "Example Shop"), Email.DEFAULT_MAX_BODY_BYTES);
+        } catch (TemplateException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
     static Stream<String> addresses() {
         String domain195 = "d".repeat(63) + "." + "e".repeat(63) + "." + "f".repeat(63) + ".com";
@@ -59,24 +77,33 @@ class OrderApiAndRendererAgreeTest {
 
     @ParameterizedTest
     @MethodSource("addresses")
-    void theOrderApiAndTheRendererGiveTheSameVerdictOnAnAddress(String address) {
+    void theOrderApiTheEmailApiAndTheDispatcherGiveTheSameVerdictOnAnAddress(String address) {
         Optional<String> rule = MailboxRules.addressProblem(address);
         Optional<String> api = apiProblem(order(address, "Ann"), "customerEmail");
-        Optional<String> render = renderProblem(payload(address, "Ann"), "customerEmail");
+        Optional<String> outbox = outboxProblem(address, "Ann", "to.address");
+        Optional<String> render = renderProblem(envelope(address, "Ann"), "payload.to", "address");
+        Optional<String> legacy = renderProblem(legacyPayload(address, "Ann"), "customerEmail", "address");
 
         assertThat(api).as("order API on %s", address).isEqualTo(rule);
-        assertThat(render).as("renderer on %s", address).isEqualTo(rule);
+        // the email API strips blanks around the address before it applies the rule
+        assertThat(outbox).as("email API on %s", address).isEqualTo(MailboxRules.addressProblem(address.strip()));
+        assertThat(render).as("dispatcher on %s", address).isEqualTo(rule);
+        assertThat(legacy).as("legacy reader on %s", address).isEqualTo(rule);
     }
 
     @ParameterizedTest
     @MethodSource("names")
-    void theOrderApiAndTheRendererGiveTheSameVerdictOnAName(String name) {
+    void theOrderApiTheEmailApiAndTheDispatcherGiveTheSameVerdictOnAName(String name) {
         Optional<String> rule = MailboxRules.displayNameProblem(name);
         Optional<String> api = apiProblem(order("ann@example.com", name), "customerName");
-        Optional<String> render = renderProblem(payload("ann@example.com", name), "customerName");
+        Optional<String> outbox = outboxProblem("ann@example.com", name, "to.name");
+        Optional<String> render = renderProblem(envelope("ann@example.com", name), "payload.to", "displayName");
+        Optional<String> legacy = renderProblem(legacyPayload("ann@example.com", name), "customerName", null);
 
         assertThat(api).as("order API on %s", name).isEqualTo(rule);
-        assertThat(render).as("renderer on %s", name).isEqualTo(rule);
+        assertThat(outbox).as("email API on %s", name).isEqualTo(rule);
+        assertThat(render).as("dispatcher on %s", name).isEqualTo(rule);
+        assertThat(legacy).as("legacy reader on %s", name).isEqualTo(rule);
     }
 
     @Test
@@ -113,12 +140,35 @@ class OrderApiAndRendererAgreeTest {
         return new PlaceOrder(address, name, "EUR", List.of(new PlaceOrder.Line("A1", "Mug", 2, new BigDecimal("21.25"))));
     }
 
-    private String payload(String address, String name) {
+    private String envelope(String address, String name) {
+        ObjectNode p = json.createObjectNode();
+        p.put("v", 1).put("template", "order_confirmation").put("locale", "en");
+        p.putObject("to").put("address", address).put("name", name);
+        ObjectNode order = p.putObject("data").putObject("order");
+        ((ObjectNode) p.get("data")).putObject("customer").put("name", name);
+        order.put("id", "102").put("currency", "EUR").put("total", new BigDecimal("42.50")).put("createdAt", "2026-12-02T10:00:00Z");
+        order.putArray("lines").addObject().put("sku", "A1").put("name", "Mug").put("quantity", 2)
+                .put("unitPrice", new BigDecimal("21.25")).put("amount", new BigDecimal("42.50"));
+        return p.toString();
+    }
+
+    private String legacyPayload(String address, String name) {
         ObjectNode p = json.createObjectNode();
         p.put("orderId", 102).put("customerEmail", address).put("customerName", name).put("currency", "EUR")
                 .put("total", "42.50").put("createdAt", "2026-12-02T10:00:00Z");
         p.putArray("lines").addObject().put("sku", "A1").put("name", "Mug").put("quantity", 2).put("unitPrice", "21.25");
         return p.toString();
+    }
+
+    /** The problem the email API states for {@code field} (its message is "{field} {problem}"), or empty. */
+    private static Optional<String> outboxProblem(String address, String name, String field) {
+        try {
+            OutgoingEmail.template("order_confirmation").to(address, name).idempotencyKey("k").build();
+            return Optional.empty();
+        } catch (io.mailroom.email.api.InvalidEmailException e) {
+            assertThat(e.field()).as(e.getMessage()).isEqualTo(field);
+            return Optional.of(e.getMessage().substring(field.length() + 1));
+        }
     }
 
     /** The problem the order API states for {@code field} (its message is "{field} {problem}"), or empty. */
@@ -133,21 +183,29 @@ class OrderApiAndRendererAgreeTest {
         }
     }
 
-    /** The problem the renderer states for {@code field} (its message is "{field}: {problem}"), or empty. */
-    private Optional<String> renderProblem(String payload, String field) {
+    /**
+     * The problem the dispatcher states for {@code field} (its message is "{field}: {problem}", the
+     * recipient's wrapped as "{field}: {part}: {problem}" when {@code part} is given), or empty.
+     */
+    private Optional<String> renderProblem(String payload, String field, String part) {
+        Instant now = Instant.now();
         try {
-            renderer.render(payload);
+            composer.compose(new ClaimedMessage(102, now, TOPIC, "order", "102", "email-order-102", null, payload,
+                    1, 10, 1, now, now.plusSeconds(60)));
             return Optional.empty();
         } catch (RenderException e) {
             assertThat(e.field()).as(e.getMessage()).isEqualTo(field);
-            // the recipient's problems arrive wrapped: "customerEmail: address: {problem}"
-            String prefix = field.equals("customerEmail") ? field + ": address: " : field + ": ";
+            String prefix = field + ": ";
             String message = e.getMessage();
-            if (field.equals("customerName") && message.startsWith(field + ": displayName: ")) {
-                prefix = field + ": displayName: ";
+            if (part != null && message.startsWith(prefix + part + ": ")) {
+                prefix = prefix + part + ": ";
+            } else if (message.startsWith(prefix + "displayName: ")) {
+                prefix = prefix + "displayName: ";
             }
             assertThat(message).startsWith(prefix);
             return Optional.of(message.substring(prefix.length()));
+        } catch (InvalidEmailException e) {
+            throw new AssertionError("a recipient problem must be a RenderException naming the payload field", e);
         }
     }
 }
