@@ -17,23 +17,25 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * Which email each outbox topic is: its template and, optionally, its own sender. Adding a kind of
- * email means a template folder under {@code MAILROOM_TEMPLATES_DIR} and one line here, no Java:
+ * Which email each outbox topic is: its template and, optionally, its own sender and transport.
+ * Adding a kind of email means a template folder under {@code MAILROOM_TEMPLATES_DIR} and, when it
+ * needs more than the defaults, one line here; no Java:
  *
  * <pre>
- * # topic                = template          [from="Display Name &lt;address&gt;"]
- * email.order_shipped    = order_shipped
- * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;"
+ * # topic                = template          [from="Display Name &lt;address&gt;"] [transport=smtp|http]
+ * shop.shipped           = order_shipped
+ * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;" transport=http
  * </pre>
  *
  * Lines come from the file {@code MAILROOM_TOPICS_FILE} and from {@code MAILROOM_TOPICS} (the same
  * lines, separated by newlines or ';'); a topic named twice is refused. Every mistake is refused at
  * start with the setting, the line and what was wrong.
  *
- * <p>With neither setting (or only blank and comment lines), every template of the catalogue is
- * served on topic {@code email.<template>} ({@link #routesFor}), which is the topic the email API
- * gives an email by default: a new template folder is then a new kind of email with no line at all.
- * Once any line is configured, exactly the configured topics are served.
+ * <p>Every template of the catalogue is served on topic {@code email.<template>} ({@link #routesFor}),
+ * the topic the email API gives an email by default, with the service's sender and transport: a new
+ * template folder is a new kind of email with no line at all. A configured line adds a topic or
+ * changes a default one (another template, sender or transport); it never takes the others away, so
+ * adding a line cannot strand the messages of a kind it does not name.
  *
  * @param templatesDir {@code MAILROOM_TEMPLATES_DIR}: laid over the built-in templates; null for built-in only
  */
@@ -48,8 +50,29 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
     private static final Pattern TOPIC = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,127}");
     private static final Pattern TEMPLATE = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
 
-    /** One topic's email: its template, and its From when it is not the service's default. */
-    public record Route(String topic, String template, EmailAddress from) {
+    /** The transports a topic can name; which of them a service has is the service's business. */
+    public static final List<String> TRANSPORTS = List.of("smtp", "http");
+
+    /**
+     * One topic's email: its template, its From when it is not the service's default, and the
+     * transport it goes through ({@code smtp} or {@code http}) when it is not the service's default.
+     */
+    public record Route(String topic, String template, EmailAddress from, String transport) {
+        public Route {
+            if (transport != null && !TRANSPORTS.contains(transport)) {
+                throw new IllegalArgumentException("transport must be one of " + TRANSPORTS + ", got '" + transport + "'");
+            }
+        }
+
+        /** A route with the service's default transport. */
+        public Route(String topic, String template, EmailAddress from) {
+            this(topic, template, from, null);
+        }
+
+        /** This route's transport, or {@code defaultTransport} when it names none. */
+        public String transportOr(String defaultTransport) {
+            return transport == null ? defaultTransport : transport;
+        }
     }
 
     public EmailTopics {
@@ -57,20 +80,29 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
     }
 
     /**
-     * The routes to serve: the configured ones, or, when none are configured, each of
-     * {@code templates} on {@code email.<template>} with the default sender.
+     * The routes to serve: each of {@code templates} on {@code email.<template>} with the default
+     * sender and transport, then the configured lines, which add topics or replace a default one.
      */
     public Map<String, Route> routesFor(Collection<String> templates) {
-        if (!routes.isEmpty()) {
-            return routes;
-        }
-        Map<String, Route> defaults = new LinkedHashMap<>();
+        Map<String, Route> all = new LinkedHashMap<>();
         for (String template : templates) {
             if (TEMPLATE.matcher(template).matches()) {
-                defaults.put(DEFAULT_TOPIC_PREFIX + template, new Route(DEFAULT_TOPIC_PREFIX + template, template, null));
+                all.put(DEFAULT_TOPIC_PREFIX + template, new Route(DEFAULT_TOPIC_PREFIX + template, template, null));
             }
         }
-        return Collections.unmodifiableMap(defaults);
+        all.putAll(routes);
+        return Collections.unmodifiableMap(all);
+    }
+
+    /** The transports the configured lines name (the defaults use the service's own). */
+    public java.util.Set<String> namedTransports() {
+        java.util.Set<String> named = new java.util.TreeSet<>();
+        routes.values().forEach(r -> {
+            if (r.transport() != null) {
+                named.add(r.transport());
+            }
+        });
+        return named;
     }
 
     public static EmailTopics none() {
@@ -130,13 +162,26 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
                         + (tokens.isEmpty() ? "" : ", got '" + tokens.getFirst() + "'"));
             }
             EmailAddress from = null;
+            String transport = null;
+            java.util.Set<String> seen = new java.util.HashSet<>();
             for (String attribute : tokens.subList(1, tokens.size())) {
                 int e = attribute.indexOf('=');
                 String name = e < 0 ? attribute : attribute.substring(0, e);
                 String value = e < 0 ? null : unquote(attribute.substring(e + 1));
-                if (!name.equals("from") || value == null || value.isBlank()) {
+                if (!(name.equals("from") || name.equals("transport")) || value == null || value.isBlank()) {
                     throw new InvalidSettingException(setting, at + "unknown or empty setting '" + attribute
-                            + "' for topic " + topic + " (known: from=\"Name <address>\")");
+                            + "' for topic " + topic + " (known: from=\"Name <address>\", transport=smtp|http)");
+                }
+                if (!seen.add(name)) {
+                    throw new InvalidSettingException(setting, at + name + " is given twice for topic " + topic);
+                }
+                if (name.equals("transport")) {
+                    if (!TRANSPORTS.contains(value)) {
+                        throw new InvalidSettingException(setting, at + "transport of topic " + topic + " must be one of "
+                                + String.join(", ", TRANSPORTS) + ", got '" + value + "'");
+                    }
+                    transport = value;
+                    continue;
                 }
                 try {
                     from = EmailAddress.parseMailbox(value);
@@ -144,7 +189,7 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
                     throw new InvalidSettingException(setting, at + "from of topic " + topic + ": " + ex.getMessage());
                 }
             }
-            if (into.putIfAbsent(topic, new Route(topic, tokens.getFirst(), from)) != null) {
+            if (into.putIfAbsent(topic, new Route(topic, tokens.getFirst(), from, transport)) != null) {
                 throw new InvalidSettingException(setting, at + "topic " + topic + " is configured twice");
             }
         }

@@ -156,7 +156,7 @@ class ConfigurationTest {
     }
 
     @Test
-    void withoutTopicSettingsEveryTemplateIsServedOnItsDefaultTopicAndWithThemExactlyTheConfiguredOnes() {
+    void everyTemplateIsServedOnItsDefaultTopicAndConfiguredLinesAddOrReplaceTopicsWithoutRemovingAny() {
         java.util.List<String> templates = java.util.List.of("order_cancelled", "order_confirmation", "order_shipped");
         assertThat(EmailTopics.fromEnv(env()).routesFor(templates)).containsOnlyKeys(
                 "email.order_cancelled", "email.order_confirmation", "email.order_shipped");
@@ -164,8 +164,27 @@ class ConfigurationTest {
                 .isEqualTo(new EmailTopics.Route("email.order_shipped", "order_shipped", null));
         assertThat(EmailTopics.fromEnv(env("MAILROOM_TOPICS", "# nothing yet")).routesFor(templates)).hasSize(3);
 
-        EmailTopics configured = EmailTopics.fromEnv(env("MAILROOM_TOPICS", "shop.shipped = order_shipped"));
-        assertThat(configured.routesFor(templates)).containsOnlyKeys("shop.shipped");
+        // a line adds a topic and leaves the defaults served: adding one cannot strand another kind's messages
+        EmailTopics configured = EmailTopics.fromEnv(env("MAILROOM_TOPICS",
+                "shop.shipped = order_shipped; email.order_confirmation = order_confirmation transport=http from=\"Shop <s@example.com>\""));
+        assertThat(configured.routesFor(templates)).containsOnlyKeys(
+                "email.order_cancelled", "email.order_confirmation", "email.order_shipped", "shop.shipped");
+        EmailTopics.Route replaced = configured.routesFor(templates).get("email.order_confirmation");
+        assertThat(replaced.transport()).isEqualTo("http");
+        assertThat(replaced.from().address()).isEqualTo("s@example.com");
+        assertThat(replaced.transportOr("smtp")).isEqualTo("http");
+        assertThat(configured.routesFor(templates).get("email.order_shipped").transportOr("smtp")).isEqualTo("smtp");
+        assertThat(configured.namedTransports()).containsExactly("http");
+    }
+
+    @Test
+    void aTopicsTransportMustBeOneTheServiceKnowsAndIsGivenOnce() {
+        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=pigeon")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: transport of topic email.x must be one of smtp, http, got 'pigeon'");
+        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=http transport=smtp")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: transport is given twice for topic email.x");
+        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: unknown or empty setting 'transport=' for topic email.x (known: from=\"Name <address>\", transport=smtp|http)");
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.mailroom.outbox.ClaimedMessage;
 import io.mailroom.outbox.DispatcherListener;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -18,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DispatcherMetrics implements DispatcherListener {
 
     private final MeterRegistry registry;
-    private final String transport;
+    private final Map<String, String> transportOf;
+    private final String defaultTransport;
     private final Timer claimDuration;
     private final DistributionSummary claimBatch;
     private final Counter emptyClaims;
@@ -28,9 +30,16 @@ public final class DispatcherMetrics implements DispatcherListener {
     private final AtomicLong claimsSeen = new AtomicLong();
     private final AtomicLong emptySeen = new AtomicLong();
 
+    /** All messages through {@code transport}. */
     public DispatcherMetrics(MeterRegistry registry, String transport) {
+        this(registry, Map.of(), transport);
+    }
+
+    /** Each topic's messages through its transport ({@code transportOf}), the rest through {@code defaultTransport}. */
+    public DispatcherMetrics(MeterRegistry registry, Map<String, String> transportOf, String defaultTransport) {
         this.registry = registry;
-        this.transport = transport;
+        this.transportOf = Map.copyOf(transportOf);
+        this.defaultTransport = defaultTransport;
         this.claimDuration = Timer.builder("mailroom.claim.duration").description("Time of one claim statement and its commit")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(10))
                 .register(registry);
@@ -70,7 +79,7 @@ public final class DispatcherMetrics implements DispatcherListener {
     @Override
     public void finished(ClaimedMessage message, String outcome, Duration took) {
         Timer.builder("mailroom.send.duration").description("Handler time of one attempt (render, reserve, send)")
-                .tag("transport", transport).tag("outcome", outcome).publishPercentileHistogram()
+                .tag("transport", transportOf.getOrDefault(message.topic(), defaultTransport)).tag("outcome", outcome).publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry).record(took);
         attempts.record(message.attempt());

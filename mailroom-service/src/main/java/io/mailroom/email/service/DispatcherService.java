@@ -71,7 +71,8 @@ public final class DispatcherService implements AutoCloseable {
     private final ServiceConfig config;
     private final HikariDataSource pool;
     private final HikariDataSource reservationPool;
-    private final ResilientTransport transport;
+    /** Every transport this service sends through, the default one first. */
+    private final Map<String, ResilientTransport> transports;
     private final Dispatcher dispatcher;
     private final DatabaseCheck databaseCheck;
     private final Javalin http;
@@ -82,13 +83,13 @@ public final class DispatcherService implements AutoCloseable {
     private final SupportServer support;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
-                              ResilientTransport transport, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
+                              Map<String, ResilientTransport> transports, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
                               SupportServer support) {
         this.config = config;
         this.pool = pool;
         this.reservationPool = reservationPool;
-        this.transport = transport;
+        this.transports = transports;
         this.dispatcher = dispatcher;
         this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
         this.http = http;
@@ -150,7 +151,7 @@ public final class DispatcherService implements AutoCloseable {
         QueueSampler sampler = null;
         HikariDataSource supportPool = null;
         SupportServer support = null;
-        ResilientTransport transport = null;
+        Map<String, ResilientTransport> transports = new LinkedHashMap<>();
         Dispatcher dispatcher = null;
         RetentionSchedule retention = null;
         try {
@@ -161,33 +162,42 @@ public final class DispatcherService implements AutoCloseable {
             fill(pool);
             fill(reservationPool);
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
-            MailTransport raw = config.smtp() != null ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
-            transport = new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC());
-            DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transport.name()), extra);
+            for (String name : config.transports()) {
+                MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
+                transports.put(name, new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC()));
+            }
+            Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
+            Map<String, String> transportOf = new java.util.HashMap<>();
+            routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
+            DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()), extra);
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
+            // One handler per transport, each with that transport's ambiguity policy; one composer for all.
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
             // handlers can then never take the sessions the claimers and the completer need.
-            Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
-            Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
-            EmailHandler templated = new EmailHandler(reservationPool, new IdempotencyStore(),
-                    new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes()),
-                    transport, config.ambiguity(), config.dispatcher().workerId(), null);
-            routes.keySet().forEach(topic -> handlers.put(topic, templated));
-            Map<String, ResilientTransport> gates = new java.util.HashMap<>();
-            for (String topic : handlers.keySet()) {
-                gates.put(topic, transport);
+            TemplatedComposer composer = new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes());
+            Map<String, EmailHandler> handlerOf = new java.util.HashMap<>();
+            for (Map.Entry<String, ResilientTransport> t : transports.entrySet()) {
+                handlerOf.put(t.getKey(), new EmailHandler(reservationPool, new IdempotencyStore(), composer, t.getValue(),
+                        config.ambiguity(t.getKey()), config.dispatcher().workerId(), null));
             }
+            Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
+            Map<String, ResilientTransport> gates = new java.util.HashMap<>();
+            transportOf.forEach((topic, name) -> {
+                handlers.put(topic, handlerOf.get(name));
+                gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
+            });
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
                 supportPool = pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
                 fill(supportPool);
-                ResilientTransport t = transport;
-                support = SupportServer.start(supportPool, config.support(), () -> List.of(
-                        new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT))));
+                List<ResilientTransport> all = List.copyOf(transports.values());
+                support = SupportServer.start(supportPool, config.support(), () -> all.stream()
+                        .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT)))
+                        .toList());
             }
-            self.set(new DispatcherService(config, pool, reservationPool, transport, dispatcher, http, retention, metrics,
+            self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
                     sampler, supportPool, support));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
@@ -212,9 +222,7 @@ public final class DispatcherService implements AutoCloseable {
                 sampler.close();
             }
             metrics.close();
-            if (transport != null) {
-                transport.close();
-            }
+            transports.values().forEach(ResilientTransport::close);
             reservationPool.close();
             pool.close();
             if (e instanceof InterruptedException) {
@@ -238,8 +246,14 @@ public final class DispatcherService implements AutoCloseable {
         return dispatcher;
     }
 
+    /** The default transport ({@code MAILROOM_TRANSPORT}). */
     public ResilientTransport transport() {
-        return transport;
+        return transports.get(config.transport());
+    }
+
+    /** Every transport this service sends through, by name, the default one first. */
+    public Map<String, ResilientTransport> transports() {
+        return transports;
     }
 
     public HikariDataSource dataSource() {
@@ -261,7 +275,7 @@ public final class DispatcherService implements AutoCloseable {
         dispatcher.stop();
         sampler.close();
         metrics.close();
-        transport.close();
+        transports.values().forEach(ResilientTransport::close);
         reservationPool.close();
         pool.close();
     }
@@ -286,8 +300,10 @@ public final class DispatcherService implements AutoCloseable {
         DatabaseCheck.Result db = databaseCheck.check();
         // Halted (the provider refused our credentials or configuration): nothing is sent until an
         // operator resumes it, so the dispatcher is not ready. An open breaker is not: it closes by itself.
+        ResilientTransport transport = transport();
         java.util.Optional<ResilientTransport.Halt> halted = transport.halted();
-        body.put("status", db.up() && dispatcher.isRunning() && halted.isEmpty() ? "UP" : "DOWN");
+        boolean anyHalted = transports.values().stream().anyMatch(t -> t.halted().isPresent());
+        body.put("status", db.up() && dispatcher.isRunning() && !anyHalted ? "UP" : "DOWN");
         body.put("database", db.up() ? "UP" : "DOWN");
         if (db.problem() != null) {
             body.put("databaseProblem", db.problem());
@@ -301,6 +317,24 @@ public final class DispatcherService implements AutoCloseable {
             body.put("cannotSend", "transport " + transport.name() + " is halted since " + h.at() + ": the provider answered "
                     + h.code() + " (" + h.error() + "); nothing is sent until the configuration is fixed and the dispatcher restarted");
         });
+        if (transports.size() > 1) {
+            // topics may name another transport than the default: each one's state, the same way
+            Map<String, Object> each = new LinkedHashMap<>();
+            transports.forEach((name, t) -> {
+                Map<String, Object> state = new LinkedHashMap<>();
+                state.put("breaker", t.breakerState().name());
+                t.halted().ifPresent(h -> {
+                    state.put("halted", h.code() + " " + h.error() + " at " + h.at());
+                    if (t != transport) {
+                        body.putIfAbsent("cannotSend", "transport " + name + " is halted since " + h.at() + ": the provider answered "
+                                + h.code() + " (" + h.error() + "); its topics are not sent until the configuration is fixed"
+                                + " and the dispatcher restarted");
+                    }
+                });
+                each.put(name, state);
+            });
+            body.put("transports", each);
+        }
         body.put("inFlight", dispatcher.inFlightCount());
         body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;

@@ -14,6 +14,7 @@ import io.mailroom.outbox.RetentionConfig;
 import io.mailroom.support.SupportConfig;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -28,11 +29,16 @@ import java.util.Map;
  * @param topics    which topic is which template ({@code MAILROOM_TOPICS}, {@code MAILROOM_TOPICS_FILE};
  *                  unset: every template on {@code email.<template>}) and where operator templates
  *                  live ({@code MAILROOM_TEMPLATES_DIR})
- * @param transport which provider this instance sends through: {@code smtp} or {@code http}
+ * @param transport the transport of every topic that names none: {@code smtp} or {@code http}
+ *                  ({@code MAILROOM_TRANSPORT}); a topic line may name the other ({@code transport=http})
+ * @param smtp      the SMTP transport's settings, null when no topic sends through SMTP
+ * @param http      the HTTP mail API's settings, null when no topic sends through it
+ * @param smtpAmbiguity what an unknown SMTP outcome leads to, null without SMTP
+ * @param httpAmbiguity what an unknown HTTP outcome leads to, null without HTTP
  */
 public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate, Duration dbStartupTimeout,
-        String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy ambiguity,
+        String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy smtpAmbiguity, AmbiguityPolicy httpAmbiguity,
         TransportPolicyConfig policies, MailSettings mail, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
         SupportConfig support, String host, int port, EmailTopics topics) {
@@ -59,23 +65,28 @@ public record ServiceConfig(
             throw new InvalidSettingException("MAILROOM_DB_URL", "MAILROOM_DB_URL must be a jdbc:postgresql:// URL");
         }
         String transport = s.string("MAILROOM_TRANSPORT", "smtp").toLowerCase(Locale.ROOT);
+        if (!EmailTopics.TRANSPORTS.contains(transport)) {
+            throw new InvalidSettingException("MAILROOM_TRANSPORT",
+                    "MAILROOM_TRANSPORT must be 'smtp' or 'http', got '" + transport + "'");
+        }
+        // the default transport, and any other that a topic line names (transport=...): each needs its settings
+        EmailTopics topics = EmailTopics.fromEnv(env);
+        java.util.Set<String> used = new java.util.TreeSet<>(topics.namedTransports());
+        used.add(transport);
         SmtpConfig smtp = null;
         HttpMailConfig http = null;
-        AmbiguityPolicy ambiguity;
-        switch (transport) {
-            case "smtp" -> {
-                smtp = SmtpConfig.fromEnv(env);
-                Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
-                        ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
-                ambiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
-            }
-            case "http" -> {
-                http = HttpMailConfig.fromEnv(env);
-                Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
-                ambiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
-            }
-            default -> throw new InvalidSettingException("MAILROOM_TRANSPORT",
-                    "MAILROOM_TRANSPORT must be 'smtp' or 'http', got '" + transport + "'");
+        AmbiguityPolicy smtpAmbiguity = null;
+        AmbiguityPolicy httpAmbiguity = null;
+        if (used.contains("smtp")) {
+            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env));
+            Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
+                    ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
+            smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
+        }
+        if (used.contains("http")) {
+            http = transportSettings("http", transport, topics, () -> HttpMailConfig.fromEnv(env));
+            Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
+            httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }
         DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
@@ -123,9 +134,52 @@ public record ServiceConfig(
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
         }
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
-                bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http, ambiguity,
+                bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http,
+                smtpAmbiguity, httpAmbiguity,
                 TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
-                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, EmailTopics.fromEnv(env));
+                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics);
+    }
+
+    /** The policy for an unknown outcome of {@code transportName}. */
+    public AmbiguityPolicy ambiguity(String transportName) {
+        AmbiguityPolicy policy = "smtp".equals(transportName) ? smtpAmbiguity : "http".equals(transportName) ? httpAmbiguity : null;
+        if (policy == null) {
+            throw new IllegalArgumentException("this service has no transport '" + transportName + "'");
+        }
+        return policy;
+    }
+
+    /** The policy for an unknown outcome of the default transport. */
+    public AmbiguityPolicy ambiguity() {
+        return ambiguity(transport);
+    }
+
+    /** The transports this service sends through: the default one first. */
+    public List<String> transports() {
+        List<String> names = new java.util.ArrayList<>();
+        names.add(transport);
+        if (smtp != null && !names.contains("smtp")) {
+            names.add("smtp");
+        }
+        if (http != null && !names.contains("http")) {
+            names.add("http");
+        }
+        return List.copyOf(names);
+    }
+
+    /** A transport's settings; when only topic lines need it, its errors say which topics. */
+    private static <T> T transportSettings(String name, String defaultTransport, EmailTopics topics, java.util.function.Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (InvalidSettingException e) {
+            if (name.equals(defaultTransport)) {
+                throw e;
+            }
+            List<String> which = topics.routes().values().stream().filter(r -> name.equals(r.transport()))
+                    .map(EmailTopics.Route::topic).sorted().toList();
+            throw new InvalidSettingException(e.setting(), e.getMessage() + " (topics " + String.join(", ", which)
+                    + " send through " + name + ")");
+        }
     }
 
     /**
@@ -180,8 +234,8 @@ public record ServiceConfig(
     }
 
     public ServiceConfig withPort(int newPort) {
-        return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http, ambiguity,
-                policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
+        return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http,
+                smtpAmbiguity, httpAmbiguity, policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
     }
 
     @Override
@@ -190,7 +244,8 @@ public record ServiceConfig(
                 + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + " (dispatcher " + dispatcherSessions()
                 + " + reservations " + reservationSessions() + ")" + ", migrate=" + migrate
                 + ", dbStartupTimeout=" + (dbStartupTimeout == null ? "none" : Settings.format(dbStartupTimeout))
-                + ", transport=" + transport + ", " + (smtp != null ? smtp : http) + ", ambiguity=" + ambiguity
+                + ", transport=" + transport + (smtp == null ? "" : ", " + smtp + ", smtpAmbiguity=" + smtpAmbiguity)
+                + (http == null ? "" : ", " + http + ", httpAmbiguity=" + httpAmbiguity)
                 + ", policies=" + policies + ", mail=" + mail + ", dispatcher=" + dispatcher
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)
                 + ", support=" + (support == null ? "off" : support)

@@ -158,8 +158,12 @@ class NewEmailKindTest {
                 .hasMessageContaining("expected 'topic = template'");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates, "email.x = x;email.x = y")))
                 .hasMessageContaining("configured twice");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates, "email.x = x colour=blue")))
+                .hasMessageContaining("unknown or empty setting 'colour=blue'");
+        // a topic on a transport the service has no settings for: refused naming the setting and the topic
         assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates, "email.x = x transport=http")))
-                .hasMessageContaining("unknown or empty setting 'transport=http'");
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.setting()).startsWith("MAILROOM_HTTP_"))
+                .hasMessageContaining("(topics email.x send through http)");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates, "email.x = x from=\"nobody\"")))
                 .hasMessageContaining("from of topic email.x");
         assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates.resolve("none"), "email.x = x")))
