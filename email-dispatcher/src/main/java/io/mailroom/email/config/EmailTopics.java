@@ -1,5 +1,7 @@
 package io.mailroom.email.config;
 
+import io.mailroom.outbox.InvalidSettingException;
+
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 

@@ -1,5 +1,9 @@
 package io.mailroom.email.config;
 
+import io.mailroom.outbox.Checks;
+
+import io.mailroom.outbox.InvalidSettingException;
+
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;

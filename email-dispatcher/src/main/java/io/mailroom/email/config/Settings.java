@@ -1,11 +1,12 @@
 package io.mailroom.email.config;
 
+import io.mailroom.outbox.Durations;
+import io.mailroom.outbox.InvalidSettingException;
+
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -18,7 +19,7 @@ import java.util.regex.Pattern;
  */
 public final class Settings {
 
-    private static final Pattern SIMPLE_DURATION = Pattern.compile("(\\d{1,12})\\s*(ms|s|m|h)?");
+    private static final Pattern BARE_SECONDS = Pattern.compile("\\d{1,12}");
 
     private final Map<String, String> env;
 
@@ -79,38 +80,22 @@ public final class Settings {
         }
     }
 
+    /**
+     * {@link Durations#parse}, the project's one duration syntax (500ms, 10s, 5m, 2h, 1d, PT10S), plus
+     * the dispatcher's older spelling of a bare number as seconds ({@code MAILROOM_LEASE=30}), which
+     * configurations written before may still use.
+     */
     static Duration parseDuration(String name, String value) {
-        Matcher m = SIMPLE_DURATION.matcher(value.toLowerCase(Locale.ROOT));
-        if (m.matches()) {
-            long amount = Long.parseLong(m.group(1));
-            String unit = m.group(2) == null ? "s" : m.group(2);
-            return switch (unit) {
-                case "ms" -> Duration.ofMillis(amount);
-                case "s" -> Duration.ofSeconds(amount);
-                case "m" -> Duration.ofMinutes(amount);
-                default -> Duration.ofHours(amount);
-            };
+        String v = value.strip();
+        if (BARE_SECONDS.matcher(v).matches()) {
+            return Duration.ofSeconds(Long.parseLong(v));
         }
-        try {
-            return Duration.parse(value);
-        } catch (DateTimeParseException e) {
-            throw new InvalidSettingException(name, name + " must be a duration like 500ms, 10s, 5m or PT10S, got '" + value + "'");
-        }
+        return Durations.parse(name, v);
     }
 
-    /** Compact form for messages and effective-configuration logs: 500ms, 10s, 2m. */
+    /** Compact form for messages and effective-configuration logs: 500ms, 10s, 2m, 3h, 1d. */
     public static String format(Duration d) {
-        if (d == null) {
-            return "null";
-        }
-        long ms = d.toMillis();
-        if (ms % 60_000 == 0 && ms != 0) {
-            return ms / 60_000 + "m";
-        }
-        if (ms % 1000 == 0 && ms != 0) {
-            return ms / 1000 + "s";
-        }
-        return ms + "ms";
+        return Durations.format(d);
     }
 
     /** How a secret appears in toString() and logs: never its value, not even its length. */

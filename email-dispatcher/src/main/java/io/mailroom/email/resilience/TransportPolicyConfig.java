@@ -1,7 +1,7 @@
 package io.mailroom.email.resilience;
 
-import io.mailroom.email.config.Checks;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.Checks;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.mailroom.email.transport;
 
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 
 import javax.net.ssl.SSLContext;

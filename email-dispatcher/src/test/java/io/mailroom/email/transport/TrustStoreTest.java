@@ -1,7 +1,7 @@
 package io.mailroom.email.transport;
 
 import io.mailroom.email.TestEmails;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;

@@ -2,7 +2,7 @@ package io.mailroom.demo;
 
 import com.icegreen.greenmail.util.GreenMail;
 import com.icegreen.greenmail.util.ServerSetup;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.service.DatabaseStartupException;
 import io.mailroom.email.service.DispatcherService;
 import io.mailroom.email.service.ServiceConfig;

@@ -7,7 +7,7 @@ import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.outbox.WakeUpNotifier;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;

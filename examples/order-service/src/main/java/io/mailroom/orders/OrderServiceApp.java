@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
 import io.mailroom.outbox.ConnectionBudget;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import org.jooq.CloseableDSLContext;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;

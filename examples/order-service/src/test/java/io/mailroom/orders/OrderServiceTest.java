@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.outbox.DuplicateIdempotencyKeyException;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;

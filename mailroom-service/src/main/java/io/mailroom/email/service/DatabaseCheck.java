@@ -2,7 +2,7 @@ package io.mailroom.email.service;
 
 import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.OutboxControl;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;

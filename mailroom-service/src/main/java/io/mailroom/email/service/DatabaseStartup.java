@@ -2,7 +2,7 @@ package io.mailroom.email.service;
 
 import io.mailroom.db.Schema;
 import io.mailroom.email.config.Settings;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -11,7 +11,7 @@ import io.mailroom.email.metrics.QueueSampler;
 import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.config.EmailTopics;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.templates.TemplateException;
 import io.mailroom.email.resilience.ResilientTransport;

@@ -1,6 +1,6 @@
 package io.mailroom.email.service;
 
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

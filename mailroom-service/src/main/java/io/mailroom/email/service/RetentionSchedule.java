@@ -4,7 +4,7 @@ import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.HistoryCleaner;
 import io.mailroom.outbox.PartitionMaintainer;
 import io.mailroom.outbox.RetentionConfig;
-import io.mailroom.outbox.SqlStates;
+import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

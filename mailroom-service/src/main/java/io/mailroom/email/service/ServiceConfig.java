@@ -1,7 +1,7 @@
 package io.mailroom.email.service;
 
 import io.mailroom.email.config.EmailTopics;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
 import io.mailroom.email.config.MailSettings;

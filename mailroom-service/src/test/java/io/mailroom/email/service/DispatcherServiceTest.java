@@ -2,7 +2,7 @@ package io.mailroom.email.service;
 
 import com.icegreen.greenmail.junit5.GreenMailExtension;
 import com.icegreen.greenmail.util.ServerSetupTest;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.testing.PostgresExtension;

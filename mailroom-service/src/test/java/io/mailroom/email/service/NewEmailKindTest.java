@@ -4,7 +4,7 @@ import com.icegreen.greenmail.junit5.GreenMailExtension;
 import com.icegreen.greenmail.util.ServerSetupTest;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.testing.PostgresExtension;
 import jakarta.mail.BodyPart;

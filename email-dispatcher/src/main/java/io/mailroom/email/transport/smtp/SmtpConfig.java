@@ -2,8 +2,8 @@ package io.mailroom.email.transport.smtp;
 
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
-import io.mailroom.email.config.Checks;
-import io.mailroom.email.config.InvalidSettingException;
+import io.mailroom.outbox.Checks;
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
 import io.mailroom.email.transport.TrustStore;
 
