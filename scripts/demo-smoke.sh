@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the README's run command as a newcomer would and checks that the system works: the three
-# sample orders are emailed, a curl POST places a fourth order whose email arrives too, the
+# Runs the README's run command as a newcomer would and checks that the system works: the demo's
+# five sample emails arrive (three order confirmations, one in Vietnamese, a shipping notice and a
+# cancellation), a curl POST places another order whose email arrives too, the
 # dispatcher reports ready, no email arrives twice, and SIGTERM stops everything (a script's
 # background job ignores SIGINT, so the stop is the signal a service manager sends). Used by
 # .ci/run; also by hand.
@@ -39,12 +40,12 @@ wait_for() { # wait_for SECONDS DESCRIPTION TEST...
 }
 at_least() { [ "$(received)" -ge "$1" ]; }
 
-wait_for "$limit" "the three sample orders' emails" at_least 3
+wait_for "$limit" "the five sample emails" at_least 5
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST localhost:8081/orders -H 'Content-Type: application/json' -d '{
   "customerEmail": "ann@example.com", "customerName": "Ann Lee", "currency": "EUR",
   "lines": [{"sku": "MUG-1", "name": "Mug", "quantity": 2, "unitPrice": 12.50}]}')
 [ "$code" = 201 ] || fail "POST /orders answered $code, not 201"
-wait_for 60 "the curl order's email" at_least 4
+wait_for 60 "the curl order's email" at_least 6
 ready=$(curl -s -o /dev/null -w '%{http_code}' localhost:8082/health/ready)
 [ "$ready" = 200 ] || fail "/health/ready answered $ready, not 200"
 ids=$(grep -o 'Message-ID <[^>]*>' "$log" | sort)
