@@ -78,7 +78,9 @@ public record ServiceConfig(
         AmbiguityPolicy smtpAmbiguity = null;
         AmbiguityPolicy httpAmbiguity = null;
         if (used.contains("smtp")) {
-            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env));
+            // one SMTP connection per concurrent send unless MAILROOM_SMTP_POOL_SIZE says otherwise
+            int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
+            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env, concurrency));
             Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
                     ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));

@@ -78,6 +78,15 @@ class DispatcherServiceTest {
         assertThatThrownBy(() -> ServiceConfig.fromEnv(resends)).isInstanceOf(InvalidSettingException.class)
                 .hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS_RESENDS");
         assertThat(ServiceConfig.fromEnv(env()).dbStartupTimeout()).as("waits as long as it takes by default").isNull();
+        // one SMTP connection per concurrent send by default, at most 64; MAILROOM_SMTP_POOL_SIZE wins
+        Map<String, String> pool = env();
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(io.mailroom.outbox.DispatcherConfig.DEFAULT_CONCURRENCY);
+        pool.put("MAILROOM_CONCURRENCY", "12");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(12);
+        pool.put("MAILROOM_CONCURRENCY", "200");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(64);
+        pool.put("MAILROOM_SMTP_POOL_SIZE", "3");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(3);
         Map<String, String> startupTimeout = env();
         startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "5m");
         assertThat(ServiceConfig.fromEnv(startupTimeout).dbStartupTimeout()).isEqualTo(Duration.ofMinutes(5));

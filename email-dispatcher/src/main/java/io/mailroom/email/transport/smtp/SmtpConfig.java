@@ -35,6 +35,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
     public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_POOL_SIZE = 4;
+    public static final int MAX_POOL_SIZE = 64;
     public static final int DEFAULT_MAX_MESSAGES_PER_CONNECTION = 100;
     public static final Duration DEFAULT_MAX_IDLE = Duration.ofSeconds(60);
 
@@ -69,7 +70,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         Checks.atMost("MAILROOM_SMTP_CONNECT_TIMEOUT", Checks.positive("MAILROOM_SMTP_CONNECT_TIMEOUT", connectTimeout), MAX_TIMEOUT);
         Checks.atMost("MAILROOM_SMTP_READ_TIMEOUT", Checks.positive("MAILROOM_SMTP_READ_TIMEOUT", readTimeout), MAX_TIMEOUT);
         Checks.atMost("MAILROOM_SMTP_WRITE_TIMEOUT", Checks.positive("MAILROOM_SMTP_WRITE_TIMEOUT", writeTimeout), MAX_TIMEOUT);
-        Checks.range("MAILROOM_SMTP_POOL_SIZE", poolSize, 1, 64);
+        Checks.range("MAILROOM_SMTP_POOL_SIZE", poolSize, 1, MAX_POOL_SIZE);
         Checks.range("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", maxMessagesPerConnection, 1, 100_000);
         Checks.positive("MAILROOM_SMTP_MAX_IDLE", maxIdle);
         if (trustStore != null && security == SmtpSecurity.NONE) {
@@ -87,6 +88,15 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
     }
 
     public static SmtpConfig fromEnv(Map<String, String> env) {
+        return fromEnv(env, DEFAULT_POOL_SIZE);
+    }
+
+    /**
+     * From {@code MAILROOM_SMTP_*}; {@code defaultPoolSize} when {@code MAILROOM_SMTP_POOL_SIZE} is
+     * unset (a service passes its send concurrency: one connection per concurrent send, so no
+     * sender waits for a connection while the server would take another).
+     */
+    public static SmtpConfig fromEnv(Map<String, String> env, int defaultPoolSize) {
         Settings s = new Settings(env);
         SmtpSecurity security = s.enumValue("MAILROOM_SMTP_SECURITY", SmtpSecurity.class, DEFAULT_SECURITY);
         String from = s.string("MAILROOM_SMTP_FROM");
@@ -110,7 +120,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 s.duration("MAILROOM_SMTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
                 s.duration("MAILROOM_SMTP_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
                 s.duration("MAILROOM_SMTP_WRITE_TIMEOUT", DEFAULT_WRITE_TIMEOUT),
-                s.integer("MAILROOM_SMTP_POOL_SIZE", DEFAULT_POOL_SIZE),
+                s.integer("MAILROOM_SMTP_POOL_SIZE", Math.max(1, Math.min(MAX_POOL_SIZE, defaultPoolSize))),
                 s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
                 s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE),
                 TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"));

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * TLS and AUTH handshake per message. Sends run on short-lived virtual threads, so a connection
  * per thread would never be reused; the pool hands a connection to exactly one sender at a time.
  *
- * <p>A connection goes back to the pool only after a successful send; after any failure its state
+ * <p>A connection goes back to the pool after a successful send, or after a recipient was refused
+ * at RCPT (Angus has reset the transaction with RSET by then); after any other failure its state
  * is unknown and it is closed. An idle connection is checked with {@code NOOP} before reuse once it
  * has been idle for a second, and dropped when idle longer than {@code maxIdle} or after
  * {@code maxMessagesPerConnection} messages.

@@ -124,6 +124,21 @@ final class SmtpFailures {
         return new SendResult.Transient(IO_BEFORE_DATA, "SMTP session failed before DATA (" + rootCause(e) + ")");
     }
 
+    /**
+     * Whether the session is still in a known, clean state after {@code e}: a recipient refused
+     * with a 4xx/5xx reply at RCPT (but not 421, the server closing). Angus answers such a refusal
+     * with RSET before it throws, so the next message starts a fresh transaction on the same
+     * connection; one customer's bad mailbox does not cost a reconnect (and a TLS handshake).
+     */
+    static boolean leavesSessionUsable(MessagingException e) {
+        SMTPAddressFailedException rcpt = find(e, SMTPAddressFailedException.class);
+        if (rcpt == null) {
+            return false;
+        }
+        int code = rcpt.getReturnCode();
+        return code >= 400 && code < 600 && code != SERVICE_NOT_AVAILABLE;
+    }
+
     /** A connection failure without any reply code, before the message data: the server has nothing. */
     static boolean isIoBeforeData(SendResult result) {
         return result instanceof SendResult.Transient t && t.code().equals(IO_BEFORE_DATA);

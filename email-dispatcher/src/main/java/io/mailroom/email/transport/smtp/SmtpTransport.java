@@ -113,6 +113,7 @@ public final class SmtpTransport implements MailTransport {
                 return new SendResult.Sent(messageId, sentDetail(messageId, connection));
             } catch (MessagingException e) {
                 SendResult result = SmtpFailures.sendFailed(e, message.dataStarted());
+                reusable = !message.dataStarted() && SmtpFailures.leavesSessionUsable(e);
                 if (reused && tryNo == 1 && SmtpFailures.isIoBeforeData(result)) {
                     log.debug("Pooled SMTP connection was gone ({}); trying once more on a new connection", result);
                     continue;

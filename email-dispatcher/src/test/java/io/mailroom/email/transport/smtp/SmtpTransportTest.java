@@ -58,7 +58,7 @@ class SmtpTransportTest {
     }
 
     @Test
-    void opensANewConnectionAfterTheMessageLimitAndAfterAFailure() throws IOException {
+    void opensANewConnectionAfterTheMessageLimitAndAfterAFailureThatLeavesTheSessionUnknown() throws IOException {
         transport.close();
         transport = new SmtpTransport(config(server.port()).maxMessagesPerConnection(2).build());
         for (int i = 0; i < 3; i++) {
@@ -66,11 +66,28 @@ class SmtpTransportTest {
         }
         assertThat(server.connections.get()).isEqualTo(2);
 
-        server.rcptReply = "550 5.1.1 user unknown";
+        server.mailFromReply = "550 5.7.1 sender refused";
         assertThat(transport.send(TestEmails.sample(), "k3")).isInstanceOf(SendResult.Permanent.class);
-        server.rcptReply = "250 OK";
+        server.mailFromReply = "250 OK";
         assertThat(transport.send(TestEmails.sample(), "k4")).isInstanceOf(SendResult.Sent.class);
         assertThat(server.connections.get()).isEqualTo(3);
+    }
+
+    @Test
+    void aRecipientRefusedAtRcptDoesNotPoisonTheConnection() {
+        server.rcptReplyByMailbox.put("gone@example.com", "550 5.1.1 <gone@example.com>: user unknown");
+        server.rcptReplyByMailbox.put("full@example.com", "452 4.2.2 mailbox full");
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.to("gone@example.com"), "k2")).isInstanceOf(SendResult.Permanent.class);
+        assertThat(transport.send(TestEmails.to("full@example.com"), "k3")).isInstanceOf(SendResult.Transient.class);
+        assertThat(transport.send(TestEmails.sample(), "k4")).isInstanceOf(SendResult.Sent.class);
+
+        // one session for all four: Angus reset each refused transaction with RSET, the next one began cleanly
+        assertThat(server.connections.get()).isEqualTo(1);
+        assertThat(transport.connectionsOpened()).isEqualTo(1);
+        assertThat(server.count("RSET")).isGreaterThanOrEqualTo(2);
+        assertThat(server.count("MAIL")).isEqualTo(4);
+        assertThat(server.messagesCompleted.get()).isEqualTo(2);
     }
 
     @Test
