@@ -96,6 +96,14 @@ class SecretsInLogsTest {
             placeOrder(ordersPort, i);
         }
         awaitFinished(8);
+        // The provider's faults are drawn at random too: place more orders until a 500 and an accepted-then-hung
+        // request have both happened, so that both paths' log lines are among those checked below.
+        int httpOrders = 8;
+        for (; httpOrders < 68 && !Records.provider(dir.resolve("provider.rec")).stream().map(Records.ProviderLine::kind)
+                .toList().containsAll(List.of("fault-500", "accepted-hung")); httpOrders++) {
+            placeOrder(ordersPort, httpOrders);
+            awaitFinished(httpOrders + 1);
+        }
         httpDispatcher.stop(30);
 
         Map<String, String> smtpEnv = dispatcherEnv("secrets-smtp");
@@ -108,7 +116,7 @@ class SecretsInLogsTest {
         smtpEnv.put("MAILROOM_SMTP_FROM", "Shop <shop@example.com>");
         smtpEnv.put("MAILROOM_SMTP_READ_TIMEOUT", "3000ms");
         ChildJvm smtpDispatcher = start("dispatcher-smtp", MailroomCli.class.getName(), List.of("dispatcher", "run"), smtpEnv);
-        for (int i = 8; i < 16; i++) {
+        for (int i = httpOrders; i < httpOrders + 8; i++) {
             placeOrder(ordersPort, i);
         }
         // and one the renderer refuses, with the marker in the field it names
@@ -116,12 +124,12 @@ class SecretsInLogsTest {
                 "order", "999", "email-order-999", "{\"orderId\":999,\"customerEmail\":\"" + marker + "@@example.com\","
                         + "\"customerName\":\"" + marker + "\",\"currency\":\"EUR\",\"total\":\"1.00\","
                         + "\"createdAt\":\"2026-12-02T10:00:00Z\",\"lines\":[]}")));
-        awaitFinished(17);
+        awaitFinished(httpOrders + 9);
         // The sink's faults are drawn at random (20 % of messages get a 451 after DATA): place more orders until
         // the deferral path has run too, so that its log lines are among those checked below. The
         // chance of none in 60 more is below 1e-5.
-        int finished = 17;
-        for (int i = 16; i < 76 && Records.sink(dir.resolve("sink.rec")).stream().noneMatch(l -> l.kind().equals("deferred-451")); i++) {
+        int finished = httpOrders + 9;
+        for (int i = httpOrders + 8; i < httpOrders + 68 && Records.sink(dir.resolve("sink.rec")).stream().noneMatch(l -> l.kind().equals("deferred-451")); i++) {
             placeOrder(ordersPort, i);
             awaitFinished(++finished);
         }
