@@ -42,18 +42,30 @@ final class CssInliner {
     }
 
     static String inline(String html) {
+        Document doc = parse(html);
+        inline(doc);
+        return doc.outerHtml();
+    }
+
+    static Document parse(String html) {
         Document doc = Jsoup.parse(html);
         doc.outputSettings().prettyPrint(false).charset("UTF-8");
+        return doc;
+    }
+
+    /** Inlines in place; returns the style sheet that was applied. */
+    static Sheet inline(Document doc) {
         StringBuilder css = new StringBuilder();
         for (Element style : doc.select("style")) {
             css.append(style.data()).append('\n');
             style.remove();
         }
-        Sheet sheet = SHEETS.get(css.toString());
+        String text = css.toString();
+        Sheet sheet = SHEETS.get(text);
         if (sheet == null) {
-            sheet = Sheet.parse(css.toString());
+            sheet = Sheet.parse(text);
             if (SHEETS.size() < MAX_CACHED_SHEETS) {
-                SHEETS.put(css.toString(), sheet);
+                SHEETS.put(text, sheet);
             }
         }
         Map<Element, Map<String, String>> computed = new IdentityHashMap<>();
@@ -72,7 +84,7 @@ final class CssInliner {
         if (!kept.isEmpty()) {
             doc.head().appendElement("style").attr("type", "text/css").appendChild(new org.jsoup.nodes.DataNode(kept.toString()));
         }
-        return doc.outerHtml();
+        return sheet;
     }
 
     record Rule(String selector, Evaluator evaluator, String declarations, int specificity, int order) {

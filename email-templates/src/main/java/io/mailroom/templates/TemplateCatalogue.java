@@ -10,7 +10,10 @@ import io.pebbletemplates.pebble.error.AttributeNotFoundException;
 import io.pebbletemplates.pebble.error.LoaderException;
 import io.pebbletemplates.pebble.error.ParserException;
 import io.pebbletemplates.pebble.error.PebbleException;
+import io.pebbletemplates.pebble.loader.StringLoader;
 import io.pebbletemplates.pebble.template.PebbleTemplate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.StringWriter;
@@ -19,14 +22,18 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -46,6 +53,12 @@ import java.util.regex.Pattern;
  * <p>A template's {@link #version} is a hash of every file its rendering can read for a locale,
  * its own files and the shared ones, so the idempotency fingerprint of an email changes exactly
  * when what would be rendered for it can change, and never because of an unrelated template.
+ *
+ * <p>The CSS of a template's HTML part is inlined into its source once, on first use (see
+ * {@link PreInliner}), when the result renders byte for byte what inlining each rendered email
+ * would, for its {@code sample.json} in every locale it is checked in, and for that sample made
+ * hostile and made empty. A template that cannot be pre-inlined or proved is inlined per render,
+ * as before, and says so once in the log.
  */
 public final class TemplateCatalogue {
 
@@ -57,6 +70,9 @@ public final class TemplateCatalogue {
     private static final Pattern LOCALE_FILE = Pattern.compile("messages_([A-Za-z]{2,3}(?:_[A-Za-z]{2})?)\\.properties");
     private static final Pattern SPACE = Pattern.compile("\\s+");
     private static final Pattern BLANK_LINES = Pattern.compile("(?:[ \\t]*\\r?\\n){3,}");
+    private static final Logger LOG = LoggerFactory.getLogger(TemplateCatalogue.class);
+    /** Every character jsoup re-escapes or drops, and markup, for proving a pre-inlined template. */
+    static final String HOSTILE = "<b a=\"1\">&amp;&copy \"Co\" 'x'\u00a0\u0000\uD83D\uDE00\uD800</b>\n";
     private static final JsonMapper JSON = JsonMapper.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -66,6 +82,8 @@ public final class TemplateCatalogue {
     private final TemplateFiles files;
     private final PebbleEngine html;
     private final PebbleEngine text;
+    private final PebbleEngine inlined;
+    private final Map<String, Optional<PebbleTemplate>> preInlined = new ConcurrentHashMap<>();
     private final Map<String, String> versions = new ConcurrentHashMap<>();
     private final Map<String, Messages> messages = new ConcurrentHashMap<>();
 
@@ -73,6 +91,19 @@ public final class TemplateCatalogue {
         this.files = files;
         this.html = engine(files, true);
         this.text = engine(files, false);
+        this.inlined = new PebbleEngine.Builder()
+                .loader(new StringLoader()) // the pre-inlined source is the name; compiled once, kept in preInlined
+                .extension(new MailroomExtension())
+                .autoEscaping(true)
+                .addEscapingStrategy(PreInliner.TEXT, PreInliner.JsoupEscaping::text)
+                .addEscapingStrategy(PreInliner.ATTRIBUTE, PreInliner.JsoupEscaping::attribute)
+                .addEscapingStrategy(PreInliner.RCDATA, PreInliner.JsoupEscaping::rcdata)
+                .defaultEscapingStrategy(PreInliner.TEXT)
+                .strictVariables(true)
+                .newLineTrimming(true)
+                .maxRenderedSize(MAX_RENDERED_CHARS)
+                .cacheActive(false)
+                .build();
     }
 
     private static PebbleEngine engine(TemplateFiles files, boolean escapeHtml) {
@@ -111,7 +142,7 @@ public final class TemplateCatalogue {
     }
 
     public SortedSet<String> names() {
-        return files.templateNames();
+        return new TreeSet<>(files.templateNames());
     }
 
     public boolean has(String name) {
@@ -245,6 +276,7 @@ public final class TemplateCatalogue {
         requireTemplate(name);
         String version = version(name, locale);
         Messages wording = messages(name, locale);
+        Optional<PebbleTemplate> fast = preInlined(name); // before the scope: proving it renders
         Messages previous = MailroomExtension.scope.get();
         MailroomExtension.scope.set(wording);
         try {
@@ -253,8 +285,171 @@ public final class TemplateCatalogue {
                 throw new TemplateException(TemplateException.Kind.BAD_OUTPUT, name, "subject.peb rendered an empty subject");
             }
             String body = BLANK_LINES.matcher(evaluate(text, name, name + "/text.peb", data, locale).strip()).replaceAll("\n\n") + "\n";
-            String markup = CssInliner.inline(evaluate(html, name, name + "/html.peb", data, locale));
+            String markup = fast.isPresent() ? fastHtml(fast.get(), name, data, locale) : inlinedPerRender(name, data, locale);
             return new RenderedTemplate(name, version, locale, subject, body, markup);
+        } finally {
+            if (previous == null) {
+                MailroomExtension.scope.remove();
+            } else {
+                MailroomExtension.scope.set(previous);
+            }
+        }
+    }
+
+    private String inlinedPerRender(String name, Map<String, Object> data, Locale locale) throws TemplateException {
+        return CssInliner.inline(evaluate(html, name, name + "/html.peb", data, locale));
+    }
+
+    private String fastHtml(PebbleTemplate template, String name, Map<String, Object> data, Locale locale) throws TemplateException {
+        try {
+            String out = evaluate(template, name, name + "/html.peb", data, locale);
+            // Far below the limit the per-render path would have hit on its larger, unescaped output
+            if (out.length() <= MAX_RENDERED_CHARS / 8) {
+                return out;
+            }
+        } catch (TemplateException | RuntimeException e) {
+            // the per-render path below fails the same way, naming the original file and line
+        }
+        return inlinedPerRender(name, data, locale);
+    }
+
+    /** The template's pre-inlined HTML part, once proved; empty: inline per render. */
+    Optional<PebbleTemplate> preInlined(String name) {
+        return preInlined.computeIfAbsent(name, this::prepare);
+    }
+
+    /** Compiles a source as pre-inlined HTML (for tests). */
+    PebbleTemplate compileInlined(String source) {
+        return inlined.getTemplate(source);
+    }
+
+    private Optional<PebbleTemplate> prepare(String name) {
+        PreInliner.Result result = PreInliner.prepare(files, name + "/html.peb");
+        String why = result.reason();
+        PebbleTemplate template = null;
+        if (result.source().isPresent()) {
+            if (!files.exists(name + "/sample.json")) {
+                why = "no sample.json to prove it on";
+            } else {
+                try {
+                    template = inlined.getTemplate(result.source().get());
+                    why = prove(name, template);
+                } catch (PebbleException e) {
+                    why = "the pre-inlined source does not compile: " + e.getPebbleMessage();
+                }
+            }
+        }
+        if (why != null) {
+            LOG.info("Template {}: CSS inlined per render ({})", name, why);
+            return Optional.empty();
+        }
+        LOG.debug("Template {}: CSS pre-inlined", name);
+        return Optional.of(template);
+    }
+
+    /** Null when the pre-inlined template renders exactly what per-render inlining does, else what differs. */
+    String prove(String name, PebbleTemplate template) {
+        Map<String, Object> sample;
+        try {
+            sample = parseData(name, files.read(name + "/sample.json").orElseThrow());
+        } catch (TemplateException e) {
+            return "sample.json: " + e.detail();
+        }
+        Set<String> tags = new TreeSet<>(locales(name));
+        tags.remove("und");
+        tags.add("en");
+        for (String tag : tags) {
+            Locale locale = Locale.forLanguageTag(tag);
+            // whitespace too: where the parser treats text by its content (a table, the head), it shows
+            List<UnaryOperator<String>> variants = List.of(s -> s, s -> HOSTILE + s, s -> "", s -> " ");
+            for (int v = 0; v < variants.size(); v++) {
+                Map<String, Object> data = variant(name, locale, sample, variants.get(v));
+                if (data == null) {
+                    return "sample.json does not render in " + tag;
+                }
+                String expected;
+                String actual;
+                try {
+                    expected = html(name, locale, data, null);
+                    actual = html(name, locale, data, template);
+                } catch (TemplateException | RuntimeException e) {
+                    return "fails in " + tag + " where per-render inlining does not: " + e.getMessage();
+                }
+                if (!expected.equals(actual)) {
+                    return "differs from per-render inlining in " + tag + List.of("", " for hostile data", " for empty strings", " for blank strings").get(v);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The sample with as many of its strings changed as still render (a currency, a date must stay). */
+    private Map<String, Object> variant(String name, Locale locale, Map<String, Object> sample, UnaryOperator<String> change) {
+        int leaves = count(sample);
+        Set<Integer> changed = new HashSet<>();
+        for (int i = 0; i < leaves; i++) {
+            changed.add(i);
+        }
+        if (renders(name, locale, changed, sample, change)) {
+            return mutated(sample, changed, change);
+        }
+        changed.clear();
+        if (!renders(name, locale, changed, sample, change)) {
+            return null;
+        }
+        for (int i = 0; i < leaves; i++) {
+            changed.add(i);
+            if (!renders(name, locale, changed, sample, change)) {
+                changed.remove(i);
+            }
+        }
+        return mutated(sample, changed, change);
+    }
+
+    private boolean renders(String name, Locale locale, Set<Integer> changed, Map<String, Object> sample, UnaryOperator<String> change) {
+        try {
+            html(name, locale, mutated(sample, changed, change), null);
+            return true;
+        } catch (TemplateException e) {
+            return false;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> mutated(Map<String, Object> sample, Set<Integer> changed, UnaryOperator<String> change) {
+        return (Map<String, Object>) strings(sample, changed::contains, change, new int[1]);
+    }
+
+    private static int count(Object value) {
+        int[] n = new int[1];
+        strings(value, i -> false, s -> s, n);
+        return n[0];
+    }
+
+    /** A copy of the data with the string leaves {@code which} accepts (numbered depth first) changed. */
+    private static Object strings(Object value, java.util.function.IntPredicate which, UnaryOperator<String> change, int[] counter) {
+        if (value instanceof String s) {
+            return which.test(counter[0]++) ? change.apply(s) : s;
+        }
+        if (value instanceof Map<?, ?> m) {
+            Map<Object, Object> copy = new LinkedHashMap<>();
+            m.forEach((k, v) -> copy.put(k, strings(v, which, change, counter)));
+            return copy;
+        }
+        if (value instanceof List<?> l) {
+            List<Object> copy = new ArrayList<>();
+            l.forEach(v -> copy.add(strings(v, which, change, counter)));
+            return copy;
+        }
+        return value;
+    }
+
+    /** The HTML part alone: inlined per render (template null) or by the pre-inlined template. */
+    String html(String name, Locale locale, Map<String, Object> data, PebbleTemplate template) throws TemplateException {
+        Messages previous = MailroomExtension.scope.get();
+        try {
+            MailroomExtension.scope.set(messages(name, locale));
+            return template == null ? inlinedPerRender(name, data, locale) : evaluate(template, name, name + "/html.peb", data, locale);
         } finally {
             if (previous == null) {
                 MailroomExtension.scope.remove();
@@ -301,8 +496,12 @@ public final class TemplateCatalogue {
 
     private static String evaluate(PebbleEngine engine, String template, String rel, Map<String, Object> data, Locale locale)
             throws TemplateException {
-        PebbleTemplate compiled = compile(engine, template, rel);
-        StringWriter out = new StringWriter();
+        return evaluate(compile(engine, template, rel), template, rel, data, locale);
+    }
+
+    private static String evaluate(PebbleTemplate compiled, String template, String rel, Map<String, Object> data, Locale locale)
+            throws TemplateException {
+        StringWriter out = new StringWriter(8192);
         try {
             compiled.evaluate(out, data, locale);
         } catch (PebbleException e) {

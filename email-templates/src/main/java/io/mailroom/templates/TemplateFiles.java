@@ -48,10 +48,19 @@ final class TemplateFiles {
 
     private final SortedMap<String, String> files;
     private final Map<String, String> origins;
+    private final SortedSet<String> templateNames;
 
     private TemplateFiles(SortedMap<String, String> files, Map<String, String> origins) {
         this.files = Collections.unmodifiableSortedMap(files);
         this.origins = Map.copyOf(origins);
+        SortedSet<String> names = new TreeSet<>();
+        for (String rel : files.keySet()) {
+            String t = templateOf(rel);
+            if (t != null) {
+                names.add(t);
+            }
+        }
+        this.templateNames = Collections.unmodifiableSortedSet(names); // asked on every render
     }
 
     /** Reads the operator's directory (may be null) over the built-in templates (when asked for). */
@@ -174,14 +183,7 @@ final class TemplateFiles {
 
     /** Top-level folders not starting with '_': one template each. */
     SortedSet<String> templateNames() {
-        SortedSet<String> names = new TreeSet<>();
-        for (String rel : files.keySet()) {
-            String t = templateOf(rel);
-            if (t != null) {
-                names.add(t);
-            }
-        }
-        return names;
+        return templateNames;
     }
 
     /** Where a file was read from, for error messages: the directory's path, or "built-in". */
