@@ -14,8 +14,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches,
- * one transaction per batch: the fenced state change, each outcome's own
+ * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches by
+ * the completer's thread or by a claimer short of slots ({@link #writeQueued}), one transaction per
+ * batch: the fenced state change, each outcome's own
  * {@link Outcome.TransactionalStep} (only for claims still held), the effect's new state and the
  * attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
  * cannot hold back the others; an outcome whose step keeps failing is written as a retry without

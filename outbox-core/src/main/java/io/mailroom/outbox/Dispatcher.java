@@ -33,7 +33,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The producers ({@link DispatcherConfig#claimers()} threads, each claiming in its own short
  * transaction, so that one claim's commit overlaps the next claim) never claim more than there are
- * free handler slots. An empty claim never means the
+ * free handler slots; short of a batch's worth of slots with outcomes queued, a producer writes a
+ * batch of those outcomes itself (through the {@link Completer}) before it claims again, since only
+ * written outcomes free slots. An empty claim never means the
  * queue is empty (rows may be locked or not yet available): it sleeps for the poll interval with
  * jitter, cut short by a LISTEN/NOTIFY wake-up.
  *
