@@ -14,8 +14,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches,
- * one transaction per batch: the fenced state change, each outcome's own
+ * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches by
+ * the completer's thread or by a claimer short of slots ({@link #writeQueued}), one transaction per
+ * batch: the fenced state change, each outcome's own
  * {@link Outcome.TransactionalStep} (only for claims still held), the effect's new state and the
  * attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
  * cannot hold back the others; an outcome whose step keeps failing is written as a retry without
@@ -36,24 +37,45 @@ final class Completer {
     private static final long MAX_RETRY_PAUSE_MILLIS = 2000;
 
     /**
-     * One outcome waiting to be written. {@code whenWritten} runs once it is written (or its claim
-     * was found lost); {@code whenGivenUp} once the completer gives up writing it, so the claim is
-     * left running until its lease expires.
+     * One outcome waiting to be written for {@code claim}; {@code outcome} and {@code took} are what
+     * the listener is told once it is settled.
      */
-    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, Runnable whenWritten, Runnable whenGivenUp) {
+    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, InFlight claim, String outcome,
+                   Duration took) {
+
+        /** The same claim's outcome written as {@code instead}, without the step. */
+        Pending instead(OutboxStore.Finish instead) {
+            return new Pending(instead, null, claim, outcome, took);
+        }
+    }
+
+    /** What the dispatcher does with settled outcomes. */
+    interface Settlement {
+
+        /**
+         * A batch is written (a claim the fence did not return was lost): their claims are over.
+         * Called once per batch, so that the slots of a whole batch come back at once.
+         */
+        void written(List<Pending> batch);
+
+        /** Writing this outcome was given up: its claim is left running until the lease expires. */
+        void givenUp(Pending pending);
     }
 
     private final DispatcherSessions sessions;
     private final OutboxStore store;
     private final DispatcherConfig config;
     private final DispatcherListener listener;
+    private final Settlement settlement;
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
     private final Duration connectionRetryBudget;
     private volatile boolean running;
     private Thread thread;
 
-    Completer(DispatcherSessions sessions, OutboxStore store, DispatcherConfig config, DispatcherListener listener) {
+    Completer(DispatcherSessions sessions, OutboxStore store, DispatcherConfig config, DispatcherListener listener,
+              Settlement settlement) {
         this.sessions = sessions;
+        this.settlement = settlement;
         this.store = store;
         this.config = config;
         this.listener = listener;
@@ -69,6 +91,26 @@ final class Completer {
     /** Queues an outcome for the next batch. */
     void submit(Pending pending) {
         queue.add(pending);
+    }
+
+    /**
+     * Takes up to one batch of the queued outcomes and writes it on the caller's thread (a claimer
+     * short of slots: writing them is what frees slots). Each queued outcome is taken by exactly one
+     * writer. False if nothing was queued.
+     */
+    boolean writeQueued() {
+        List<Pending> batch = new ArrayList<>(Math.min(queue.size(), config.completionBatchSize()));
+        queue.drainTo(batch, config.completionBatchSize());
+        if (batch.isEmpty()) {
+            return false;
+        }
+        writeWithFallback(batch);
+        return true;
+    }
+
+    /** Outcomes queued and not yet taken by a writer. */
+    int queued() {
+        return queue.size();
     }
 
     /**
@@ -127,7 +169,7 @@ final class Completer {
                 // Unreachable for the whole retry budget: one by one would fail the same way.
                 log.error("Could not record {} outcomes: no database connection for {} (SQLSTATE {}); their leases"
                         + " will expire and they will be rescued", batch.size(), connectionRetryBudget, SqlStates.sqlState(e));
-                batch.forEach(p -> p.whenGivenUp().run());
+                batch.forEach(settlement::givenUp);
                 return;
             }
             log.warn("Completion batch of {} failed (SQLSTATE {}); writing one by one",
@@ -142,7 +184,7 @@ final class Completer {
                     log.error("Could not record the outcome of message {} ({}); its lease will expire and it will be rescued",
                             p.finish().message().id(), SqlStates.sqlState(e), e);
                     listener.error("completion", e);
-                    p.whenGivenUp().run();
+                    settlement.givenUp(p);
                     continue;
                 }
                 OutboxStore.Finish f = p.finish();
@@ -150,12 +192,12 @@ final class Completer {
                         + e.getClass().getSimpleName() + " SQLSTATE " + SqlStates.sqlState(e);
                 log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
                 try {
-                    writeRetrying(List.of(new Pending(new OutboxStore.Finish(f.message(), "retry", error, null,
-                            f.detail(), f.finishedAt()), null, p.whenWritten(), p.whenGivenUp())));
+                    writeRetrying(List.of(p.instead(new OutboxStore.Finish(f.message(), "retry", error, null,
+                            f.detail(), f.finishedAt()))));
                 } catch (RuntimeException again) {
                     log.error("Could not record a retry for message {} either; its lease will expire",
                             f.message().id(), again);
-                    p.whenGivenUp().run();
+                    settlement.givenUp(p);
                 }
             }
         }
@@ -217,17 +259,19 @@ final class Completer {
             }
             return rows;
         });
-        Set<Long> held = new HashSet<>();
-        changed.forEach(r -> held.add(r.id()));
-        for (Pending p : batch) {
-            ClaimedMessage m = p.finish().message();
-            if (!held.contains(m.id())) {
-                log.debug("Claim of message {} (version {}) was lost before completion; outcome {} not recorded",
-                        m.id(), m.claimVersion(), p.finish().kind());
-                listener.claimLost(m, "completion");
+        if (changed.size() < batch.size()) {
+            Set<Long> held = new HashSet<>();
+            changed.forEach(r -> held.add(r.id()));
+            for (Pending p : batch) {
+                ClaimedMessage m = p.finish().message();
+                if (!held.contains(m.id())) {
+                    log.debug("Claim of message {} (version {}) was lost before completion; outcome {} not recorded",
+                            m.id(), m.claimVersion(), p.finish().kind());
+                    listener.claimLost(m, "completion");
+                }
             }
-            p.whenWritten().run();
         }
+        settlement.written(batch);
     }
 
     private List<OutboxStore.AttemptRow> attempts(List<Pending> batch, List<OutboxStore.ChangedRow> rows) {
