@@ -35,7 +35,8 @@ import java.util.stream.Collectors;
                 + "latency, enqueue overhead, scaling.")
 public final class BenchCommand implements Callable<Integer> {
 
-    static final List<String> ALL_SCENARIOS = List.of("throughput", "enqueue", "scaling", "latency", "e2e");
+    static final List<String> ALL_SCENARIOS = List.of("throughput", "enqueue", "scaling", "latency", "e2e",
+            "dispatch-only");
 
     @Option(names = "--quick", description = "Tiny sizes, every scenario, seconds in all (CI smoke run).")
     boolean quick;
@@ -116,6 +117,36 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--service-env", description = "Extra setting of the dispatcher service of scenarios 3-5, NAME=VALUE "
             + "(repeatable), e.g. MAILROOM_CONCURRENCY=64.")
     Map<String, String> serviceEnv = new java.util.LinkedHashMap<>();
+
+    @Option(names = "--dispatch-emails", description = "Emails per dispatcher-only drain (issue 17; default 20000; quick 300).")
+    Integer dispatchEmails;
+
+    @Option(names = "--dispatch-aiosmtpd-emails", description = "Emails of the dispatcher-only drain against aiosmtpd "
+            + "(default 5000).")
+    Integer dispatchAiosmtpdEmails;
+
+    @Option(names = "--dispatch-providers", split = ",", description = "Providers of the dispatcher-only scenario: http, smtp, "
+            + "aiosmtpd (default all three; quick http).")
+    List<String> dispatchProviders;
+
+    @Option(names = "--dispatch-warmup", description = "Emails drained untimed before each dispatcher-only drain (default "
+            + "3000; quick 20).")
+    Integer dispatchWarmup;
+
+    @Option(names = "--dispatch-census", description = "Emails of the dispatcher-only statement census (default 2000; quick 50; 0: skip).")
+    Integer dispatchCensus;
+
+    @Option(names = "--dispatch-queue-messages", description = "Messages of the dispatcher-only scenario's no-op queue reference "
+            + "(batch 100, attempts on; default 100000; quick 500; 0: skip).")
+    Integer dispatchQueueMessages;
+
+    @Option(names = "--dispatch-latency-seconds", description = "Seconds per paced latency run of the dispatcher-only scenario "
+            + "(default 8; quick 1; 0: skip).")
+    Integer dispatchLatencySeconds;
+
+    @Option(names = "--dispatch-profile", description = "Record a JFR profile (settings=profile) of the dispatcher JVM during "
+            + "the dispatcher-only HTTP drain, into the work directory.")
+    boolean dispatchProfile;
 
     @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
     int fsyncSeconds;
@@ -213,6 +244,16 @@ public final class BenchCommand implements Callable<Integer> {
             timed("scaling", () -> new Scaling(plan).run(report));
         }
 
+        if (scenarios.contains("dispatch-only")) {
+            DispatchOnly.Plan plan = new DispatchOnly.Plan(dispatchProviders(), or(dispatchEmails, 20_000, 100),
+                    or(dispatchAiosmtpdEmails, 5_000, 300), or(dispatchWarmup, 3_000, 20), 100, or(dispatchCensus, 2_000, 50),
+                    or(dispatchQueueMessages, 100_000, 500), quick ? 0 : 20_000, 200, 0.8,
+                    Duration.ofSeconds(or(dispatchLatencySeconds, 8, 1)), Duration.ofMinutes(quick ? 1 : 10), work,
+                    serviceJvm, serviceEnv, quick, dispatchProfile);
+            report.settings.put("dispatch-only", plan.toString());
+            timed("dispatch-only", () -> new DispatchOnly(plan).run(report));
+        }
+
         report.settings.put("duration_seconds", Duration.between(started, Instant.now()).toSeconds());
         report.settings.put("load_average_at_end", LoadAverage.oneMinute());
         report.writeJson(out);
@@ -264,6 +305,20 @@ public final class BenchCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "--e2e-transports takes http and/or smtp, got "
                         + t);
+            }
+        }
+        return out;
+    }
+
+    private List<DispatchOnly.Provider> dispatchProviders() {
+        List<String> names = dispatchProviders != null ? dispatchProviders : quick ? List.of("http") : List.of("http", "smtp", "aiosmtpd");
+        List<DispatchOnly.Provider> out = new ArrayList<>();
+        for (String p : names) {
+            try {
+                out.add(DispatchOnly.Provider.valueOf(p.trim().toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--dispatch-providers takes http, smtp and/or "
+                        + "aiosmtpd, got " + p);
             }
         }
         return out;

@@ -61,7 +61,25 @@ final class MailPipeline implements AutoCloseable {
      *                          {@code --quick}, where start-up is most of the time and no figure means anything
      */
     record Settings(String name, Transport transport, boolean orderService, List<String> serviceJvmOptions,
-                    Map<String, String> serviceEnv, Path logDir, boolean fastStart) {
+                    Map<String, String> serviceEnv, Path logDir, boolean fastStart, String dispatcherMain,
+                    List<String> externalSmtp) {
+
+        Settings(String name, Transport transport, boolean orderService, List<String> serviceJvmOptions,
+                 Map<String, String> serviceEnv, Path logDir, boolean fastStart) {
+            this(name, transport, orderService, serviceJvmOptions, serviceEnv, logDir, fastStart,
+                    MailroomCli.class.getName(), null);
+        }
+
+        /**
+         * @param dispatcherMain the dispatcher's main class: {@link MailroomCli}, or
+         *                       {@link CensusDispatcherMain} (a controlled child) for a statement census
+         * @param externalSmtp   if not null, the SMTP server is this command (not written here, so no
+         *                       acceptance stamps) with {@code 127.0.0.1:<port>} appended
+         */
+        Settings withDispatcher(String dispatcherMain, List<String> externalSmtp) {
+            return new Settings(name, transport, orderService, serviceJvmOptions, serviceEnv, logDir, fastStart,
+                    dispatcherMain, externalSmtp);
+        }
     }
 
     /** JVM options that start a process in about half the CPU time, at the expense of its peak speed. */
@@ -70,6 +88,7 @@ final class MailPipeline implements AutoCloseable {
     private final Settings settings;
     private final List<ChildJvm> children = new ArrayList<>();
     private ChildJvm provider;
+    private Process external;
     private ChildJvm dispatcher;
     private ChildJvm orders;
     private int ordersPort;
@@ -109,9 +128,21 @@ final class MailPipeline implements AutoCloseable {
                 ? Map.of(StubProviderMain.TOKEN_ENV, token) : Map.of();
         String providerMain = settings.transport() == Transport.HTTP
                 ? StubProviderMain.class.getName() : SmtpSinkMain.class.getName();
-        provider = ChildJvm.of(settings.name() + "-provider", providerMain).jvmOptions(providerJvm)
-                .args(List.of(Integer.toString(providerPort))).env(providerEnv).log(log("provider")).controlled().start();
-        children.add(provider);
+        if (settings.externalSmtp() != null) {
+            if (settings.transport() != Transport.SMTP) {
+                throw new IllegalArgumentException("an external provider is an SMTP server: transport must be smtp");
+            }
+            List<String> command = new ArrayList<>(settings.externalSmtp());
+            command.add("127.0.0.1:" + providerPort);
+            external = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(log("provider").toFile()).start();
+            Process p = external;
+            Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly, "kill-external-smtp"));
+        } else {
+            provider = ChildJvm.of(settings.name() + "-provider", providerMain).jvmOptions(providerJvm)
+                    .args(List.of(Integer.toString(providerPort))).env(providerEnv).log(log("provider")).controlled().start();
+            children.add(provider);
+        }
 
         if (settings.orderService()) {
             ordersPort = freePort();
@@ -146,13 +177,19 @@ final class MailPipeline implements AutoCloseable {
             env.put("MAILROOM_SMTP_MESSAGE_ID_DOMAIN", MESSAGE_ID_DOMAIN);
         }
         env.putAll(settings.serviceEnv());
-        dispatcher = ChildJvm.of(settings.name() + "-dispatcher", MailroomCli.class.getName()).jvmOptions(serviceJvm)
-                .args(List.of("dispatcher", "run")).env(env).log(log("dispatcher")).start();
+        boolean census = settings.dispatcherMain().equals(CensusDispatcherMain.class.getName());
+        ChildJvm.Builder d = ChildJvm.of(settings.name() + "-dispatcher", settings.dispatcherMain()).jvmOptions(serviceJvm)
+                .args(census ? List.of() : List.of("dispatcher", "run")).env(env).log(log("dispatcher"));
+        dispatcher = (census ? d.controlled() : d).start();
         children.add(dispatcher);
 
-        String ready = provider.expect("READY ");
-        if (!ready.equals("READY " + providerPort)) {
-            throw new IllegalStateException(provider.name() + " answered '" + ready + "', expected READY " + providerPort);
+        if (external != null) {
+            awaitListening(providerPort, System.nanoTime() + START_TIMEOUT.toNanos());
+        } else {
+            String ready = provider.expect("READY ");
+            if (!ready.equals("READY " + providerPort)) {
+                throw new IllegalStateException(provider.name() + " answered '" + ready + "', expected READY " + providerPort);
+            }
         }
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build()) {
@@ -161,6 +198,40 @@ final class MailPipeline implements AutoCloseable {
             }
             awaitReady(http, dispatcher, dispatcherPort, deadline);
         }
+    }
+
+    private void awaitListening(int port, long deadline) throws InterruptedException {
+        while (true) {
+            if (!external.isAlive()) {
+                throw new IllegalStateException(String.join(" ", settings.externalSmtp()) + " exited during start-up; see "
+                        + log("provider"));
+            }
+            try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+                return;
+            } catch (IOException e) {
+                // not listening yet
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the external SMTP server did not listen on " + port + " within "
+                        + START_TIMEOUT.toSeconds() + " s; see " + log("provider"));
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** The provider's process id, whichever kind it is. */
+    long providerPid() {
+        return external != null ? external.pid() : provider.pid();
+    }
+
+    /** Whether the provider stamps what it accepts ({@link Acceptances}); an external server does not. */
+    boolean providerCounts() {
+        return external == null;
+    }
+
+    /** The id under which the provider records the email of idempotency key {@code key}. */
+    String providerIdForKey(String key) {
+        return settings.transport() == Transport.HTTP ? key : MessageIds.forKey(key, MESSAGE_ID_DOMAIN);
     }
 
     private Path log(String part) {
@@ -230,8 +301,7 @@ final class MailPipeline implements AutoCloseable {
 
     /** The id under which the provider records the confirmation of {@code orderId}. */
     String providerId(long orderId) {
-        String key = OrderService.idempotencyKey(orderId);
-        return settings.transport() == Transport.HTTP ? key : MessageIds.forKey(key, MESSAGE_ID_DOMAIN);
+        return providerIdForKey(OrderService.idempotencyKey(orderId));
     }
 
     /**
@@ -251,6 +321,10 @@ final class MailPipeline implements AutoCloseable {
     /** Names what is wrong with the processes, for a failed row: who died, where the logs are. */
     String describe() {
         StringBuilder sb = new StringBuilder();
+        if (external != null) {
+            sb.append("external SMTP server").append(external.isAlive() ? " running" : " EXITED")
+                    .append(" (log ").append(log("provider")).append(')');
+        }
         for (ChildJvm c : children) {
             sb.append(sb.isEmpty() ? "" : "; ").append(c.name()).append(c.isAlive() ? " running" : " EXITED")
                     .append(" (log ").append(c.log()).append(')');
@@ -277,6 +351,17 @@ final class MailPipeline implements AutoCloseable {
                 t.join();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+        if (external != null) {
+            external.destroy();
+            try {
+                if (!external.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    external.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                external.destroyForcibly();
             }
         }
         if (provider != null && provider.isAlive()) {

@@ -51,7 +51,8 @@ class QuickBenchTest {
         assertThat(exit).isZero();
 
         assertThat(report.sections).extracting(s -> s.id)
-                .contains("throughput", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling");
+                .contains("throughput", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling",
+                        "dispatch", "dispatch_latency", "dispatch_census");
 
         // scenarios 1 and 2: every batch size, both attempt settings, runtime beside its reference
         var throughput = report.find("throughput").rows;
@@ -104,8 +105,31 @@ class QuickBenchTest {
             assertThat(r.get("client_cpu_ms_per_1k")).isNotNull();
         });
 
+        // issue 17, dispatcher only: the no-op queue reference and the HTTP drain, each email accepted once, CPU split
+        var dispatch = report.find("dispatch").rows;
+        assertThat(dispatch).hasSize(2);
+        assertThat((Double) dispatch.get(0).get("emails_per_s")).isPositive();
+        assertThat(dispatch.get(1)).satisfies(r -> {
+            assertThat(r.get("provider")).isEqualTo(DispatchOnly.Provider.HTTP.label);
+            assertThat(r.get("emails")).isEqualTo(100L);
+            assertThat((Double) r.get("ratio_queue")).isPositive();
+            assertThat(r.get("dispatcher_cpu_ms")).isNotNull();
+            assertThat(r.get("provider_cpu_ms")).isNotNull();
+        });
+        assertThat(report.find("dispatch_latency").rows).hasSize(2).allSatisfy(r -> {
+            assertThat(r.get("status")).as("%s", r.get("note")).isEqualTo(Report.OK);
+            assertThat((Double) r.get("p99_ms")).isNotNaN();
+        });
+        assertThat(report.find("dispatch_latency").rows.getFirst().get("rate")).isEqualTo(200);
+        assertThat(report.find("dispatch_census").rows).singleElement().satisfies(r -> {
+            assertThat(r.get("emails")).isEqualTo(50L);
+            // at least the reservation and the completion's record update per email
+            assertThat((Double) r.get("statements_per_email")).isGreaterThan(1.0);
+            assertThat((Double) r.get("commits_per_email")).isPositive();
+        });
+
         // the printed table and the JSON file carry the same results
-        assertThat(table).contains("== 1+2. Queue throughput", "== 3+4. End to end", "== 7. Scaling")
+        assertThat(table).contains("== 1+2. Queue throughput", "== 3+4. End to end", "== 7. Scaling", "== 17. Dispatcher only")
                 .doesNotContain(Report.NOT_AVAILABLE);
         JsonNode doc = new ObjectMapper().readTree(json.toFile());
         assertThat(doc.path("machine").path("postgresql").asText()).startsWith("PostgreSQL");
