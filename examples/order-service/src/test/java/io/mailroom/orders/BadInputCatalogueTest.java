@@ -37,24 +37,9 @@ class BadInputCatalogueTest {
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
 
-    private static OrderServer server;
-    private static HttpClient http;
+    @RegisterExtension
+    static final OrderApiExtension api = new OrderApiExtension(pg);
 
-    @BeforeAll
-    static void startServer() {
-        server = OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", 0));
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.stop();
-        }
-        if (http != null) {
-            http.close();
-        }
-    }
 
     @Test
     void anOrderIdThatDoesNotExistAnswers404NamingTheIdAndTheServiceSaysEmpty() throws Exception {
@@ -95,7 +80,7 @@ class BadInputCatalogueTest {
     void aRequestJettyRefusesItselfSaysConnectionCloseBeforeTheServerCloses(String id) throws Exception {
         // Jetty answers these itself and closes the connection; the response must say so, or a
         // pooling client sends its next request on the closed connection.
-        try (Socket socket = new Socket("127.0.0.1", server.port())) {
+        try (Socket socket = new Socket("127.0.0.1", api.server().port())) {
             socket.setSoTimeout(5_000);
             socket.getOutputStream().write(("GET /orders/" + id + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
@@ -148,7 +133,7 @@ class BadInputCatalogueTest {
     @ValueSource(strings = {"1;DROP%20TABLE%20orders", "1'--", "0x10", "%2B1", "１２３", "99999999999999999999999999999999"})
     void anIdThatIsNoIdOnAShipmentOrCancellationAnswers400NamingTheId(String id) throws Exception {
         for (String action : new String[]{"shipment", "cancellation"}) {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()
+            HttpResponse<String> response = api.http().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.server().port()
                             + "/orders/" + id + "/" + action)).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"carrier\":\"VNPost\",\"trackingNumber\":\"T1\"}")).build(),
                     HttpResponse.BodyHandlers.ofString());
@@ -175,12 +160,12 @@ class BadInputCatalogueTest {
     }
 
     private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create(server.baseUri() + path.substring(1))).GET().build(),
+        return api.http().send(HttpRequest.newBuilder(URI.create(api.server().baseUri() + path.substring(1))).GET().build(),
                 HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     }
 
     private static HttpResponse<String> post(byte[] body) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(server.baseUri().resolve("/orders"))
+        return api.http().send(HttpRequest.newBuilder(api.server().baseUri().resolve("/orders"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     }

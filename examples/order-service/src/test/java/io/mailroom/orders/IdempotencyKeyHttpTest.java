@@ -46,24 +46,9 @@ class IdempotencyKeyHttpTest {
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
 
-    private static OrderServer server;
-    private static HttpClient http;
+    @RegisterExtension
+    static final OrderApiExtension api = new OrderApiExtension(pg);
 
-    @BeforeAll
-    static void startServer() {
-        server = OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", 0));
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.stop();
-        }
-        if (http != null) {
-            http.close();
-        }
-    }
 
     @Test
     void aRepeatWithTheSameKeyGetsTheFirstAnswerAndCreatesNothing() throws Exception {
@@ -145,7 +130,7 @@ class IdempotencyKeyHttpTest {
         String head = "POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Idempotency-Key: " + key + "\r\nContent-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
         String answer;
-        try (Socket socket = new Socket("127.0.0.1", server.port())) {
+        try (Socket socket = new Socket("127.0.0.1", api.server().port())) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             out.write(head.getBytes(StandardCharsets.ISO_8859_1));
@@ -169,7 +154,7 @@ class IdempotencyKeyHttpTest {
     @Test
     void theHeaderTwiceAnswers400() throws Exception {
         Counts before = counts();
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri("/orders"))
+        HttpResponse<String> response = api.http().send(HttpRequest.newBuilder(uri("/orders"))
                 .header("Content-Type", "application/json")
                 .header("Idempotency-Key", newKey())
                 .header("Idempotency-Key", newKey())
@@ -226,7 +211,7 @@ class IdempotencyKeyHttpTest {
     }
 
     private static URI uri(String path) {
-        return server.baseUri().resolve(path);
+        return api.server().baseUri().resolve(path);
     }
 
     private static HttpResponse.BodyHandler<String> utf8() {
@@ -240,7 +225,7 @@ class IdempotencyKeyHttpTest {
         if (key != null) {
             request.header("Idempotency-Key", key);
         }
-        return http.send(request.build(), utf8());
+        return api.http().send(request.build(), utf8());
     }
 
     private static JsonNode json(HttpResponse<String> response) throws IOException {

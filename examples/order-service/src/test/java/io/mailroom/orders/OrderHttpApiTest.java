@@ -43,21 +43,9 @@ class OrderHttpApiTest {
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
 
-    private static OrderServer server;
-    private static HttpClient http;
+    @RegisterExtension
+    static final OrderApiExtension api = new OrderApiExtension(pg);
 
-    @BeforeAll
-    static void startServer() {
-        server = OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", 0));
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.stop();
-        }
-    }
 
     @Test
     void postingAnOrderAnswers201AndWritesTheOrderAndItsConfirmation() throws Exception {
@@ -154,7 +142,7 @@ class OrderHttpApiTest {
 
     @Test
     void missingContentTypeAnswers415() throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri("/orders"))
+        HttpResponse<String> response = api.http().send(HttpRequest.newBuilder(uri("/orders"))
                 .POST(HttpRequest.BodyPublishers.ofString(OrderFixtures.SAMPLE_JSON)).build(), utf8());
         assertThat(response.statusCode()).isEqualTo(415);
         assertError(response, "Content-Type");
@@ -171,7 +159,7 @@ class OrderHttpApiTest {
 
         // without Content-Length (chunked), the limit holds while reading
         byte[] bytes = padded.getBytes(StandardCharsets.UTF_8);
-        HttpResponse<String> chunked = http.send(HttpRequest.newBuilder(uri("/orders"))
+        HttpResponse<String> chunked = api.http().send(HttpRequest.newBuilder(uri("/orders"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(bytes))).build(), utf8());
         assertThat(chunked.statusCode()).isEqualTo(413);
@@ -200,7 +188,7 @@ class OrderHttpApiTest {
         HttpResponse<String> unknown = get("/nope");
         assertThat(unknown.statusCode()).isEqualTo(404);
         assertThat(json(unknown).get("error").asText()).isNotBlank();
-        HttpResponse<String> wrongMethod = http.send(HttpRequest.newBuilder(uri("/orders"))
+        HttpResponse<String> wrongMethod = api.http().send(HttpRequest.newBuilder(uri("/orders"))
                 .PUT(HttpRequest.BodyPublishers.ofString(OrderFixtures.SAMPLE_JSON)).build(), utf8());
         assertThat(wrongMethod.statusCode()).isEqualTo(405);
         assertThat(json(wrongMethod).get("error").asText()).isNotBlank();
@@ -224,12 +212,12 @@ class OrderHttpApiTest {
         nowhere.setDatabaseName("none");
         nowhere.setConnectTimeout(2);
         try (OrderServer down = OrderServer.start(nowhere, HttpSettings.of("127.0.0.1", 0))) {
-            HttpResponse<String> live = http.send(HttpRequest.newBuilder(down.baseUri().resolve("/health/live")).build(), utf8());
+            HttpResponse<String> live = api.http().send(HttpRequest.newBuilder(down.baseUri().resolve("/health/live")).build(), utf8());
             assertThat(live.statusCode()).isEqualTo(200);
-            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(down.baseUri().resolve("/health/ready")).build(), utf8());
+            HttpResponse<String> ready = api.http().send(HttpRequest.newBuilder(down.baseUri().resolve("/health/ready")).build(), utf8());
             assertThat(ready.statusCode()).isEqualTo(503);
             assertThat(json(ready).get("status").asText()).isEqualTo("DOWN");
-            HttpResponse<String> post = http.send(HttpRequest.newBuilder(down.baseUri().resolve("/orders"))
+            HttpResponse<String> post = api.http().send(HttpRequest.newBuilder(down.baseUri().resolve("/orders"))
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(OrderFixtures.SAMPLE_JSON)).build(), utf8());
             assertThat(post.statusCode()).isEqualTo(503);
@@ -239,7 +227,7 @@ class OrderHttpApiTest {
 
     @Test
     void startingOnATakenPortFailsWithoutDisturbingTheRunningServer() throws Exception {
-        assertThatThrownBy(() -> OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", server.port())))
+        assertThatThrownBy(() -> OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", api.server().port())))
                 .hasRootCauseInstanceOf(BindException.class);
         assertThat(get("/health/live").statusCode()).isEqualTo(200);
     }
@@ -261,7 +249,7 @@ class OrderHttpApiTest {
     }
 
     private static URI uri(String path) {
-        return server.baseUri().resolve(path);
+        return api.server().baseUri().resolve(path);
     }
 
     private static HttpResponse.BodyHandler<String> utf8() {
@@ -269,13 +257,13 @@ class OrderHttpApiTest {
     }
 
     private static HttpResponse<String> post(String body, String contentType) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(uri("/orders"))
+        return api.http().send(HttpRequest.newBuilder(uri("/orders"))
                 .header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build(), utf8());
     }
 
     private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(uri(path)).GET().build(), utf8());
+        return api.http().send(HttpRequest.newBuilder(uri(path)).GET().build(), utf8());
     }
 
     private static JsonNode json(HttpResponse<String> response) throws IOException {

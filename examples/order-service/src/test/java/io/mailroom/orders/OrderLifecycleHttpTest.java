@@ -36,24 +36,12 @@ class OrderLifecycleHttpTest {
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
 
-    private static OrderServer server;
-    private static HttpClient http;
+    @RegisterExtension
+    static final OrderApiExtension api = new OrderApiExtension(pg);
+
 
     private static final String SHIPMENT = """
             {"carrier": "Giao Hàng Nhanh", "trackingNumber": "GHN-7731", "trackingUrl": "https://track.example.com/GHN-7731"}""";
-
-    @BeforeAll
-    static void startServer() {
-        server = OrderServer.start(pg.dataSource(), HttpSettings.of("127.0.0.1", 0));
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.stop();
-        }
-    }
 
     @Test
     void theCustomersLocaleIsStoredAndEveryEmailOfTheOrderIsInIt() throws Exception {
@@ -306,7 +294,7 @@ class OrderLifecycleHttpTest {
     }
 
     private static URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + server.port() + path);
+        return URI.create("http://127.0.0.1:" + api.server().port() + path);
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
@@ -319,7 +307,7 @@ class OrderLifecycleHttpTest {
     }
 
     private static HttpResponse<String> send(HttpRequest request) throws Exception {
-        return http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        return api.http().send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     }
 
     private static JsonNode json(HttpResponse<String> response) throws IOException {
