@@ -6,6 +6,7 @@ import io.mailroom.db.sql.SqlClock;
 import io.mailroom.db.sql.SqlStates;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.DataType;
 import org.jooq.Field;
 import org.jooq.JSONB;
 import org.jooq.exception.DataAccessException;
@@ -16,11 +17,14 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 
@@ -160,6 +164,116 @@ public final class IdempotencyStore {
     public Reservation reserve(DSLContext tx, String effectKey, Fingerprint fingerprint, String reservedBy,
                                String descriptorJson) {
         return reserve(tx, effectKey, fingerprint, reservedBy, descriptorJson, null);
+    }
+
+    /** One key of a batch to reserve with {@link #reserveAll}: the same arguments {@link #reserve} takes. */
+    public record Request(String effectKey, Fingerprint fingerprint, String descriptorJson) {
+    }
+
+    /**
+     * {@link #reserve} for many keys in the caller's transaction, with the same answer for each key
+     * that {@code reserve} would give, in the order of {@code requests}: a dispatcher reserves a
+     * claimed batch's keys in one commit, before any of their effects is performed.
+     *
+     * <p>New keys are inserted by one statement (arrays unnested, {@code ON CONFLICT DO NOTHING} on
+     * the primary key, in key order); the keys that already had a row are then read by one
+     * {@code SELECT ... FOR UPDATE} in key order and decided one by one as {@code reserve} decides
+     * (only a re-reservation, after a known failure, writes that row). A key that appears twice is
+     * answered for its first request first, then for the later one as a second {@code reserve} in the
+     * same transaction would be (an unknown outcome: the first holds it).
+     *
+     * <p>Two batches that share keys lock them in key order within each statement; should they still
+     * meet in the opposite order across the two statements, PostgreSQL ends one with a deadlock
+     * (40P01): roll back and reserve again, or one by one.
+     *
+     * @throws IllegalArgumentException     on a bad request (naming its index and argument); nothing is reserved
+     * @throws ReservationConflictException as {@link #reserve}
+     */
+    public List<Reservation> reserveAll(DSLContext tx, List<Request> requests, String reservedBy) {
+        Inputs.requireText("reservedBy", reservedBy, MAX_ACTOR_LENGTH);
+        int n = requests.size();
+        Map<String, Integer> first = new TreeMap<>();
+        List<Integer> repeated = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Request r = requests.get(i);
+            if (r == null) {
+                throw new IllegalArgumentException("requests[" + i + "] must not be null");
+            }
+            try {
+                Inputs.requireText("effectKey", r.effectKey(), MAX_KEY_LENGTH);
+                if (r.fingerprint() == null) {
+                    throw new IllegalArgumentException("fingerprint must not be null");
+                }
+                Inputs.optionalJsonObject("descriptorJson", r.descriptorJson());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("requests[" + i + "]: " + e.getMessage(), e);
+            }
+            if (first.putIfAbsent(r.effectKey(), i) != null) {
+                repeated.add(i);
+            }
+        }
+        Reservation[] answers = new Reservation[n];
+        if (n == 0) {
+            return List.of();
+        }
+        try {
+            int m = first.size();
+            String[] keys = new String[m];
+            String[] fingerprints = new String[m];
+            String[] descriptors = new String[m];
+            int j = 0;
+            for (Map.Entry<String, Integer> e : first.entrySet()) {
+                Request r = requests.get(e.getValue());
+                keys[j] = r.effectKey();
+                fingerprints[j] = r.fingerprint().hex();
+                descriptors[j] = r.descriptorJson();
+                j++;
+            }
+            Field<Instant> now = time.now();
+            Map<String, Instant> inserted = new HashMap<>();
+            tx.insertInto(R, R.EFFECT_KEY, R.FINGERPRINT, R.STATE, R.RESERVATIONS, R.RESERVED_BY,
+                            R.FIRST_RESERVED_AT, R.RESERVED_AT, R.DESCRIPTOR, R.UPDATED_AT)
+                    .select(DSL.select(each(keys, SQLDataType.VARCHAR), each(fingerprints, SQLDataType.VARCHAR),
+                            DSL.val(EffectState.RESERVED.dbValue()), DSL.val(1), DSL.val(reservedBy), now, now,
+                            each(descriptors, SQLDataType.VARCHAR).cast(SQLDataType.JSONB), now))
+                    .onConflictOnConstraint(Keys.IDEMPOTENCY_RECORD_PKEY).doNothing()
+                    .returningResult(R.EFFECT_KEY, R.FIRST_RESERVED_AT)
+                    .fetch()
+                    .forEach(r -> inserted.put(r.value1(), r.value2()));
+            List<String> existing = new ArrayList<>(m - inserted.size());
+            for (Map.Entry<String, Integer> e : first.entrySet()) {
+                Instant at = inserted.get(e.getKey());
+                if (at != null) {
+                    answers[e.getValue()] = new Reservation.Reserved(e.getKey(), 1, at, 0);
+                } else {
+                    existing.add(e.getKey());
+                }
+            }
+            if (!existing.isEmpty()) {
+                Map<String, IdempotencyRecordRecord> rows = new HashMap<>();
+                tx.selectFrom(R).where(R.EFFECT_KEY.in(existing)).orderBy(R.EFFECT_KEY).forUpdate()
+                        .fetch().forEach(row -> rows.put(row.getEffectKey(), row));
+                for (String key : existing) {
+                    int i = first.get(key);
+                    Request r = requests.get(i);
+                    IdempotencyRecordRecord row = rows.get(key);
+                    JSONB descriptor = r.descriptorJson() == null ? null : JSONB.valueOf(r.descriptorJson());
+                    Reservation decided = row == null ? null
+                            : decide(tx, row, r.fingerprint(), reservedBy, descriptor, null, now);
+                    // Released between the INSERT and the SELECT: reserve it alone, as reserve would.
+                    answers[i] = decided != null ? decided : reserve(tx, key, r.fingerprint(), reservedBy, r.descriptorJson());
+                }
+            }
+        } catch (DataAccessException e) {
+            throw translate(first.size() == 1 ? first.keySet().iterator().next()
+                    : "a batch of " + first.size() + " keys from " + ((TreeMap<String, Integer>) first).firstKey(), e);
+        }
+        for (int i : repeated) {
+            Request r = requests.get(i);
+            answers[i] = reserve(tx, r.effectKey(), r.fingerprint(), reservedBy, r.descriptorJson());
+        }
+        log.debug("Reserved a batch of {} keys for {}", n, reservedBy);
+        return List.of(answers);
     }
 
     /**
@@ -343,6 +457,115 @@ public final class IdempotencyStore {
     }
 
     /**
+     * One outcome of a held reservation for {@link #recordAll}: what {@link #recordSucceeded},
+     * {@link #recordFailed} or {@link #markAmbiguous} would record.
+     *
+     * @param text the result reference (succeeded), the error (failed) or the reason (ambiguous)
+     */
+    public record Transition(String effectKey, int reservation, EffectState to, String text) {
+
+        public static Transition succeeded(String effectKey, int reservation, String resultRef) {
+            return new Transition(effectKey, reservation, EffectState.SUCCEEDED, resultRef);
+        }
+
+        public static Transition failed(String effectKey, int reservation, String error) {
+            return new Transition(effectKey, reservation, EffectState.FAILED, error);
+        }
+
+        public static Transition ambiguous(String effectKey, int reservation, String reason) {
+            return new Transition(effectKey, reservation, EffectState.AMBIGUOUS, reason);
+        }
+    }
+
+    /**
+     * Records many outcomes of held reservations in one statement, each exactly as its own method
+     * would ({@code RESERVED} at the given number → the new state), in the caller's transaction: the
+     * dispatcher writes a batch's idempotency outcomes with the batch's fenced completion. Either
+     * every transition applies, or this throws {@link TransitionRejectedException} for the first
+     * (in key order) that found its record in another state or at another reservation, and the
+     * caller rolls back: the transitions that did apply are not meant to stand alone.
+     *
+     * @throws IllegalArgumentException    on a bad transition (naming its index and argument)
+     * @throws TransitionRejectedException see above
+     */
+    public void recordAll(DSLContext tx, List<Transition> transitions) {
+        int n = transitions.size();
+        if (n == 0) {
+            return;
+        }
+        List<Transition> sorted = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Transition t = transitions.get(i);
+            if (t == null) {
+                throw new IllegalArgumentException("transitions[" + i + "] must not be null");
+            }
+            try {
+                Inputs.requireText("effectKey", t.effectKey(), MAX_KEY_LENGTH);
+                Inputs.requireReservation(t.reservation());
+                if (t.to() == null || t.to() == EffectState.RESERVED) {
+                    throw new IllegalArgumentException("to must be SUCCEEDED, FAILED or AMBIGUOUS, got " + t.to());
+                }
+                String text = t.to() == EffectState.SUCCEEDED
+                        ? Inputs.requireText("resultRef", t.text(), MAX_RESULT_REF_LENGTH)
+                        : Inputs.boundedText(t.to() == EffectState.FAILED ? "error" : "reason", t.text(), MAX_ERROR_LENGTH);
+                sorted.add(new Transition(t.effectKey(), t.reservation(), t.to(), text));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("transitions[" + i + "]: " + e.getMessage(), e);
+            }
+        }
+        sorted.sort(java.util.Comparator.comparing(Transition::effectKey));
+        String[] keys = new String[n];
+        Integer[] numbers = new Integer[n];
+        String[] states = new String[n];
+        String[] refs = new String[n];
+        String[] errors = new String[n];
+        for (int i = 0; i < n; i++) {
+            Transition t = sorted.get(i);
+            keys[i] = t.effectKey();
+            numbers[i] = t.reservation();
+            states[i] = t.to().dbValue();
+            refs[i] = t.to() == EffectState.SUCCEEDED ? t.text() : null;
+            errors[i] = t.to() == EffectState.SUCCEEDED ? null : t.text();
+        }
+        var u = DSL.select(each(keys, SQLDataType.VARCHAR).as("k"), each(numbers, SQLDataType.INTEGER).as("n"),
+                each(states, SQLDataType.VARCHAR).as("s"), each(refs, SQLDataType.VARCHAR).as("ref"),
+                each(errors, SQLDataType.VARCHAR).as("err")).asTable("u");
+        Field<String> k = u.field("k", String.class);
+        Field<Integer> number = u.field("n", Integer.class);
+        Field<String> to = u.field("s", String.class);
+        Field<String> ref = u.field("ref", String.class);
+        Field<String> err = u.field("err", String.class);
+        Field<Instant> now = time.now();
+        Field<String> succeeded = DSL.val(EffectState.SUCCEEDED.dbValue());
+        Set<String> applied = new java.util.HashSet<>(tx.update(R)
+                .set(R.STATE, to)
+                .set(R.RESULT_REF, DSL.when(to.eq(succeeded), ref).otherwise(R.RESULT_REF))
+                .set(R.LAST_ERROR, DSL.when(to.eq(succeeded), R.LAST_ERROR).otherwise(err))
+                .set(R.COMPLETED_AT, DSL.when(to.eq(DSL.val(EffectState.AMBIGUOUS.dbValue())), R.COMPLETED_AT).otherwise(now))
+                .set(R.UPDATED_AT, now)
+                .from(u)
+                .where(R.EFFECT_KEY.eq(k))
+                .and(R.STATE.eq(EffectState.RESERVED.dbValue()))
+                .and(R.RESERVATIONS.eq(number))
+                .returningResult(R.EFFECT_KEY)
+                .fetch(r -> r.value1()));
+        if (applied.size() == n) {
+            log.debug("Recorded {} outcomes", n);
+            return;
+        }
+        Set<String> taken = new java.util.HashSet<>();
+        for (Transition t : sorted) {
+            // a key twice in one statement changes its row once: the second finds it moved on
+            if (!applied.contains(t.effectKey()) || !taken.add(t.effectKey())) {
+                EffectRecord current = find(tx, t.effectKey()).orElse(null);
+                throw new TransitionRejectedException(t.effectKey(), "recordAll(" + t.to() + ")",
+                        Set.of(EffectState.RESERVED), t.reservation(), current);
+            }
+        }
+        throw new IllegalStateException("recordAll: " + applied.size() + " of " + n + " applied, none rejected");
+    }
+
+    /**
      * Says explicitly that the outcome is unknown (e.g. a timeout after the request was written, or
      * a transport that cannot repeat safely parking the work for review): {@code RESERVED} →
      * {@code AMBIGUOUS}. Later reserves answer {@link Reservation.Ambiguous} until a person confirms
@@ -517,5 +740,10 @@ public final class IdempotencyStore {
                 row.getFirstReservedAt(), row.getReservedAt(), row.getCompletedAt(), row.getResultRef(),
                 row.getLastError(), row.getDescriptor() == null ? null : row.getDescriptor().data(),
                 row.getUpdatedAt());
+    }
+
+    /** {@code unnest(array)} as a column of a select list; the arrays of one statement have one length. */
+    private static <T> Field<T> each(T[] values, DataType<T> type) {
+        return DSL.function("unnest", type, DSL.val(values, type.array()));
     }
 }
