@@ -8,7 +8,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -17,8 +19,9 @@ import java.util.concurrent.TimeUnit;
  * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches by
  * the completer's thread or by a claimer short of slots ({@link #writeQueued}), one transaction per
  * batch: the fenced state change, each outcome's own
- * {@link Outcome.TransactionalStep} (only for claims still held), the effect's new state and the
- * attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
+ * {@link Outcome.TransactionalStep} (only for claims still held; {@link Outcome.GroupedStep}s of one
+ * group in one call, e.g. one statement for the batch's idempotency records), the effect's new
+ * state and the attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
  * cannot hold back the others; an outcome whose step keeps failing is written as a retry without
  * the step (the side effect then looks unrecorded, which the idempotency store is there to handle).
  *
@@ -248,10 +251,18 @@ final class Completer {
             List<OutboxStore.ChangedRow> rows = store.finish(tx, finishes);
             Set<Long> held = new HashSet<>();
             rows.forEach(r -> held.add(r.id()));
+            Map<Object, List<Outcome.GroupedStep>> groups = new LinkedHashMap<>();
             for (Pending p : batch) {
                 if (p.step() != null && held.contains(p.finish().message().id())) {
-                    p.step().run(tx);
+                    if (p.step() instanceof Outcome.GroupedStep g) {
+                        groups.computeIfAbsent(g.group(), k -> new ArrayList<>()).add(g);
+                    } else {
+                        p.step().run(tx);
+                    }
                 }
+            }
+            for (List<Outcome.GroupedStep> group : groups.values()) {
+                group.getFirst().runGroup(tx, group);
             }
             store.updateEffects(tx, rows);
             if (config.recordAttempts()) {

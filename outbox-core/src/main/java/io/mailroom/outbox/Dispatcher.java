@@ -246,10 +246,32 @@ public final class Dispatcher implements AutoCloseable {
      */
     public int runOnce() {
         List<InFlight> held = claimRound(config.batchSize(), false);
+        Map<String, SharedRound<?>> rounds = sharedRounds(held);
+        List<InFlight> sharing = new ArrayList<>();
         for (InFlight f : held) {
-            Completer.Pending pending = handle(f);
+            if (rounds.containsKey(f.message.topic())) {
+                sharing.add(f); // below: each round's messages meet at the shared step, so each needs its thread
+                continue;
+            }
+            Completer.Pending pending = handle(f, null);
             if (pending != null) {
                 completer.writeWithFallback(List.of(pending));
+            }
+        }
+        if (!sharing.isEmpty()) {
+            List<Completer.Pending> outcomes = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> threads = new ArrayList<>(sharing.size());
+            for (InFlight f : sharing) {
+                threads.add(Thread.ofVirtual().name("mailroom-handler-once").start(() -> {
+                    Completer.Pending pending = handle(f, rounds.get(f.message.topic()));
+                    if (pending != null) {
+                        outcomes.add(pending);
+                    }
+                }));
+            }
+            threads.forEach(t -> joinQuietly(t, Duration.ofDays(1)));
+            if (!outcomes.isEmpty()) {
+                completer.writeWithFallback(List.copyOf(outcomes)); // one batch, as the completer would
             }
         }
         return held.size();
@@ -312,13 +334,27 @@ public final class Dispatcher implements AutoCloseable {
                     continue;
                 }
                 slots.release(want - claimed.size());
-                for (InFlight f : claimed) {
-                    handlerThreads.execute(() -> {
-                        Completer.Pending pending = handle(f);
-                        if (pending != null) {
-                            completer.submit(pending);
+                Map<String, SharedRound<?>> rounds = sharedRounds(claimed);
+                for (int i = 0; i < claimed.size(); i++) {
+                    InFlight f = claimed.get(i);
+                    SharedRound<?> round = rounds.get(f.message.topic());
+                    try {
+                        handlerThreads.execute(() -> {
+                            Completer.Pending pending = handle(f, round);
+                            if (pending != null) {
+                                completer.submit(pending);
+                            }
+                        });
+                    } catch (RuntimeException e) {
+                        // the rest stay in flight until a stop hands them back; their round must not wait for them
+                        for (InFlight rest : claimed.subList(i, claimed.size())) {
+                            SharedRound<?> r = rounds.get(rest.message.topic());
+                            if (r != null) {
+                                r.skip();
+                            }
                         }
-                    });
+                        throw e;
+                    }
                 }
                 if (claimed.size() < want) {
                     sleep(config.pollInterval());
@@ -420,14 +456,40 @@ public final class Dispatcher implements AutoCloseable {
 
     // ---------------------------------------------------------------------------------- executor
 
-    /** Runs the handler of one claimed message; returns the outcome to write, or null if there is none. */
-    private Completer.Pending handle(InFlight f) {
+    /**
+     * The shared rounds of one claim: one per topic whose handler is a {@link BatchHandler} and which
+     * has more than one message in the claim (one message is handled alone, as a batch of one).
+     */
+    private Map<String, SharedRound<?>> sharedRounds(List<InFlight> claimed) {
+        if (claimed.size() < 2) {
+            return Map.of();
+        }
+        Map<String, Integer> perTopic = new HashMap<>();
+        for (InFlight f : claimed) {
+            if (handlers.get(f.message.topic()) instanceof BatchHandler<?>) {
+                perTopic.merge(f.message.topic(), 1, Integer::sum);
+            }
+        }
+        Map<String, SharedRound<?>> rounds = new HashMap<>();
+        perTopic.forEach((topic, n) -> {
+            if (n > 1) {
+                rounds.put(topic, new SharedRound<>((BatchHandler<?>) handlers.get(topic), n));
+            }
+        });
+        return rounds;
+    }
+
+    /**
+     * Runs the handler of one claimed message (through its claim's shared round, if it has one);
+     * returns the outcome to write, or null if there is none.
+     */
+    private Completer.Pending handle(InFlight f, SharedRound<?> round) {
         ClaimedMessage m = f.message;
         f.thread = Thread.currentThread();
         long started = System.nanoTime();
         Outcome outcome = null;
         try {
-            outcome = handlers.get(m.topic()).handle(m, f);
+            outcome = round != null ? round.handle(m, f) : handlers.get(m.topic()).handle(m, f);
             if (outcome == null) {
                 outcome = Outcome.retryLater("handler for " + m.topic() + " returned no outcome");
             }

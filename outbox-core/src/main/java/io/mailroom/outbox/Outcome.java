@@ -3,6 +3,7 @@ package io.mailroom.outbox;
 import org.jooq.DSLContext;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -23,6 +24,27 @@ public sealed interface Outcome {
     @FunctionalInterface
     interface TransactionalStep {
         void run(DSLContext tx);
+    }
+
+    /**
+     * A step the completer writes together with the other outcomes' steps of the same
+     * {@link #group()}, in one call of {@link #runGroup} in the batch's transaction (e.g. one
+     * statement for the idempotency records of a whole batch), instead of one {@link #run} each.
+     * Written alone it is a group of one. If the group throws, the completer writes the batch's
+     * outcomes one by one, each step alone, as it does for any step that fails.
+     */
+    interface GroupedStep extends TransactionalStep {
+
+        /** Steps whose groups are equal are written together by one of them. */
+        Object group();
+
+        /** Writes {@code steps} (all of this group) with the effect of running each of them. */
+        void runGroup(DSLContext tx, List<GroupedStep> steps);
+
+        @Override
+        default void run(DSLContext tx) {
+            runGroup(tx, List.of(this));
+        }
     }
 
     /** The work is done: the message becomes {@code done}. */

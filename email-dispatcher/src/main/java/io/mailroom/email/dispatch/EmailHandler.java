@@ -2,6 +2,7 @@ package io.mailroom.email.dispatch;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.render.RenderException;
@@ -10,11 +11,12 @@ import io.mailroom.email.transport.SendResult;
 import io.mailroom.idempotency.Fingerprint;
 import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.idempotency.Reservation;
+import io.mailroom.idempotency.ReservationConflictException;
 import io.mailroom.idempotency.TransitionRejectedException;
+import io.mailroom.outbox.BatchHandler;
 import io.mailroom.outbox.ClaimContext;
 import io.mailroom.outbox.ClaimLostException;
 import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.MessageHandler;
 import io.mailroom.outbox.Outcome;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -26,33 +28,41 @@ import javax.sql.DataSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Turns one claimed outbox message into at most one email per business effect.
+ * Turns claimed outbox messages into at most one email per business effect. The dispatcher hands
+ * it a claim's messages of one topic as a batch ({@link BatchHandler}); what is per message runs on
+ * the message's own handler thread, what costs a commit is paid once per batch.
  *
  * <ol>
- *   <li>Render the email from the payload; a payload that cannot make a valid email (bad address,
- *       header injection, oversized body, malformed JSON) fails the message for good, with the
- *       reason, before any provider is contacted.</li>
- *   <li>Reserve the effect key in the idempotency store, with a fingerprint of the request (see
- *       {@link EmailComposer.Composed#fingerprintParts()}), in a short transaction of its own that commits
- *       <em>before</em> the send: if the process dies after sending, the next attempt finds the
- *       reservation and knows the outcome is unknown.</li>
- *   <li>Already sent: done without sending. Same key, different request: failed, nothing sent.
- *       Outcome unknown: the transport's {@link AmbiguityPolicy} decides (resend with the same
- *       provider key within its window, park for review, or resend a bounded number of times).
- *       A new template version changes none of this: it is not part of the fingerprint.</li>
- *   <li>The reservation to send under commits together with the rendering ({@link RenderingStore}).</li>
+ *   <li>{@link #prepare}, per message: render the email from the payload; a payload that cannot make
+ *       a valid email (bad address, header injection, oversized body, malformed JSON) fails the
+ *       message for good, with the reason, before any provider is contacted.</li>
+ *   <li>{@link #together}, once per batch: reserve every effect key in the idempotency store, each
+ *       with a fingerprint of its request (see {@link EmailComposer.Composed#fingerprintParts()}),
+ *       and store the renderings of those reserved ({@link RenderingStore}), in one short
+ *       transaction that commits <em>before</em> any of them is sent: if the process dies after
+ *       sending (or anywhere after that commit), the next attempt finds each reservation and knows
+ *       its outcome is unknown.</li>
+ *   <li>{@link #complete}, per message: already sent, done without sending. Same key, different
+ *       request: failed, nothing sent. Outcome unknown: the transport's {@link AmbiguityPolicy}
+ *       decides (resend with the same provider key within its window, park for review, or resend a
+ *       bounded number of times). A new template version changes none of this: it is not part of
+ *       the fingerprint.</li>
  *   <li>Send through the (resilient) transport, then report the outcome; the idempotency record is
  *       updated in the same transaction that finishes the outbox message, only if the claim still
  *       holds, and only for the reservation this attempt holds (every transition is fenced by its
- *       number, so a stale attempt cannot overwrite a newer one's record).</li>
+ *       number, so a stale attempt cannot overwrite a newer one's record). The completer writes the
+ *       records of a whole completion batch in one statement ({@link IdempotencyStore#recordAll}).</li>
  * </ol>
  */
-public final class EmailHandler implements MessageHandler {
+public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
 
     private static final Logger log = LoggerFactory.getLogger(EmailHandler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -81,27 +91,105 @@ public final class EmailHandler implements MessageHandler {
         this.clock = clock == null ? Clock.systemUTC() : clock;
     }
 
+    /**
+     * One message's email between the steps: what was rendered, and (after {@link #together}) the
+     * answer of the idempotency store for its key.
+     */
+    public static final class Work {
+        private final ClaimedMessage message;
+        private final Email email;
+        private final Fingerprint fingerprint;
+        private final String descriptor;
+        private final RenderingStore.Rendering rendering;
+        private Reservation reservation; // written by together, read by complete: the round's lock orders them
+
+        private Work(ClaimedMessage message, Email email, Fingerprint fingerprint, String descriptor,
+                     RenderingStore.Rendering rendering) {
+            this.message = message;
+            this.email = email;
+            this.fingerprint = fingerprint;
+            this.descriptor = descriptor;
+            this.rendering = rendering;
+        }
+
+        private IdempotencyStore.Request request() {
+            return new IdempotencyStore.Request(message.idempotencyKey(), fingerprint, descriptor);
+        }
+    }
+
+    /**
+     * Renders the email; a payload that cannot make a valid email fails the message for good, before
+     * any reservation or provider.
+     */
     @Override
-    public Outcome handle(ClaimedMessage message, ClaimContext context) {
-        String key = message.idempotencyKey();
+    public Prepared<Work> prepare(ClaimedMessage message, ClaimContext context) {
         EmailComposer.Composed composed;
         try {
             composed = composer.compose(message);
         } catch (RenderException e) {
-            return Outcome.failed("cannot render the email: " + e.getMessage());
+            return Prepared.finished(Outcome.failed("cannot render the email: " + e.getMessage()));
         } catch (InvalidEmailException e) {
-            return Outcome.failed("invalid email: " + e.getMessage());
+            return Prepared.finished(Outcome.failed("invalid email: " + e.getMessage()));
         }
         Email email = composed.email();
         // The request, not its rendering: see EmailComposer for why.
         Fingerprint fingerprint = Fingerprint.of(composed.fingerprintParts().toArray(String[]::new));
-        String descriptor = descriptor(email);
+        return Prepared.of(new Work(message, email, fingerprint, descriptor(email),
+                RenderingStore.Rendering.of(message, composed)));
+    }
 
-        RenderingStore.Rendering rendering = RenderingStore.Rendering.of(message, composed);
-        Reservation reservation = inTransaction(tx -> withRendering(tx, store.reserve(tx, key, fingerprint, worker, descriptor),
-                rendering));
+    /**
+     * Reserves every key of the batch and stores the renderings of those reserved, in one short
+     * transaction that commits before any of them is sent. Should two batches sharing keys meet in
+     * the opposite order (a deadlock, 40P01) or conflict, the keys are reserved one by one, each in
+     * its own transaction, as a batch of one would be.
+     */
+    @Override
+    public void together(List<Work> batch) {
+        try {
+            reserveInOneTransaction(batch);
+        } catch (RuntimeException e) {
+            if (batch.size() == 1 || !retryAlone(e)) {
+                throw e;
+            }
+            log.info("Batch reservation of {} keys conflicted (SQLSTATE {}); reserving them one by one",
+                    batch.size(), SqlStates.sqlState(e));
+            for (Work w : batch.stream().sorted(java.util.Comparator.comparing(w -> w.message.idempotencyKey())).toList()) {
+                reserveInOneTransaction(List.of(w));
+            }
+        }
+    }
+
+    private void reserveInOneTransaction(List<Work> batch) {
+        List<Reservation> answers = inTransaction(tx -> {
+            List<Reservation> got = store.reserveAll(tx, batch.stream().map(Work::request).toList(), worker);
+            List<RenderingStore.Rendering> sending = new ArrayList<>(batch.size());
+            Set<String> keys = new HashSet<>();
+            for (int i = 0; i < got.size(); i++) {
+                // a key twice in one batch is reserved by its first message only
+                if (got.get(i) instanceof Reservation.Reserved && keys.add(batch.get(i).message.idempotencyKey())) {
+                    sending.add(batch.get(i).rendering);
+                }
+            }
+            renderings.upsert(tx, sending);
+            return got;
+        });
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).reservation = answers.get(i);
+        }
+    }
+
+    private static boolean retryAlone(RuntimeException e) {
+        return SqlStates.is(e, SqlStates.DEADLOCK_DETECTED) || e instanceof ReservationConflictException;
+    }
+
+    /** Decides by the reservation's answer; sends only under a reservation this attempt holds. */
+    @Override
+    public Outcome complete(Work work, ClaimContext context) {
+        String key = work.message.idempotencyKey();
         Reservation.Reserved held;
-        switch (reservation) {
+        switch (work.reservation) {
+            case null -> throw new IllegalStateException("message " + work.message.id() + " was not reserved");
             case Reservation.AlreadySucceeded done -> {
                 log.info("Effect {} was already sent (provider id {}); not sending again", key, done.resultRef());
                 return Outcome.done(detail("deduplicated", true, "providerMessageId", done.resultRef()), null);
@@ -112,7 +200,7 @@ public final class EmailHandler implements MessageHandler {
                         + ", now " + mismatch.actual().hex().substring(0, 12) + "); nothing sent");
             }
             case Reservation.OutcomeUnknown unknown -> {
-                Decision decision = decideOnUnknown(key, unknown, fingerprint, descriptor, rendering);
+                Decision decision = decideOnUnknown(key, unknown, work.fingerprint, work.descriptor, work.rendering);
                 if (decision.parked() != null) {
                     return decision.parked();
                 }
@@ -127,7 +215,7 @@ public final class EmailHandler implements MessageHandler {
             giveBack(key, held);
             throw e;
         }
-        SendResult result = transport.send(email, key);
+        SendResult result = transport.send(work.email, key);
         return outcome(key, held, result);
     }
 
@@ -183,11 +271,11 @@ public final class EmailHandler implements MessageHandler {
         int n = held.reservationNumber();
         return switch (result) {
             case SendResult.Sent sent -> Outcome.done(sent.detailJson(),
-                    tx -> store.recordSucceeded(tx, key, n, sent.providerMessageId()));
+                    record(IdempotencyStore.Transition.succeeded(key, n, sent.providerMessageId())));
             case SendResult.Transient t -> new Outcome.RetryLater(t.code() + " " + t.error(), t.retryAfter(),
-                    detail("code", t.code()), tx -> store.recordFailed(tx, key, n, t.code() + " " + t.error()));
+                    detail("code", t.code()), record(IdempotencyStore.Transition.failed(key, n, t.code() + " " + t.error())));
             case SendResult.Permanent p -> new Outcome.Failed(p.code() + " " + p.error(),
-                    detail("code", p.code()), tx -> store.recordFailed(tx, key, n, p.code() + " " + p.error()));
+                    detail("code", p.code()), record(IdempotencyStore.Transition.failed(key, n, p.code() + " " + p.error())));
             case SendResult.Ambiguous a -> ambiguous(key, held, a);
             case SendResult.Misconfigured m -> new Outcome.NotAttempted(
                     "provider refused our configuration (" + m.code() + "): " + m.error()
@@ -205,7 +293,7 @@ public final class EmailHandler implements MessageHandler {
      */
     private Outcome ambiguous(String key, Reservation.Reserved held, SendResult.Ambiguous a) {
         String reason = "send of " + key + " through " + transport.name() + " has an unknown outcome: " + a.error();
-        Outcome.TransactionalStep mark = tx -> store.markAmbiguous(tx, key, held.reservationNumber(), a.error());
+        Outcome.TransactionalStep mark = record(IdempotencyStore.Transition.ambiguous(key, held.reservationNumber(), a.error()));
         return switch (policy.mode()) {
             case RESEND_WITH_KEY -> new Outcome.RetryLater(reason, null, detail("ambiguous", true), mark);
             case RESEND -> policy.resendsLeft(held.repeats())
@@ -215,6 +303,32 @@ public final class EmailHandler implements MessageHandler {
             case REVIEW -> new Outcome.Review(reason + "; parked for review, nothing more sent",
                     detail("ambiguous", true), mark);
         };
+    }
+
+    /**
+     * The idempotency outcome of one send, written by the completer together with the outcomes of the
+     * same store in its batch: one fenced UPDATE for the batch ({@link IdempotencyStore#recordAll}).
+     */
+    private Outcome.GroupedStep record(IdempotencyStore.Transition transition) {
+        return new IdempotencyOutcome(store, transition);
+    }
+
+    private record IdempotencyOutcome(IdempotencyStore store, IdempotencyStore.Transition transition)
+            implements Outcome.GroupedStep {
+
+        @Override
+        public Object group() {
+            return store;
+        }
+
+        @Override
+        public void runGroup(DSLContext tx, List<Outcome.GroupedStep> steps) {
+            List<IdempotencyStore.Transition> all = new ArrayList<>(steps.size());
+            for (Outcome.GroupedStep step : steps) {
+                all.add(((IdempotencyOutcome) step).transition);
+            }
+            store.recordAll(tx, all);
+        }
     }
 
     /**

@@ -148,6 +148,14 @@ public final class BenchCommand implements Callable<Integer> {
             + "the dispatcher-only HTTP drain, into the work directory.")
     boolean dispatchProfile;
 
+    @Option(names = "--dispatch-baseline-classpath", description = "Also run every dispatcher-only drain and the census with the "
+            + "dispatcher from this class path (another build, e.g. the commit before a change), before this build's, in the "
+            + "same run: rows marked [before: LABEL] and [after].")
+    String dispatchBaselineClassPath;
+
+    @Option(names = "--dispatch-baseline-label", description = "What the baseline class path is, in the rows (e.g. a commit).")
+    String dispatchBaselineLabel;
+
     @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
     int fsyncSeconds;
 
@@ -249,7 +257,7 @@ public final class BenchCommand implements Callable<Integer> {
                     or(dispatchAiosmtpdEmails, 5_000, 300), or(dispatchWarmup, 3_000, 20), 100, or(dispatchCensus, 2_000, 50),
                     or(dispatchQueueMessages, 100_000, 500), quick ? 0 : 20_000, 200, 0.8,
                     Duration.ofSeconds(or(dispatchLatencySeconds, 8, 1)), Duration.ofMinutes(quick ? 1 : 10), work,
-                    serviceJvm, serviceEnv, quick, dispatchProfile);
+                    serviceJvm, serviceEnv, quick, dispatchProfile, dispatchBaselineClassPath, dispatchBaselineLabel);
             report.settings.put("dispatch-only", plan.toString());
             timed("dispatch-only", () -> new DispatchOnly(plan).run(report));
         }

@@ -82,7 +82,15 @@ final class DispatchOnly {
     record Plan(List<Provider> providers, int emails, int aiosmtpdEmails, int warmup, int enqueueBatch, int censusEmails,
                 int queueMessages, int queueWarmup, int pacedRate, double capacityShare, Duration latencyDuration,
                 Duration timeout, Path workDir, List<String> serviceJvmOptions, Map<String, String> serviceEnv,
-                boolean fastStart, boolean profile) {
+                boolean fastStart, boolean profile, String baselineClassPath, String baselineLabel) {
+    }
+
+    /**
+     * Whose dispatcher a pass runs: this build's, or a baseline build's class path (the commit before
+     * a change), so that one run gives the before and the after figures side by side.
+     */
+    private record Variant(String classPath, String suffix, String tag) {
+        static final Variant THIS_BUILD = new Variant(null, "", "");
     }
 
     static final String TEMPLATE = "order_confirmation";
@@ -115,9 +123,23 @@ final class DispatchOnly {
             new Report.Column("commits_per_email", "commits/email"), new Report.Column("status", "check"));
 
     private final Plan plan;
+    private Variant variant = Variant.THIS_BUILD;
 
     DispatchOnly(Plan plan) {
         this.plan = plan;
+    }
+
+    private List<Variant> variants() {
+        if (plan.baselineClassPath() == null) {
+            return List.of(Variant.THIS_BUILD);
+        }
+        String label = plan.baselineLabel() == null ? "baseline" : plan.baselineLabel();
+        return List.of(new Variant(plan.baselineClassPath(), " [before: " + label + "]", "-before"),
+                new Variant(null, " [after]", ""));
+    }
+
+    private String label(Provider provider) {
+        return provider.label + variant.suffix();
     }
 
     void run(Report report) {
@@ -129,36 +151,43 @@ final class DispatchOnly {
                 "17. Dispatcher only: statement census of the dispatcher service (untimed, JDBC proxy in its JVM)", CENSUS_COLUMNS);
         Double queueRate = queueReference(s);
         for (Provider provider : plan.providers()) {
-            Map<String, Object> row = s.row();
-            row.put("provider", provider.label);
-            String problem;
-            try {
-                problem = drain(provider, row, latency, queueRate);
-            } catch (Exception e) {
-                problem = "run aborted: " + e;
+            for (Variant v : variants()) {
+                variant = v;
+                Map<String, Object> row = s.row();
+                row.put("provider", label(provider));
+                String problem;
+                try {
+                    problem = drain(provider, row, latency, queueRate);
+                } catch (Exception e) {
+                    problem = "run aborted: " + e;
+                }
+                row.putIfAbsent("load1", LoadAverage.oneMinute());
+                if (!Report.SKIPPED.equals(row.get("status"))) {
+                    row.put("status", problem == null ? Report.OK : Report.FAILED);
+                    if (problem != null) {
+                        row.put("note", problem);
+                    }
+                }
             }
-            row.putIfAbsent("load1", LoadAverage.oneMinute());
-            if (!Report.SKIPPED.equals(row.get("status"))) {
+        }
+        if (plan.censusEmails() > 0) {
+            for (Variant v : variants()) {
+                variant = v;
+                Map<String, Object> row = census.row();
+                row.put("provider", label(Provider.HTTP));
+                String problem;
+                try {
+                    problem = census(row);
+                } catch (Exception e) {
+                    problem = "run aborted: " + e;
+                }
                 row.put("status", problem == null ? Report.OK : Report.FAILED);
                 if (problem != null) {
                     row.put("note", problem);
                 }
             }
         }
-        if (plan.censusEmails() > 0) {
-            Map<String, Object> row = census.row();
-            row.put("provider", Provider.HTTP.label);
-            String problem;
-            try {
-                problem = census(row);
-            } catch (Exception e) {
-                problem = "run aborted: " + e;
-            }
-            row.put("status", problem == null ? Report.OK : Report.FAILED);
-            if (problem != null) {
-                row.put("note", problem);
-            }
-        }
+        variant = Variant.THIS_BUILD;
         s.note("emails written through EmailOutbox.enqueue (" + plan.enqueueBatch() + " per transaction) while the topic was "
                 + "paused; " + plan.warmup() + " emails drained untimed first; clock from the first measured message done to the last "
                 + "(database polled every " + POLL_MILLIS + " ms)");
@@ -228,9 +257,10 @@ final class DispatchOnly {
             external = command.get();
         }
         int n = provider == Provider.AIOSMTPD ? plan.aiosmtpdEmails() : plan.emails();
-        String name = "dispatch-" + provider.name().toLowerCase(Locale.ROOT);
+        String name = "dispatch-" + provider.name().toLowerCase(Locale.ROOT) + variant.tag();
         MailPipeline.Settings settings = new MailPipeline.Settings(name, provider.transport, false, plan.serviceJvmOptions(),
-                plan.serviceEnv(), plan.workDir(), plan.fastStart()).withDispatcher(MailroomCli.class.getName(), external);
+                plan.serviceEnv(), plan.workDir(), plan.fastStart()).withDispatcher(MailroomCli.class.getName(), external)
+                .withDispatcherClassPath(variant.classPath());
         try (BenchDb db = BenchDb.create(); Connection monitor = db.connect()) {
             HikariDataSource pool = db.pool(name + "-writer", WRITER_SESSIONS);
             Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES));
@@ -339,7 +369,7 @@ final class DispatchOnly {
         }
         for (int rate : rates) {
             Map<String, Object> row = s.row();
-            row.put("provider", provider.label);
+            row.put("provider", label(provider));
             row.put("rate", rate);
             row.put("share", Double.isFinite(capacity) && capacity > 0 ? rate / capacity : null);
             String problem;
@@ -428,9 +458,9 @@ final class DispatchOnly {
 
     private String census(Map<String, Object> row) throws Exception {
         int n = plan.censusEmails();
-        MailPipeline.Settings settings = new MailPipeline.Settings("dispatch-census", MailPipeline.Transport.HTTP, false,
-                plan.serviceJvmOptions(), plan.serviceEnv(), plan.workDir(), plan.fastStart())
-                .withDispatcher(CensusDispatcherMain.class.getName(), null);
+        MailPipeline.Settings settings = new MailPipeline.Settings("dispatch-census" + variant.tag(), MailPipeline.Transport.HTTP,
+                false, plan.serviceJvmOptions(), plan.serviceEnv(), plan.workDir(), plan.fastStart())
+                .withDispatcher(CensusDispatcherMain.class.getName(), null).withDispatcherClassPath(variant.classPath());
         try (BenchDb db = BenchDb.create(); Connection monitor = db.connect()) {
             HikariDataSource pool = db.pool("dispatch-census-writer", 2);
             Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES));

@@ -62,12 +62,21 @@ final class MailPipeline implements AutoCloseable {
      */
     record Settings(String name, Transport transport, boolean orderService, List<String> serviceJvmOptions,
                     Map<String, String> serviceEnv, Path logDir, boolean fastStart, String dispatcherMain,
-                    List<String> externalSmtp) {
+                    List<String> externalSmtp, String dispatcherClassPath) {
 
         Settings(String name, Transport transport, boolean orderService, List<String> serviceJvmOptions,
                  Map<String, String> serviceEnv, Path logDir, boolean fastStart) {
             this(name, transport, orderService, serviceJvmOptions, serviceEnv, logDir, fastStart,
-                    MailroomCli.class.getName(), null);
+                    MailroomCli.class.getName(), null, null);
+        }
+
+        /**
+         * The dispatcher from another build's class path (null: this JVM's), e.g. the commit before a
+         * change, so that one run measures both.
+         */
+        Settings withDispatcherClassPath(String classPath) {
+            return new Settings(name, transport, orderService, serviceJvmOptions, serviceEnv, logDir, fastStart,
+                    dispatcherMain, externalSmtp, classPath);
         }
 
         /**
@@ -78,7 +87,7 @@ final class MailPipeline implements AutoCloseable {
          */
         Settings withDispatcher(String dispatcherMain, List<String> externalSmtp) {
             return new Settings(name, transport, orderService, serviceJvmOptions, serviceEnv, logDir, fastStart,
-                    dispatcherMain, externalSmtp);
+                    dispatcherMain, externalSmtp, dispatcherClassPath);
         }
     }
 
@@ -180,6 +189,9 @@ final class MailPipeline implements AutoCloseable {
         boolean census = settings.dispatcherMain().equals(CensusDispatcherMain.class.getName());
         ChildJvm.Builder d = ChildJvm.of(settings.name() + "-dispatcher", settings.dispatcherMain()).jvmOptions(serviceJvm)
                 .args(census ? List.of() : List.of("dispatcher", "run")).env(env).log(log("dispatcher"));
+        if (settings.dispatcherClassPath() != null) {
+            d.classPath(settings.dispatcherClassPath());
+        }
         dispatcher = (census ? d.controlled() : d).start();
         children.add(dispatcher);
 

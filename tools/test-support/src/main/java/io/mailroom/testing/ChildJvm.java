@@ -71,10 +71,17 @@ public final class ChildJvm implements AutoCloseable {
         private Path log;
         private boolean appendLog;
         private boolean controlled;
+        private String classPath;
 
         private Builder(String name, String mainClass) {
             this.name = Objects.requireNonNull(name, "name");
             this.mainClass = Objects.requireNonNull(mainClass, "mainClass");
+        }
+
+        /** The child's class path instead of this JVM's (e.g. another build of the same programs, to compare). */
+        public Builder classPath(String path) {
+            this.classPath = Objects.requireNonNull(path, "path");
+            return this;
         }
 
         public Builder jvmOptions(List<String> options) {
@@ -119,7 +126,7 @@ public final class ChildJvm implements AutoCloseable {
             command.add(ProcessHandle.current().info().command().orElse("java"));
             command.addAll(jvmOptions);
             command.add("-cp");
-            command.add(System.getProperty("java.class.path"));
+            command.add(classPath != null ? classPath : System.getProperty("java.class.path"));
             command.add(mainClass);
             command.addAll(args);
             ProcessBuilder pb = new ProcessBuilder(command);
