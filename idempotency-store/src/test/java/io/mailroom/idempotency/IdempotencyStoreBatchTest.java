@@ -3,8 +3,6 @@ package io.mailroom.idempotency;
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.DSLContext;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.exception.DataAccessException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -107,12 +105,18 @@ class IdempotencyStoreBatchTest {
             requests.add(request(newKey(info, "k" + i)));
         }
         AtomicInteger statements = new AtomicInteger();
-        DSLContext counted = pg.dsl().configuration().derive(new ExecuteListener() {
+        DSLContext counted = org.jooq.impl.DSL.using(new io.mailroom.testing.WrappingDataSource(pg.dataSource()) {
             @Override
-            public void executeStart(ExecuteContext ctx) {
-                statements.incrementAndGet();
+            protected java.sql.Connection wrap(java.sql.Connection real) {
+                return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                        new Class<?>[]{java.sql.Connection.class}, (proxy, method, args) -> {
+                            if (method.getName().startsWith("prepare")) {
+                                statements.incrementAndGet();
+                            }
+                            return invoke(real, method, args);
+                        });
             }
-        }).dsl();
+        }, org.jooq.SQLDialect.POSTGRES);
 
         List<Reservation> answers = counted.transactionResult(c -> store.reserveAll(c.dsl(), requests, "worker-b"));
 

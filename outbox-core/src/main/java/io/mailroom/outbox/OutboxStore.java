@@ -1,6 +1,7 @@
 package io.mailroom.outbox;
 
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
+import io.mailroom.db.sql.HotSql;
 import io.mailroom.db.sql.SqlClock;
 import org.jooq.CommonTableExpression;
 import org.jooq.Condition;

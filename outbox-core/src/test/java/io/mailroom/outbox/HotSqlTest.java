@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.sql.HotSql;
 import io.mailroom.db.sql.SqlClock;
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.testing.PostgresExtension;

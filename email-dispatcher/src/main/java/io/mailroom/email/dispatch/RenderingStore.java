@@ -1,12 +1,10 @@
 package io.mailroom.email.dispatch;
 
+import io.mailroom.db.sql.HotSql;
+import io.mailroom.db.sql.SqlClock;
 import io.mailroom.email.Email;
 import io.mailroom.outbox.ClaimedMessage;
 import org.jooq.DSLContext;
-import org.jooq.DataType;
-import org.jooq.Field;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 
 import java.time.Instant;
 import java.util.Comparator;
@@ -15,20 +13,31 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
-import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
-
 /**
  * Writes {@code email_rendering} (V7): what an email was rendered to, one row per outbox message,
  * replaced by every attempt that reaches the provider step. {@link EmailHandler} calls it in the
  * transaction that reserves the idempotency key, so the row is committed before the send.
  *
- * <p>Rows go in as one array per column, unnested in the select list, so a batch of renderings is
- * one statement with the same SQL text as a single one; rows are written in key order, so two
+ * <p>Rows go in as one array per column, unnested, so a batch of renderings is one statement with
+ * the same SQL text as a single one; rows are written in key order, so two
  * overlapping batches lock their rows in the same order.
  */
 public final class RenderingStore {
 
-    private static final Field<Instant> NOW = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
+    /**
+     * A finished text ({@link HotSql}), as the idempotency store's batch statements: rendered by
+     * jOOQ for every batch it cost a tenth of the dispatcher's CPU.
+     */
+    private static final HotSql UPSERT = HotSql.of("""
+            INSERT INTO email_rendering (idempotency_key, message_id, message_created_at, attempt, template,
+                                         template_version, locale, subject, text_part, html_part)
+            SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::varchar[]::timestamptz[], ?::int[], ?::varchar[],
+                                 ?::varchar[], ?::varchar[], ?::varchar[], ?::text[], ?::text[])
+            ON CONFLICT (idempotency_key) DO UPDATE SET
+              message_id = excluded.message_id, message_created_at = excluded.message_created_at,
+              attempt = excluded.attempt, template = excluded.template, template_version = excluded.template_version,
+              locale = excluded.locale, subject = excluded.subject, text_part = excluded.text_part,
+              html_part = excluded.html_part, rendered_at = now()""", SqlClock.database());
 
     /**
      * One email's rendering for one attempt.
@@ -78,7 +87,7 @@ public final class RenderingStore {
         int n = rows.size();
         String[] keys = new String[n];
         Long[] messageIds = new Long[n];
-        Instant[] createdAt = new Instant[n];
+        String[] createdAt = new String[n];
         Integer[] attempts = new Integer[n];
         String[] templates = new String[n];
         String[] versions = new String[n];
@@ -90,7 +99,7 @@ public final class RenderingStore {
             Rendering r = rows.get(i);
             keys[i] = r.key();
             messageIds[i] = r.messageId();
-            createdAt[i] = r.messageCreatedAt();
+            createdAt[i] = r.messageCreatedAt().toString();
             attempts[i] = r.attempt();
             templates[i] = r.template();
             versions[i] = r.templateVersion();
@@ -99,30 +108,6 @@ public final class RenderingStore {
             texts[i] = r.text();
             htmls[i] = r.html();
         }
-        var e = EMAIL_RENDERING;
-        return tx.insertInto(e, e.IDEMPOTENCY_KEY, e.MESSAGE_ID, e.MESSAGE_CREATED_AT, e.ATTEMPT, e.TEMPLATE,
-                        e.TEMPLATE_VERSION, e.LOCALE, e.SUBJECT, e.TEXT_PART, e.HTML_PART)
-                .select(DSL.select(each(keys, SQLDataType.VARCHAR), each(messageIds, SQLDataType.BIGINT),
-                        each(createdAt, SQLDataType.INSTANT), each(attempts, SQLDataType.INTEGER),
-                        each(templates, SQLDataType.VARCHAR), each(versions, SQLDataType.VARCHAR),
-                        each(locales, SQLDataType.VARCHAR), each(subjects, SQLDataType.VARCHAR),
-                        each(texts, SQLDataType.CLOB), each(htmls, SQLDataType.CLOB)))
-                .onConflict(e.IDEMPOTENCY_KEY).doUpdate()
-                .set(e.MESSAGE_ID, DSL.excluded(e.MESSAGE_ID))
-                .set(e.MESSAGE_CREATED_AT, DSL.excluded(e.MESSAGE_CREATED_AT))
-                .set(e.ATTEMPT, DSL.excluded(e.ATTEMPT))
-                .set(e.TEMPLATE, DSL.excluded(e.TEMPLATE))
-                .set(e.TEMPLATE_VERSION, DSL.excluded(e.TEMPLATE_VERSION))
-                .set(e.LOCALE, DSL.excluded(e.LOCALE))
-                .set(e.SUBJECT, DSL.excluded(e.SUBJECT))
-                .set(e.TEXT_PART, DSL.excluded(e.TEXT_PART))
-                .set(e.HTML_PART, DSL.excluded(e.HTML_PART))
-                .set(e.RENDERED_AT, NOW)
-                .execute();
-    }
-
-    /** {@code unnest(array)} as a column of the select list; the arrays of one statement have one length. */
-    private static <T> Field<T> each(T[] values, DataType<T> type) {
-        return DSL.function("unnest", type, DSL.val(values, type.array()));
+        return UPSERT.execute(tx, keys, messageIds, createdAt, attempts, templates, versions, locales, subjects, texts, htmls);
     }
 }

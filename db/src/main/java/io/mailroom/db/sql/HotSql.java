@@ -1,6 +1,5 @@
-package io.mailroom.outbox;
+package io.mailroom.db.sql;
 
-import io.mailroom.db.sql.SqlClock;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 
@@ -15,8 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A statement of the dispatcher's hot path (claim, completion, heartbeat), held as finished SQL text
- * and run on the transaction's own JDBC connection.
+ * A statement of the dispatcher's hot path (claim, completion, heartbeat, the batch reservation and
+ * outcomes of the idempotency store, the renderings), held as finished SQL text and run on the
+ * transaction's own JDBC connection.
  *
  * <p>Why not through jOOQ each time: a profile of a drain showed half of the producer's CPU in
  * building and rendering the same claim again for every batch, and a fifth of the completer's in
@@ -28,13 +28,13 @@ import java.util.List;
  * database's {@code now()}, or, with an injected test clock, a parameter bound to that clock's
  * instant at every execution. Other parameters are {@code ?}, bound in order.
  */
-final class HotSql {
+public final class HotSql {
 
     private static final String NOW = "{now}";
 
     /** Reads one row of a result. */
     @FunctionalInterface
-    interface RowReader<T> {
+    public interface RowReader<T> {
         T read(ResultSet rs) throws SQLException;
     }
 
@@ -57,7 +57,7 @@ final class HotSql {
     }
 
     /** A template with {@code {now}} and {@code ?} placeholders, for {@code clock}. */
-    static HotSql of(String template, SqlClock clock) {
+    public static HotSql of(String template, SqlClock clock) {
         StringBuilder sql = new StringBuilder(template.length());
         List<Boolean> slots = new ArrayList<>();
         for (int i = 0; i < template.length(); i++) {
@@ -85,15 +85,15 @@ final class HotSql {
     }
 
     /** The SQL text as sent. */
-    String sql() {
+    public String sql() {
         return sql;
     }
 
-    <T> List<T> query(DSLContext tx, RowReader<T> reader, Object... args) {
+    public <T> List<T> query(DSLContext tx, RowReader<T> reader, Object... args) {
         return query(tx, sql, bindings(args), reader);
     }
 
-    int execute(DSLContext tx, Object... args) {
+    public int execute(DSLContext tx, Object... args) {
         return execute(tx, sql, bindings(args));
     }
 
@@ -113,7 +113,7 @@ final class HotSql {
     // ------------------------------------------------------------------ plain execution of any text
 
     /** Runs {@code sql} with {@code values} bound in order and reads every row with {@code reader}. */
-    static <T> List<T> query(DSLContext tx, String sql, Object[] values, RowReader<T> reader) {
+    public static <T> List<T> query(DSLContext tx, String sql, Object[] values, RowReader<T> reader) {
         return tx.connectionResult(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 bind(c, ps, values);
@@ -130,7 +130,7 @@ final class HotSql {
         });
     }
 
-    static int execute(DSLContext tx, String sql, Object[] values) {
+    public static int execute(DSLContext tx, String sql, Object[] values) {
         return tx.connectionResult(c -> {
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 bind(c, ps, values);
@@ -142,7 +142,7 @@ final class HotSql {
     }
 
     /** A timestamptz column as an instant (null stays null). */
-    static Instant instant(ResultSet rs, int column) throws SQLException {
+    public static Instant instant(ResultSet rs, int column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
     }
