@@ -38,6 +38,8 @@ final class Completer {
     static final Duration MAX_CONNECTION_RETRY_BUDGET = Duration.ofSeconds(30);
     private static final long FIRST_RETRY_PAUSE_MILLIS = 50;
     private static final long MAX_RETRY_PAUSE_MILLIS = 2000;
+    /** How long without a new outcome ends the completion linger. */
+    static final long QUIET_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     /**
      * One outcome waiting to be written for {@code claim}; {@code outcome} and {@code took} are what
@@ -148,6 +150,7 @@ final class Completer {
                 }
                 batch.add(first);
                 queue.drainTo(batch, config.completionBatchSize() - 1);
+                gatherStragglers(batch);
                 writeWithFallback(batch);
             } catch (InterruptedException e) {
                 if (!running) {
@@ -158,6 +161,30 @@ final class Completer {
             } finally {
                 batch.clear();
             }
+        }
+    }
+
+    /**
+     * Adds to {@code batch} the outcomes still arriving, for up to the completion linger, stopping at
+     * the first {@link #QUIET_GAP_NANOS} without one (see {@link DispatcherConfig#DEFAULT_COMPLETION_LINGER}).
+     */
+    private void gatherStragglers(List<Pending> batch) throws InterruptedException {
+        long linger = config.completionLinger().toNanos();
+        if (linger == 0) {
+            return;
+        }
+        long deadline = System.nanoTime() + linger;
+        while (batch.size() < config.completionBatchSize() && running) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            Pending next = queue.poll(Math.min(left, QUIET_GAP_NANOS), TimeUnit.NANOSECONDS);
+            if (next == null) {
+                return;
+            }
+            batch.add(next);
+            queue.drainTo(batch, config.completionBatchSize() - batch.size());
         }
     }
 

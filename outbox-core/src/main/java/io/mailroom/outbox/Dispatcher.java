@@ -291,6 +291,8 @@ public final class Dispatcher implements AutoCloseable {
 
     private void produce() {
         int fullBatch = Math.min(config.batchSize(), config.concurrency());
+        int halfBatch = Math.max(1, fullBatch / 2);
+        long lingerNanos = config.claimLinger().toNanos();
         while (claiming) {
             try {
                 if (paused.contains("*")) {
@@ -311,6 +313,14 @@ public final class Dispatcher implements AutoCloseable {
                 if (!claiming) { // read after leaving producersCompleting: a stop from now on interrupts
                     slots.release(free);
                     break;
+                }
+                if (free < halfBatch && lingerNanos > 0) {
+                    // Slots come back with each written batch of outcomes: wait a moment for half a
+                    // batch's worth rather than claim (and reserve, and complete) a few messages at a time.
+                    if (slots.tryAcquire(halfBatch - free, lingerNanos, TimeUnit.NANOSECONDS)) {
+                        free = halfBatch;
+                    }
+                    free += slots.drainPermits();
                 }
                 if (free == 0) {
                     slots.acquire();

@@ -30,6 +30,8 @@ public record DispatcherConfig(
         Duration idleInTransactionTimeout,
         Duration controlPollInterval,
         boolean orderingKeys,
+        Duration claimLinger,
+        Duration completionLinger,
         Clock clock) {
 
     public static final int DEFAULT_BATCH_SIZE = 50;
@@ -49,6 +51,24 @@ public record DispatcherConfig(
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_CONTROL_POLL_INTERVAL = Duration.ofSeconds(2);
+    /**
+     * How long a claimer with fewer than half a batch of free slots waits for more before claiming
+     * what it has. Without it, a busy dispatcher whose slots come back a few at a time claims a few
+     * messages at a time (a measured drain averaged three per claim), and everything paid per claim
+     * (the claim, the email path's batch reservation, the completion) is paid per few messages.
+     * Measured on the dispatcher-only HTTP drain (2 cores, loaded): 10 ms gave 0.74 commits per
+     * email, 50 ms 0.34. A slow provider loses at most this long of some slots per claim; a quiet
+     * dispatcher never waits (it has more than half a batch free).
+     */
+    public static final Duration DEFAULT_CLAIM_LINGER = Duration.ofMillis(50);
+    /**
+     * How long the completer, holding a batch of outcomes, waits for the ones still arriving (it
+     * stops at the first millisecond without one): the sends of one claim end nearly together, and
+     * writing them in one transaction instead of three is a third of the commits.
+     */
+    public static final Duration DEFAULT_COMPLETION_LINGER = Duration.ofMillis(5);
+    /** The most either linger may be: each delays a message's progress by as much. */
+    public static final Duration MAX_LINGER = Duration.ofSeconds(1);
 
     public DispatcherConfig {
         Objects.requireNonNull(workerId, "workerId");
@@ -81,6 +101,8 @@ public record DispatcherConfig(
         b.idleInTransactionTimeout = idleInTransactionTimeout;
         b.controlPollInterval = controlPollInterval;
         b.orderingKeys = orderingKeys;
+        b.claimLinger = claimLinger;
+        b.completionLinger = completionLinger;
         b.clock = clock;
         return b;
     }
@@ -117,6 +139,8 @@ public record DispatcherConfig(
         private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
         private Duration controlPollInterval = DEFAULT_CONTROL_POLL_INTERVAL;
         private boolean orderingKeys = true;
+        private Duration claimLinger = DEFAULT_CLAIM_LINGER;
+        private Duration completionLinger = DEFAULT_COMPLETION_LINGER;
         private Clock clock;
 
         private Builder() {
@@ -163,6 +187,10 @@ public record DispatcherConfig(
          * messages of one key may run side by side: only for queues that never set an ordering key.
          */
         public Builder orderingKeys(boolean v) { this.orderingKeys = v; return this; }
+        /** See {@link #DEFAULT_CLAIM_LINGER}; zero claims whatever is free at once. */
+        public Builder claimLinger(Duration v) { this.claimLinger = v; return this; }
+        /** See {@link #DEFAULT_COMPLETION_LINGER}; zero writes what is queued at once. */
+        public Builder completionLinger(Duration v) { this.completionLinger = v; return this; }
         /** Time source for SQL; null (default) means the database's {@code now()}. */
         public Builder clock(Clock v) { this.clock = v; return this; }
 
@@ -200,9 +228,18 @@ public record DispatcherConfig(
             if (idleInTransactionTimeout != null) {
                 Checks.positive("idleInTransactionTimeout", idleInTransactionTimeout);
             }
+            linger("claimLinger", claimLinger);
+            linger("completionLinger", completionLinger);
             return new DispatcherConfig(id, batchSize, concurrency, claimers, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
-                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys, clock);
+                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys,
+                    claimLinger, completionLinger, clock);
+        }
+
+        private static void linger(String name, Duration value) {
+            if (value == null || value.isNegative() || value.compareTo(MAX_LINGER) > 0) {
+                throw new IllegalArgumentException(name + " must be between 0 and " + MAX_LINGER + ", got " + value);
+            }
         }
     }
 }

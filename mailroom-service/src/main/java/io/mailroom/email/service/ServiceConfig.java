@@ -99,6 +99,8 @@ public record ServiceConfig(
                 .pollInterval(s.duration("MAILROOM_POLL_INTERVAL", DispatcherConfig.DEFAULT_POLL_INTERVAL))
                 .shutdownDeadline(s.duration("MAILROOM_SHUTDOWN_DEADLINE", DispatcherConfig.DEFAULT_SHUTDOWN_DEADLINE))
                 .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
+                .claimLinger(s.duration("MAILROOM_CLAIM_LINGER", DispatcherConfig.DEFAULT_CLAIM_LINGER))
+                .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
                 .build());
         int fixed = fixedSessions(dispatcher);
         int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", fixed + defaultReservationSessions(dispatcher.concurrency()));
