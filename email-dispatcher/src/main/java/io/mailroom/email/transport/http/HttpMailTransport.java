@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.MultiplexConnectionPool;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
 import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
@@ -47,7 +48,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Connections are kept open and reused: at most {@code MAILROOM_HTTP_POOL_SIZE} (by default the
  * send concurrency, so no send waits for one), each closed after {@link #IDLE_TIMEOUT} unused. Over
  * https with {@code MAILROOM_HTTP_VERSION=auto} the TLS handshake offers HTTP/2 and HTTP/1.1 (ALPN)
- * and the provider chooses; on HTTP/2 concurrent sends are streams of one connection. Jetty's client
+ * and the provider chooses; on HTTP/2 concurrent sends are streams of the connections open. With
+ * {@code auto} the protocol is known only once a connection is up, so a burst of sends at start may
+ * open up to the pool size of them, as for HTTP/1.1; with {@code MAILROOM_HTTP_VERSION=2} it opens one
+ * and more only past the provider's stream limit. Jetty's client
  * replaced the JDK's for its cost: about half the CPU per request (BENCHMARKS.md, "HTTP clients").
  *
  * <p>Classification by status code:
@@ -77,6 +81,8 @@ public final class HttpMailTransport implements MailTransport {
     public static final String NAME = "http";
     static final int MAX_RESPONSE_BYTES = 64 * 1024;
     static final int MAX_ERROR_CHARS = 2000;
+    /** Concurrent streams a new HTTP/2 connection is expected to allow: the least RFC 9113 asks a server to. */
+    static final int ASSUMED_STREAMS = 100;
     /** An unused connection is closed after this (the JDK client's keep-alive default). */
     static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -119,7 +125,15 @@ public final class HttpMailTransport implements MailTransport {
             case HTTP_1_1 -> List.of(http11);
             case HTTP_2 -> List.of(http2);
         };
-        HttpClient client = new HttpClient(new HttpClientTransportDynamic(connector, protocols.toArray(ClientConnectionFactory.Info[]::new)));
+        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector, protocols.toArray(ClientConnectionFactory.Info[]::new));
+        if (config.version() == HttpMailConfig.Version.HTTP_2) {
+            // Every connection will be HTTP/2, so one still being opened already counts for
+            // ASSUMED_STREAMS sends: a burst of sends at start opens one connection, not one each.
+            // Once open, the provider's own stream limit replaces the guess, and more connections
+            // (up to the pool size) are opened only past it.
+            transport.setConnectionPoolFactory(destination -> new MultiplexConnectionPool(destination, config.poolSize(), ASSUMED_STREAMS));
+        }
+        HttpClient client = new HttpClient(transport);
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("mailroom-http");
         threads.setDaemon(true);
