@@ -128,13 +128,13 @@ public final class HttpClients {
                     Runtime.getRuntime().availableProcessors(), LoadAverage.oneMinute());
             List<Variant> variants = bench.variants();
             List<Run> runs = new ArrayList<>();
-            System.out.println("round  client                                           conc  req/s    CPU µs/req  conns (measured)  h1/h2 requests  failures  load");
+            System.out.println("round  client                                                          conc  req/s    CPU µs/req  conns (measured)  h1/h2 requests  failures  load");
             for (int round = 1; round <= rounds; round++) {
                 for (int concurrency : concurrencies) {
                     for (Variant v : variants) {
                         Run run = bench.measure(stub, v, concurrency, warmUp, requests);
                         runs.add(run);
-                        System.out.printf("%5d  %-47s  %4d  %7.0f  %10.1f  %5d (%d)  %7d/%-7d  %8d  %.2f%n", round,
+                        System.out.printf("%5d  %-62s  %4d  %7.0f  %10.1f  %5d (%d)  %7d/%-7d  %8d  %.2f%n", round,
                                 v.name() + ", " + v.protocol(), concurrency, run.perSecond(), run.cpuMicrosPerRequest(),
                                 run.connections(), run.connectionsMeasured(), run.http1(), run.http2(), run.failures(), run.load());
                     }
@@ -239,13 +239,15 @@ public final class HttpClients {
                 new Variant("Jetty 12.1 HttpClient", "HTTP/1.1", c -> jetty(c, false)),
                 new Variant("Jetty 12.1 HttpClient", "HTTP/2 (h2c prior knowledge)", c -> jetty(c, true)),
                 new Variant("Apache HttpClient 5.6 classic", "HTTP/1.1", this::apache),
-                new Variant("Mailroom HttpMailTransport", "as configured", c -> transport()));
+                new Variant("Mailroom HttpMailTransport", "auto (HTTP/1.1 in cleartext)", c -> transport(c, HttpMailConfig.Version.AUTO)),
+                new Variant("Mailroom HttpMailTransport", "MAILROOM_HTTP_VERSION=2 (h2c)", c -> transport(c, HttpMailConfig.Version.HTTP_2)));
     }
 
-    /** The product's transport as the service builds it, with its adapter and status classification. */
-    private Client transport() {
+    /** The product's transport as the service builds it (pool sized to the concurrency), with its adapter and classification. */
+    private Client transport(int concurrency, HttpMailConfig.Version version) {
         String base = endpoint.toString().substring(0, endpoint.toString().length() - JsonMailApiAdapter.PATH.length());
-        HttpMailTransport transport = new HttpMailTransport(HttpMailConfig.of(URI.create(base), TOKEN));
+        HttpMailTransport transport = new HttpMailTransport(HttpMailConfig.of(URI.create(base), TOKEN).withVersion(version)
+                .withPoolSize(concurrency));
         return new Client() {
             @Override
             public int post(String key) {
