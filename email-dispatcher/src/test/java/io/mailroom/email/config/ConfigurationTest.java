@@ -113,6 +113,30 @@ class ConfigurationTest {
     }
 
     @Test
+    void httpVersionAndPoolSizeFromEnv() {
+        HttpMailConfig defaults = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"));
+        assertThat(defaults.version()).isEqualTo(HttpMailConfig.Version.AUTO);
+        assertThat(defaults.poolSize()).isEqualTo(HttpMailConfig.DEFAULT_POOL_SIZE);
+        // a service passes its concurrency: one connection per concurrent send unless the pool size is set
+        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 12).poolSize())
+                .isEqualTo(12);
+        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 10_000).poolSize())
+                .isEqualTo(HttpMailConfig.MAX_POOL_SIZE);
+        HttpMailConfig set = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+                "MAILROOM_HTTP_VERSION", "1.1", "MAILROOM_HTTP_POOL_SIZE", "4"), 12);
+        assertThat(set.version()).isEqualTo(HttpMailConfig.Version.HTTP_1_1);
+        assertThat(set.poolSize()).isEqualTo(4);
+        assertThat(set.toString()).contains("version=1.1", "poolSize=4");
+        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "http://127.0.0.1:8080", "MAILROOM_HTTP_TOKEN", "t",
+                "MAILROOM_HTTP_VERSION", "2")).version()).isEqualTo(HttpMailConfig.Version.HTTP_2);
+
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+                "MAILROOM_HTTP_VERSION", "h2")), "MAILROOM_HTTP_VERSION", "MAILROOM_HTTP_VERSION must be 'auto', '1.1' or '2', got 'h2'");
+        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+                "MAILROOM_HTTP_POOL_SIZE", "0")), "MAILROOM_HTTP_POOL_SIZE", "MAILROOM_HTTP_POOL_SIZE must be 1..256, got 0");
+    }
+
+    @Test
     void policyFromEnv() {
         TransportPolicyConfig defaults = TransportPolicyConfig.fromEnv(env());
         assertThat(defaults).isEqualTo(TransportPolicyConfig.defaults());

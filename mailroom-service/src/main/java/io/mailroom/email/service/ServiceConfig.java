@@ -86,7 +86,9 @@ public record ServiceConfig(
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
         }
         if (used.contains("http")) {
-            http = transportSettings("http", transport, topics, () -> HttpMailConfig.fromEnv(env));
+            // one kept-open HTTP connection per concurrent send unless MAILROOM_HTTP_POOL_SIZE says otherwise
+            int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
+            http = transportSettings("http", transport, topics, () -> HttpMailConfig.fromEnv(env, concurrency));
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }

@@ -23,15 +23,62 @@ import java.util.Map;
  *                            request with the same idempotency key ({@code MAILROOM_HTTP_CONFLICT_RETRY_AFTER})
  * @param trustStore          the certificates trusted instead of the JDK's CAs ({@code MAILROOM_HTTP_TRUSTSTORE}),
  *                            or null; the certificate must still be issued for the base URL's host
+ * @param version             which HTTP the transport speaks ({@code MAILROOM_HTTP_VERSION}), see {@link Version}
+ * @param poolSize            connections to the provider kept open and reused ({@code MAILROOM_HTTP_POOL_SIZE}); a
+ *                            service passes its send concurrency, so that no send waits for a connection. HTTP/2
+ *                            carries concurrent sends as streams of one connection and opens more only when the
+ *                            provider's stream limit is reached, never more than this
  */
 public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout, Duration requestTimeout,
-                             Duration conflictRetryAfter, TrustStore trustStore) {
+                             Duration conflictRetryAfter, TrustStore trustStore, Version version, int poolSize) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(15);
     public static final Duration DEFAULT_CONFLICT_RETRY_AFTER = Duration.ofSeconds(2);
+    public static final Version DEFAULT_VERSION = Version.AUTO;
+    /** The dispatcher's default concurrency: one connection per concurrent send. */
+    public static final int DEFAULT_POOL_SIZE = 32;
+    public static final int MAX_POOL_SIZE = 256;
 
     private static final Duration MAX_TIMEOUT = Duration.ofMinutes(5);
+
+    /**
+     * {@code MAILROOM_HTTP_VERSION}.
+     * <ul>
+     *   <li>{@code auto}: over https, HTTP/2 when the provider offers it in the TLS handshake (ALPN), HTTP/1.1
+     *       otherwise; over plain http, HTTP/1.1. Cleartext HTTP/2 is not tried on its own: prior knowledge fails
+     *       every request to a server without it, and the {@code Upgrade: h2c} handshake (dropped by RFC 9113)
+     *       is ignored by servers on a request with a body, such as every send;</li>
+     *   <li>{@code 1.1}: HTTP/1.1 only, one request per connection at a time;</li>
+     *   <li>{@code 2}: HTTP/2 only: offered alone by ALPN over https (a provider without it fails the handshake,
+     *       {@code http-tls}), or spoken with prior knowledge over plain http (to a proxy or sidecar known to
+     *       speak it).</li>
+     * </ul>
+     */
+    public enum Version {
+        AUTO("auto"), HTTP_1_1("1.1"), HTTP_2("2");
+
+        private final String setting;
+
+        Version(String setting) {
+            this.setting = setting;
+        }
+
+        public static Version parse(String value) {
+            for (Version v : values()) {
+                if (v.setting.equals(value == null ? null : value.strip())) {
+                    return v;
+                }
+            }
+            throw new InvalidSettingException("MAILROOM_HTTP_VERSION",
+                    "MAILROOM_HTTP_VERSION must be 'auto', '1.1' or '2', got '" + value + "'");
+        }
+
+        @Override
+        public String toString() {
+            return setting;
+        }
+    }
 
     public HttpMailConfig {
         Checks.notNull("MAILROOM_HTTP_BASE_URL", baseUrl);
@@ -58,25 +105,50 @@ public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout,
             throw new InvalidSettingException("MAILROOM_HTTP_TRUSTSTORE",
                     "MAILROOM_HTTP_TRUSTSTORE is set, but MAILROOM_HTTP_BASE_URL is not an https URL");
         }
+        Checks.notNull("MAILROOM_HTTP_VERSION", version);
+        Checks.range("MAILROOM_HTTP_POOL_SIZE", poolSize, 1, MAX_POOL_SIZE);
     }
 
     public static HttpMailConfig of(URI baseUrl, String token) {
-        return new HttpMailConfig(baseUrl, token, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_CONFLICT_RETRY_AFTER, null);
+        return new HttpMailConfig(baseUrl, token, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_CONFLICT_RETRY_AFTER, null,
+                DEFAULT_VERSION, DEFAULT_POOL_SIZE);
     }
 
     public HttpMailConfig withTimeouts(Duration connectTimeout, Duration requestTimeout) {
-        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore, version, poolSize);
     }
 
     public HttpMailConfig withConflictRetryAfter(Duration conflictRetryAfter) {
-        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore, version, poolSize);
     }
 
     public HttpMailConfig withTrustStore(TrustStore trustStore) {
-        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore);
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore, version, poolSize);
     }
 
+    public HttpMailConfig withVersion(Version version) {
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore, version, poolSize);
+    }
+
+    public HttpMailConfig withPoolSize(int poolSize) {
+        return new HttpMailConfig(baseUrl, token, connectTimeout, requestTimeout, conflictRetryAfter, trustStore, version, poolSize);
+    }
+
+    /** Whether the base URL is https (TLS, and HTTP/2 negotiable by ALPN). */
+    public boolean secure() {
+        return baseUrl.getScheme().equalsIgnoreCase("https");
+    }
+
+    /** From {@code MAILROOM_HTTP_*}, with {@link #DEFAULT_POOL_SIZE} connections unless {@code MAILROOM_HTTP_POOL_SIZE} says otherwise. */
     public static HttpMailConfig fromEnv(Map<String, String> env) {
+        return fromEnv(env, DEFAULT_POOL_SIZE);
+    }
+
+    /**
+     * From {@code MAILROOM_HTTP_*}; {@code defaultPoolSize} when {@code MAILROOM_HTTP_POOL_SIZE} is unset (a
+     * service passes its send concurrency: one connection per concurrent send, so that none waits for one).
+     */
+    public static HttpMailConfig fromEnv(Map<String, String> env, int defaultPoolSize) {
         Settings s = new Settings(env);
         String url = s.string("MAILROOM_HTTP_BASE_URL");
         if (url == null) {
@@ -92,13 +164,16 @@ public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout,
                 s.duration("MAILROOM_HTTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
                 s.duration("MAILROOM_HTTP_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
                 s.duration("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", DEFAULT_CONFLICT_RETRY_AFTER),
-                TrustStore.fromEnv(s, "MAILROOM_HTTP_TRUSTSTORE"));
+                TrustStore.fromEnv(s, "MAILROOM_HTTP_TRUSTSTORE"),
+                Version.parse(s.string("MAILROOM_HTTP_VERSION", DEFAULT_VERSION.toString())),
+                s.integer("MAILROOM_HTTP_POOL_SIZE", Math.max(1, Math.min(MAX_POOL_SIZE, defaultPoolSize))));
     }
 
     @Override
     public String toString() {
         return "HttpMailConfig[baseUrl=" + baseUrl + ", token=" + Settings.mask(token) + ", connectTimeout=" + Settings.format(connectTimeout)
                 + ", requestTimeout=" + Settings.format(requestTimeout) + ", conflictRetryAfter=" + Settings.format(conflictRetryAfter)
-                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + "]";
+                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + ", version=" + version
+                + ", poolSize=" + poolSize + "]";
     }
 }

@@ -14,7 +14,8 @@ public interface MailApiAdapter {
 
     /**
      * A request that sends {@code email}, authenticated, carrying {@code idempotencyKey} so the
-     * provider deduplicates repeats. The transport adds the timeout.
+     * provider deduplicates repeats. The JDK's request type only describes it (method, URI, headers,
+     * body): the transport sends it with its own client and adds the timeout.
      */
     HttpRequest.Builder request(Email email, String idempotencyKey);
 

@@ -95,6 +95,7 @@ class HttpMailTransportTest {
                 .withHeader("Authorization", equalTo("Bearer tok_secret"))
                 .withHeader("Idempotency-Key", equalTo(KEY))
                 .withHeader("Content-Type", equalTo("application/json"))
+                .withoutHeader("Accept-Encoding") // the body limit counts the bytes the provider sent
                 .withRequestBody(equalToJson("""
                         {"from":{"email":"shop@example.com","name":"Example Shop"},
                          "to":[{"email":"ann@example.com","name":"Ann"}],
@@ -215,6 +216,19 @@ class HttpMailTransportTest {
             assertThat(((SendResult.Transient) result).code()).isEqualTo("http-connect");
             assertThat(((SendResult.Transient) result).retryableInAttempt()).isTrue();
         }
+    }
+
+    @Test
+    void aHugeResponseBodyIsCutAtTheLimitAndTheStatusStillDecides() {
+        stub(503, "{\"message\":\"" + "y".repeat(2 * HttpMailTransport.MAX_RESPONSE_BYTES) + "\"}", "7");
+
+        SendResult result = transport.send(TestEmails.sample(), KEY);
+
+        assertThat(result).isInstanceOf(SendResult.Transient.class);
+        SendResult.Transient t = (SendResult.Transient) result;
+        assertThat(t.code()).isEqualTo("http-503");
+        assertThat(t.retryAfter()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(t.error()).hasSizeLessThan(HttpMailTransport.MAX_ERROR_CHARS + 50);
     }
 
     @Test

@@ -101,6 +101,30 @@ class HttpTrustStoreTest {
     }
 
     @Test
+    void overHttpsAutoTakesHttp2WhenTheProviderOffersItAndVersion11DoesNot() {
+        TrustStore trust = TrustStore.load("MAILROOM_HTTP_TRUSTSTORE", forLoopback.trustStore(), TestCertificates.TRUST_STORE_PASSWORD,
+                TrustStore.Type.PKCS12);
+        try {
+            try (HttpMailTransport t = new HttpMailTransport(config(loopback).withTrustStore(trust))) {
+                assertThat(t.send(TestEmails.sample(), "email-alpn-auto")).isInstanceOf(SendResult.Sent.class);
+            }
+            try (HttpMailTransport t = new HttpMailTransport(config(loopback).withTrustStore(trust).withVersion(HttpMailConfig.Version.HTTP_1_1))) {
+                assertThat(t.send(TestEmails.sample(), "email-alpn-11")).isInstanceOf(SendResult.Sent.class);
+            }
+            // WireMock offers h2 by ALPN
+            assertThat(protocolOf("email-alpn-auto")).isEqualTo("HTTP/2.0");
+            assertThat(protocolOf("email-alpn-11")).isEqualTo("HTTP/1.1");
+        } finally {
+            loopback.resetRequests(); // the other tests count this server's requests
+        }
+    }
+
+    static String protocolOf(String key) {
+        return loopback.getAllServeEvents().stream().filter(e -> key.equals(e.getRequest().getHeader("Idempotency-Key")))
+                .map(e -> e.getRequest().getProtocol()).findFirst().orElse("(not received)");
+    }
+
+    @Test
     void aTrustedCertificateIssuedForAnotherHostIsStillRefused() {
         TrustStore trust = TrustStore.load("MAILROOM_HTTP_TRUSTSTORE", forOtherHost.trustStore(), TestCertificates.TRUST_STORE_PASSWORD,
                 TrustStore.Type.PKCS12);
