@@ -126,9 +126,11 @@ final class SmtpFailures {
 
     /**
      * Whether the session is still in a known, clean state after {@code e}: a recipient refused
-     * with a 4xx/5xx reply at RCPT (but not 421, the server closing). Angus answers such a refusal
-     * with RSET before it throws, so the next message starts a fresh transaction on the same
-     * connection; one customer's bad mailbox does not cost a reconnect (and a TLS handshake).
+     * with a 4xx/5xx reply at RCPT (but not 421, the server closing). Angus, and the pipelined path
+     * of {@link PipeliningSmtpTransport}, answer such a refusal with RSET before they throw, so the
+     * next message starts a fresh transaction on the same connection; one customer's bad mailbox
+     * does not cost a reconnect (and a TLS handshake). The caller still checks that the connection
+     * is open: it is closed when RSET failed.
      */
     static boolean leavesSessionUsable(MessagingException e) {
         SMTPAddressFailedException rcpt = find(e, SMTPAddressFailedException.class);
