@@ -87,10 +87,12 @@ public final class SmtpSink implements AutoCloseable {
     }
 
     /**
-     * @param port     loopback port, 0 for any free one
-     * @param username with {@code password}, the only credentials AUTH accepts; both null: no AUTH offered
+     * @param port       loopback port, 0 for any free one
+     * @param username   with {@code password}, the only credentials AUTH accepts; both null: no AUTH offered
+     * @param pipelining advertise {@code PIPELINING} (RFC 2920) in the EHLO answer, and hold replies
+     *                   back while more commands are already waiting, flushing them together
      */
-    public record Settings(int port, Faults faults, String username, String password) {
+    public record Settings(int port, Faults faults, String username, String password, boolean pipelining) {
         public Settings {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port must be 0..65535, got " + port);
@@ -101,9 +103,18 @@ public final class SmtpSink implements AutoCloseable {
             }
         }
 
-        /** Any free port, no faults, no AUTH. */
+        /** Without PIPELINING. */
+        public Settings(int port, Faults faults, String username, String password) {
+            this(port, faults, username, password, false);
+        }
+
+        /** Any free port, no faults, no AUTH, no PIPELINING. */
         public static Settings plain(int port) {
             return new Settings(port, Faults.NONE, null, null);
+        }
+
+        public Settings withPipelining(boolean on) {
+            return new Settings(port, faults, username, password, on);
         }
     }
 
@@ -122,9 +133,8 @@ public final class SmtpSink implements AutoCloseable {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.random = new Random(settings.faults().seed());
         this.faulty = settings.faults().any();
-        this.ehlo = settings.username() == null
-                ? "250-mailroom-sink\r\n250-8BITMIME\r\n250 SIZE 52428800"
-                : "250-mailroom-sink\r\n250-8BITMIME\r\n250-AUTH PLAIN LOGIN\r\n250 SIZE 52428800";
+        this.ehlo = "250-mailroom-sink\r\n250-8BITMIME\r\n" + (settings.pipelining() ? "250-PIPELINING\r\n" : "")
+                + (settings.username() == null ? "" : "250-AUTH PLAIN LOGIN\r\n") + "250 SIZE 52428800";
         this.server = new ServerSocket();
         server.setReuseAddress(true);
         server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), settings.port()), 200);
@@ -170,53 +180,65 @@ public final class SmtpSink implements AutoCloseable {
             socket.setSoTimeout(60_000);
             // ISO-8859-1: every byte is one char, so 8-bit content passes through unharmed
             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
-            OutputStream out = socket.getOutputStream();
-            reply(out, "220 mailroom-sink ESMTP");
-            String recipient = null;
-            String line;
-            while ((line = in.readLine()) != null) {
-                int space = line.indexOf(' ');
-                String verb = (space < 0 ? line : line.substring(0, space)).toUpperCase(Locale.ROOT);
-                switch (verb) {
-                    case "EHLO" -> reply(out, ehlo);
-                    case "HELO" -> reply(out, "250 mailroom-sink");
-                    case "AUTH" -> {
-                        if (!authenticate(line, in, out)) {
-                            return;
-                        }
-                    }
-                    case "MAIL" -> {
-                        if (faulty && draw() < settings.faults().pDropBeforeData()) {
-                            listener.message(Outcome.DROPPED_BEFORE_DATA, null, null);
-                            return; // closes the connection: nothing was delivered
-                        }
-                        recipient = null;
-                        reply(out, "250 2.1.0 ok");
-                    }
-                    case "RCPT" -> {
-                        recipient = line.substring(line.indexOf(':') + 1).trim();
-                        reply(out, "250 2.1.5 ok");
-                    }
-                    case "DATA" -> {
-                        reply(out, "354 end data with <CR><LF>.<CR><LF>");
-                        String messageId = readData(in);
-                        if (messageId == null) {
-                            return; // the client went away mid-DATA: nothing delivered
-                        }
-                        if (!afterData(out, messageId, recipient)) {
-                            return;
-                        }
-                    }
-                    case "RSET", "NOOP" -> reply(out, "250 2.0.0 ok");
-                    case "QUIT" -> {
-                        reply(out, "221 2.0.0 bye");
-                        return;
-                    }
-                    default -> reply(out, "502 5.5.2 command not implemented");
+            // Pipelining: replies to a group of commands leave together, flushed once no further
+            // command is waiting (as Postfix does); otherwise every reply is flushed at once.
+            OutputStream out = settings.pipelining() ? new GroupedReplies(socket.getOutputStream(), in) : socket.getOutputStream();
+            try {
+                converse(in, out);
+            } finally {
+                if (out instanceof GroupedReplies grouped) {
+                    grouped.flushHeld();
                 }
             }
         } catch (IOException e) {
             // the client closed the connection, a read timed out or the pipe broke: the session is over
+        }
+    }
+
+    private void converse(BufferedReader in, OutputStream out) throws IOException {
+        reply(out, "220 mailroom-sink ESMTP");
+        String recipient = null;
+        String line;
+        while ((line = in.readLine()) != null) {
+            int space = line.indexOf(' ');
+            String verb = (space < 0 ? line : line.substring(0, space)).toUpperCase(Locale.ROOT);
+            switch (verb) {
+                case "EHLO" -> reply(out, ehlo);
+                case "HELO" -> reply(out, "250 mailroom-sink");
+                case "AUTH" -> {
+                    if (!authenticate(line, in, out)) {
+                        return;
+                    }
+                }
+                case "MAIL" -> {
+                    if (faulty && draw() < settings.faults().pDropBeforeData()) {
+                        listener.message(Outcome.DROPPED_BEFORE_DATA, null, null);
+                        return; // closes the connection: nothing was delivered
+                    }
+                    recipient = null;
+                    reply(out, "250 2.1.0 ok");
+                }
+                case "RCPT" -> {
+                    recipient = line.substring(line.indexOf(':') + 1).trim();
+                    reply(out, "250 2.1.5 ok");
+                }
+                case "DATA" -> {
+                    reply(out, "354 end data with <CR><LF>.<CR><LF>");
+                    String messageId = readData(in);
+                    if (messageId == null) {
+                        return; // the client went away mid-DATA: nothing delivered
+                    }
+                    if (!afterData(out, messageId, recipient)) {
+                        return;
+                    }
+                }
+                case "RSET", "NOOP" -> reply(out, "250 2.0.0 ok");
+                case "QUIT" -> {
+                    reply(out, "221 2.0.0 bye");
+                    return;
+                }
+                default -> reply(out, "502 5.5.2 command not implemented");
+            }
         }
     }
 
@@ -319,6 +341,32 @@ public final class SmtpSink implements AutoCloseable {
             return new String(Base64.getDecoder().decode(b64.trim()), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             return "";
+        }
+    }
+
+    /** Buffers replies and passes a flush on only when the client has sent nothing more yet. */
+    private static final class GroupedReplies extends java.io.BufferedOutputStream {
+        private final BufferedReader in;
+
+        GroupedReplies(OutputStream out, BufferedReader in) {
+            super(out, 4096);
+            this.in = in;
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            if (!in.ready()) {
+                super.flush();
+            }
+        }
+
+        /** Before the connection closes: what is held back is still the client's. */
+        void flushHeld() {
+            try {
+                super.flush();
+            } catch (IOException ignored) {
+                // the client is gone
+            }
         }
     }
 

@@ -68,6 +68,31 @@ class SmtpSinkTest {
     }
 
     @Test
+    void withPipeliningItAdvertisesItAndAnswersAGroupOfCommandsInOrder() throws Exception {
+        SmtpSink plain = start(Settings.plain(0));
+        try (Client c = new Client(plain.port())) {
+            c.read();
+            assertThat(c.command("EHLO client")).doesNotContain("PIPELINING");
+        }
+        SmtpSink sink = start(Settings.plain(0).withPipelining(true));
+        try (Client c = new Client(sink.port())) {
+            c.read();
+            assertThat(c.command("EHLO client")).contains("250-PIPELINING");
+            for (int i = 1; i <= 2; i++) {
+                c.write("MAIL FROM:<shop@example.com>\r\nRCPT TO:<ada@example.com>\r\nDATA");
+                assertThat(List.of(c.read(), c.read(), c.read())).satisfiesExactly(
+                        mail -> assertThat(mail).startsWith("250 2.1.0"),
+                        rcpt -> assertThat(rcpt).startsWith("250 2.1.5"),
+                        data -> assertThat(data).startsWith("354 "));
+                assertThat(c.command("Message-ID: <k-" + i + "@mailroom>\r\n\r\nhello\r\n.")).isEqualTo("250 2.0.0 queued as q" + i);
+                assertThat(heard.poll()).isEqualTo(new Heard(Outcome.DELIVERED, "<k-" + i + "@mailroom>", "<ada@example.com>"));
+            }
+            c.write("RSET\r\nNOOP\r\nQUIT");
+            assertThat(List.of(c.read(), c.read(), c.read())).containsExactly("250 2.0.0 ok", "250 2.0.0 ok", "221 2.0.0 bye");
+        }
+    }
+
+    @Test
     void authIsOfferedOnlyWithCredentialsAndChecksThem() throws Exception {
         SmtpSink open = start(Settings.plain(0));
         try (Client c = new Client(open.port())) {
@@ -173,9 +198,14 @@ class SmtpSinkTest {
         }
 
         String command(String line) throws IOException {
-            out.write((line + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            out.flush();
+            write(line);
             return read();
+        }
+
+        /** Writes lines (CRLF-separated) in one write, without waiting for any reply. */
+        void write(String lines) throws IOException {
+            out.write((lines + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
         }
 
         /** One whole transaction; the reply to the end of the data. */
