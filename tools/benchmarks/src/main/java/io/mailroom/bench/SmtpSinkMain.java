@@ -13,7 +13,8 @@ import io.mailroom.testing.SmtpSink;
  * <p>Why not GreenMail (a dependency of the email dispatcher's demo): it parses and stores every
  * message in memory, which at thousands of messages per second would measure GreenMail.
  *
- * <p>Argument: the loopback port (0 or none: any free one). Talks with the parent as
+ * <p>Arguments: the loopback port (0 or none: any free one), then optionally {@code pipelining}
+ * to advertise PIPELINING ({@link SmtpSink.Settings#pipelining()}). Talks with the parent as
  * {@link Acceptances} describes.
  */
 public final class SmtpSinkMain {
@@ -25,7 +26,8 @@ public final class SmtpSinkMain {
         Logging.configure();
         Acceptances acceptances = new Acceptances();
         int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
-        try (SmtpSink sink = SmtpSink.start(SmtpSink.Settings.plain(port), (outcome, messageId, recipient) -> {
+        boolean pipelining = args.length > 1 && args[1].equals("pipelining");
+        try (SmtpSink sink = SmtpSink.start(SmtpSink.Settings.plain(port).withPipelining(pipelining), (outcome, messageId, recipient) -> {
             if (outcome == SmtpSink.Outcome.DELIVERED) {
                 acceptances.accept(messageId);
             } else {
