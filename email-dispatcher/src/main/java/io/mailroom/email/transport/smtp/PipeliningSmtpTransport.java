@@ -151,29 +151,46 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
         OutputStream out = (OutputStream) SERVER_OUTPUT.get(this);
         writeAll(out, commands);
 
-        // Replies come in the order of the commands. An I/O failure while reading escapes as
-        // Angus's MessagingException wrapping the IOException, on which Angus closes the connection.
+        // Replies come in the order of the commands. The server may close the connection early
+        // (421 to MAIL FROM, then gone): what was answered before that still decides, as it would
+        // have one command at a time.
         int[] codes = new int[commands.size()];
         String[] replies = new String[commands.size()];
-        for (int i = 0; i < commands.size(); i++) {
-            codes[i] = readServerResponse();
-            replies[i] = getLastServerResponse();
-            if (codes[i] == -1) {
-                // End of stream or a reply without a code: nothing more can be read in order.
-                closeQuietly();
-                throw new SMTPSendFailedException(commands.get(i), -1, replies[i], null, null, recipients, null);
+        int received = 0;
+        MessagingException readFailure = null;
+        try {
+            while (received < commands.size()) {
+                codes[received] = readServerResponse();
+                replies[received] = getLastServerResponse();
+                if (codes[received] == -1) {
+                    break; // end of stream, or a reply without a code: nothing more can be read in order
+                }
+                received++;
             }
+        } catch (MessagingException e) {
+            readFailure = e; // Angus's wrapping of the IOException
         }
-        int dataCode = codes[codes.length - 1];
+        boolean complete = received == commands.size();
+        int dataCode = complete ? codes[codes.length - 1] : -1;
 
         MessagingException refused = null;
-        if (codes[0] != OK) {
+        if (received > 0 && codes[0] != OK) {
             refused = senderRefused(commands.get(0), codes[0], replies[0], from);
-        } else {
-            refused = recipientsRefused(commands, codes, replies);
-            if (refused == null && dataCode != START_MAIL_INPUT) {
+        } else if (received > 0) {
+            refused = recipientsRefused(commands, codes, replies, Math.min(received - 1, recipients.length));
+            if (refused == null && complete && dataCode != START_MAIL_INPUT) {
                 refused = new SMTPSendFailedException("DATA", dataCode, replies[replies.length - 1], null, null, recipients, null);
             }
+        }
+        if (!complete) {
+            closeQuietly();
+            if (refused != null) {
+                throw refused;
+            }
+            if (readFailure != null) {
+                throw readFailure;
+            }
+            throw new SMTPSendFailedException(commands.get(received), -1, replies[received], null, null, recipients, null);
         }
         if (refused == null) {
             dataStream = new SMTPOutputStream(out);
@@ -226,12 +243,13 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
      * Angus's rule without partial sends: any recipient answered other than 2xx fails the message,
      * reported as a {@link SendFailedException} chaining one {@link SMTPAddressFailedException} per
      * refused recipient, with the addresses split into invalid (5xx) and valid-unsent (4xx, accepted).
+     * Only the first {@code answered} recipients are judged (the others got no reply).
      */
-    private MessagingException recipientsRefused(List<String> commands, int[] codes, String[] replies) {
+    private MessagingException recipientsRefused(List<String> commands, int[] codes, String[] replies, int answered) {
         List<Address> valid = new ArrayList<>();
         List<Address> invalid = new ArrayList<>();
         MessagingException chain = null;
-        for (int i = 0; i < recipients.length; i++) {
+        for (int i = 0; i < answered; i++) {
             int code = codes[i + 1];
             InternetAddress a = (InternetAddress) recipients[i];
             if (code >= 200 && code < 300) {

@@ -92,6 +92,23 @@ class PipelinedSmtpTransportTest extends SmtpTransportTest {
     }
 
     @Test
+    void aServerThatAnswers421ToMailFromAndClosesIsTransientAboutTheProvider() {
+        server.mailFromReply = "421 4.3.2 shutting down";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+
+        // the replies to RCPT and DATA never come; the one to MAIL FROM decides, as unpipelined
+        assertThat(result).isInstanceOf(SendResult.Transient.class);
+        SendResult.Transient t = (SendResult.Transient) result;
+        assertThat(t.code()).isEqualTo("smtp-421");
+        assertThat(t.scope()).isEqualTo(SendResult.Scope.PROVIDER);
+        assertThat(server.messagesCompleted.get()).isZero();
+
+        server.mailFromReply = "250 OK";
+        assertThat(transport.send(TestEmails.sample(), "k2")).isInstanceOf(SendResult.Sent.class);
+        assertThat(server.connections.get()).isEqualTo(2);
+    }
+
+    @Test
     void data4xxIsTransientAboutTheEmailAndNoMessageDataIsSent() {
         server.dataReply = "451 4.3.0 queue full";
         SendResult result = transport.send(TestEmails.sample(), "k1");

@@ -46,6 +46,7 @@ final class ScriptedSmtpServer implements AutoCloseable {
     volatile boolean pipelining;
 
     volatile String greeting = "220 scripted ESMTP";
+    /** A 421 closes the connection after it is sent, as the code says. */
     volatile String mailFromReply = "250 2.1.0 OK";
     volatile String rcptReply = "250 2.1.5 OK";
     /** Replies to RCPT for particular mailboxes (lower-case address), over {@link #rcptReply}. */
@@ -177,6 +178,9 @@ final class ScriptedSmtpServer implements AutoCloseable {
                             mailAccepted = answer.startsWith("2");
                             recipientsAccepted = 0;
                             reply(out, answer);
+                            if (answer.startsWith("421")) {
+                                return; // "closing transmission channel"
+                            }
                         }
                     }
                     case "RCPT" -> {
