@@ -105,7 +105,7 @@ final class SmtpFailures {
         if (code == SERVICE_NOT_AVAILABLE) {
             return new SendResult.Transient("smtp-" + code, "server closing the session: " + reply, null, !dataStarted);
         }
-        if (code >= 400 && code < 500 && find(e, SMTPSenderFailedException.class) != null) {
+        if (code >= 400 && code < 500 && atMailFrom(e)) {
             // MAIL FROM carries our envelope sender, the same for every email: a deferral there is
             // about us at this server, not about one recipient.
             return new SendResult.Transient("smtp-" + code, "sender deferred: " + reply);
@@ -139,6 +139,19 @@ final class SmtpFailures {
         }
         int code = rcpt.getReturnCode();
         return code >= 400 && code < 600 && code != SERVICE_NOT_AVAILABLE;
+    }
+
+    /**
+     * Whether the reply was to MAIL FROM. Angus chains an {@link SMTPSenderFailedException} only for
+     * 501/503/550/551/553, so a 4xx is recognised by the command it answered (ours, not reply text).
+     */
+    private static boolean atMailFrom(MessagingException e) {
+        if (find(e, SMTPSenderFailedException.class) != null) {
+            return true;
+        }
+        SMTPSendFailedException send = find(e, SMTPSendFailedException.class);
+        String command = send == null ? null : send.getCommand();
+        return command != null && command.regionMatches(true, 0, "MAIL FROM", 0, 9);
     }
 
     /** A connection failure without any reply code, before the message data: the server has nothing. */

@@ -134,6 +134,18 @@ class SmtpTransportTest {
     }
 
     @Test
+    void senderDeferredWith4xxIsTransientAboutTheProvider() {
+        // MAIL FROM carries our envelope sender, the same for every email: counted by the breaker
+        server.mailFromReply = "451 4.7.1 sender temporarily rejected";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Transient.class);
+        SendResult.Transient t = (SendResult.Transient) result;
+        assertThat(t.code()).isEqualTo("smtp-451");
+        assertThat(t.scope()).isEqualTo(SendResult.Scope.PROVIDER);
+        assertThat(server.messagesCompleted.get()).isZero();
+    }
+
+    @Test
     void dataCommandRefusedIsPermanentBecauseNoMessageDataWasSent() {
         server.dataReply = "554 5.5.1 no valid recipients";
         SendResult result = transport.send(TestEmails.sample(), "k1");
