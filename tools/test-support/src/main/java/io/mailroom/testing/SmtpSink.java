@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Locale;
 import java.util.Objects;
@@ -91,8 +92,11 @@ public final class SmtpSink implements AutoCloseable {
      * @param username   with {@code password}, the only credentials AUTH accepts; both null: no AUTH offered
      * @param pipelining advertise {@code PIPELINING} (RFC 2920) in the EHLO answer, and hold replies
      *                   back while more commands are already waiting, flushing them together
+     * @param replyDelay waited before each write of replies, standing in for a network round trip
+     *                   (a loopback one is a few microseconds); zero for none
      */
-    public record Settings(int port, Faults faults, String username, String password, boolean pipelining) {
+    public record Settings(int port, Faults faults, String username, String password, boolean pipelining,
+                           Duration replyDelay) {
         public Settings {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port must be 0..65535, got " + port);
@@ -101,11 +105,14 @@ public final class SmtpSink implements AutoCloseable {
             if ((username == null) != (password == null)) {
                 throw new IllegalArgumentException("username and password must be given together");
             }
+            if (replyDelay == null || replyDelay.isNegative()) {
+                throw new IllegalArgumentException("replyDelay must be zero or more, got " + replyDelay);
+            }
         }
 
-        /** Without PIPELINING. */
+        /** Without PIPELINING or reply delay. */
         public Settings(int port, Faults faults, String username, String password) {
-            this(port, faults, username, password, false);
+            this(port, faults, username, password, false, Duration.ZERO);
         }
 
         /** Any free port, no faults, no AUTH, no PIPELINING. */
@@ -114,7 +121,11 @@ public final class SmtpSink implements AutoCloseable {
         }
 
         public Settings withPipelining(boolean on) {
-            return new Settings(port, faults, username, password, on);
+            return new Settings(port, faults, username, password, on, replyDelay);
+        }
+
+        public Settings withReplyDelay(Duration delay) {
+            return new Settings(port, faults, username, password, pipelining, delay);
         }
     }
 
@@ -182,7 +193,9 @@ public final class SmtpSink implements AutoCloseable {
             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
             // Pipelining: replies to a group of commands leave together, flushed once no further
             // command is waiting (as Postfix does); otherwise every reply is flushed at once.
-            OutputStream out = settings.pipelining() ? new GroupedReplies(socket.getOutputStream(), in) : socket.getOutputStream();
+            OutputStream out = settings.pipelining() || settings.replyDelay().isPositive()
+                    ? new GroupedReplies(socket.getOutputStream(), in, settings.pipelining(), settings.replyDelay())
+                    : socket.getOutputStream();
             try {
                 converse(in, out);
             } finally {
@@ -344,20 +357,36 @@ public final class SmtpSink implements AutoCloseable {
         }
     }
 
-    /** Buffers replies and passes a flush on only when the client has sent nothing more yet. */
+    /**
+     * Buffers replies; grouping, passes a flush on only when the client has sent nothing more yet.
+     * Each write that leaves waits the reply delay first.
+     */
     private static final class GroupedReplies extends java.io.BufferedOutputStream {
         private final BufferedReader in;
+        private final boolean group;
+        private final Duration delay;
 
-        GroupedReplies(OutputStream out, BufferedReader in) {
+        GroupedReplies(OutputStream out, BufferedReader in, boolean group, Duration delay) {
             super(out, 4096);
             this.in = in;
+            this.group = group;
+            this.delay = delay;
         }
 
         @Override
         public synchronized void flush() throws IOException {
-            if (!in.ready()) {
-                super.flush();
+            if (group && in.ready()) {
+                return;
             }
+            if (delay.isPositive()) {
+                try {
+                    Thread.sleep(delay);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("sink stopping");
+                }
+            }
+            super.flush();
         }
 
         /** Before the connection closes: what is held back is still the client's. */

@@ -13,6 +13,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -93,6 +94,19 @@ class SmtpSinkTest {
     }
 
     @Test
+    void aReplyDelayChangesNothingButWhenRepliesLeave() throws Exception {
+        for (boolean pipelining : new boolean[]{false, true}) {
+            SmtpSink sink = start(Settings.plain(0).withPipelining(pipelining).withReplyDelay(Duration.ofMillis(1)));
+            try (Client c = new Client(sink.port())) {
+                assertThat(c.read()).startsWith("220 ");
+                assertThat(c.command("EHLO client")).contains("250 SIZE");
+                assertThat(c.send("<d-" + pipelining + "@mailroom>", "<ada@example.com>")).startsWith("250 2.0.0 queued as q1");
+            }
+            assertThat(heard.poll()).isEqualTo(new Heard(Outcome.DELIVERED, "<d-" + pipelining + "@mailroom>", "<ada@example.com>"));
+        }
+    }
+
+    @Test
     void authIsOfferedOnlyWithCredentialsAndChecksThem() throws Exception {
         SmtpSink open = start(Settings.plain(0));
         try (Client c = new Client(open.port())) {
@@ -162,6 +176,7 @@ class SmtpSinkTest {
         assertThatThrownBy(() -> new Faults(1, Double.NaN, 0, 0)).hasMessageContaining("NaN");
         assertThatThrownBy(() -> new Settings(0, Faults.NONE, "mailer", null)).hasMessageContaining("together");
         assertThatThrownBy(() -> Settings.plain(70000)).hasMessageContaining("port must be 0..65535");
+        assertThatThrownBy(() -> Settings.plain(0).withReplyDelay(Duration.ofMillis(-1))).hasMessageContaining("replyDelay");
     }
 
     private static String plain(String user, String password) {
