@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Locale;
 import java.util.Objects;
@@ -87,10 +88,15 @@ public final class SmtpSink implements AutoCloseable {
     }
 
     /**
-     * @param port     loopback port, 0 for any free one
-     * @param username with {@code password}, the only credentials AUTH accepts; both null: no AUTH offered
+     * @param port       loopback port, 0 for any free one
+     * @param username   with {@code password}, the only credentials AUTH accepts; both null: no AUTH offered
+     * @param pipelining advertise {@code PIPELINING} (RFC 2920) in the EHLO answer, and hold replies
+     *                   back while more commands are already waiting, flushing them together
+     * @param replyDelay waited before each write of replies, standing in for a network round trip
+     *                   (a loopback one is a few microseconds); zero for none
      */
-    public record Settings(int port, Faults faults, String username, String password) {
+    public record Settings(int port, Faults faults, String username, String password, boolean pipelining,
+                           Duration replyDelay) {
         public Settings {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port must be 0..65535, got " + port);
@@ -99,11 +105,27 @@ public final class SmtpSink implements AutoCloseable {
             if ((username == null) != (password == null)) {
                 throw new IllegalArgumentException("username and password must be given together");
             }
+            if (replyDelay == null || replyDelay.isNegative()) {
+                throw new IllegalArgumentException("replyDelay must be zero or more, got " + replyDelay);
+            }
         }
 
-        /** Any free port, no faults, no AUTH. */
+        /** Without PIPELINING or reply delay. */
+        public Settings(int port, Faults faults, String username, String password) {
+            this(port, faults, username, password, false, Duration.ZERO);
+        }
+
+        /** Any free port, no faults, no AUTH, no PIPELINING. */
         public static Settings plain(int port) {
             return new Settings(port, Faults.NONE, null, null);
+        }
+
+        public Settings withPipelining(boolean on) {
+            return new Settings(port, faults, username, password, on, replyDelay);
+        }
+
+        public Settings withReplyDelay(Duration delay) {
+            return new Settings(port, faults, username, password, pipelining, delay);
         }
     }
 
@@ -122,9 +144,8 @@ public final class SmtpSink implements AutoCloseable {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.random = new Random(settings.faults().seed());
         this.faulty = settings.faults().any();
-        this.ehlo = settings.username() == null
-                ? "250-mailroom-sink\r\n250-8BITMIME\r\n250 SIZE 52428800"
-                : "250-mailroom-sink\r\n250-8BITMIME\r\n250-AUTH PLAIN LOGIN\r\n250 SIZE 52428800";
+        this.ehlo = "250-mailroom-sink\r\n250-8BITMIME\r\n" + (settings.pipelining() ? "250-PIPELINING\r\n" : "")
+                + (settings.username() == null ? "" : "250-AUTH PLAIN LOGIN\r\n") + "250 SIZE 52428800";
         this.server = new ServerSocket();
         server.setReuseAddress(true);
         server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), settings.port()), 200);
@@ -170,53 +191,67 @@ public final class SmtpSink implements AutoCloseable {
             socket.setSoTimeout(60_000);
             // ISO-8859-1: every byte is one char, so 8-bit content passes through unharmed
             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
-            OutputStream out = socket.getOutputStream();
-            reply(out, "220 mailroom-sink ESMTP");
-            String recipient = null;
-            String line;
-            while ((line = in.readLine()) != null) {
-                int space = line.indexOf(' ');
-                String verb = (space < 0 ? line : line.substring(0, space)).toUpperCase(Locale.ROOT);
-                switch (verb) {
-                    case "EHLO" -> reply(out, ehlo);
-                    case "HELO" -> reply(out, "250 mailroom-sink");
-                    case "AUTH" -> {
-                        if (!authenticate(line, in, out)) {
-                            return;
-                        }
-                    }
-                    case "MAIL" -> {
-                        if (faulty && draw() < settings.faults().pDropBeforeData()) {
-                            listener.message(Outcome.DROPPED_BEFORE_DATA, null, null);
-                            return; // closes the connection: nothing was delivered
-                        }
-                        recipient = null;
-                        reply(out, "250 2.1.0 ok");
-                    }
-                    case "RCPT" -> {
-                        recipient = line.substring(line.indexOf(':') + 1).trim();
-                        reply(out, "250 2.1.5 ok");
-                    }
-                    case "DATA" -> {
-                        reply(out, "354 end data with <CR><LF>.<CR><LF>");
-                        String messageId = readData(in);
-                        if (messageId == null) {
-                            return; // the client went away mid-DATA: nothing delivered
-                        }
-                        if (!afterData(out, messageId, recipient)) {
-                            return;
-                        }
-                    }
-                    case "RSET", "NOOP" -> reply(out, "250 2.0.0 ok");
-                    case "QUIT" -> {
-                        reply(out, "221 2.0.0 bye");
-                        return;
-                    }
-                    default -> reply(out, "502 5.5.2 command not implemented");
+            // Pipelining: replies to a group of commands leave together, flushed once no further
+            // command is waiting (as Postfix does); otherwise every reply is flushed at once.
+            OutputStream out = settings.pipelining() || settings.replyDelay().isPositive()
+                    ? new GroupedReplies(socket.getOutputStream(), in, settings.pipelining(), settings.replyDelay())
+                    : socket.getOutputStream();
+            try {
+                converse(in, out);
+            } finally {
+                if (out instanceof GroupedReplies grouped) {
+                    grouped.flushHeld();
                 }
             }
         } catch (IOException e) {
             // the client closed the connection, a read timed out or the pipe broke: the session is over
+        }
+    }
+
+    private void converse(BufferedReader in, OutputStream out) throws IOException {
+        reply(out, "220 mailroom-sink ESMTP");
+        String recipient = null;
+        String line;
+        while ((line = in.readLine()) != null) {
+            int space = line.indexOf(' ');
+            String verb = (space < 0 ? line : line.substring(0, space)).toUpperCase(Locale.ROOT);
+            switch (verb) {
+                case "EHLO" -> reply(out, ehlo);
+                case "HELO" -> reply(out, "250 mailroom-sink");
+                case "AUTH" -> {
+                    if (!authenticate(line, in, out)) {
+                        return;
+                    }
+                }
+                case "MAIL" -> {
+                    if (faulty && draw() < settings.faults().pDropBeforeData()) {
+                        listener.message(Outcome.DROPPED_BEFORE_DATA, null, null);
+                        return; // closes the connection: nothing was delivered
+                    }
+                    recipient = null;
+                    reply(out, "250 2.1.0 ok");
+                }
+                case "RCPT" -> {
+                    recipient = line.substring(line.indexOf(':') + 1).trim();
+                    reply(out, "250 2.1.5 ok");
+                }
+                case "DATA" -> {
+                    reply(out, "354 end data with <CR><LF>.<CR><LF>");
+                    String messageId = readData(in);
+                    if (messageId == null) {
+                        return; // the client went away mid-DATA: nothing delivered
+                    }
+                    if (!afterData(out, messageId, recipient)) {
+                        return;
+                    }
+                }
+                case "RSET", "NOOP" -> reply(out, "250 2.0.0 ok");
+                case "QUIT" -> {
+                    reply(out, "221 2.0.0 bye");
+                    return;
+                }
+                default -> reply(out, "502 5.5.2 command not implemented");
+            }
         }
     }
 
@@ -319,6 +354,48 @@ public final class SmtpSink implements AutoCloseable {
             return new String(Base64.getDecoder().decode(b64.trim()), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             return "";
+        }
+    }
+
+    /**
+     * Buffers replies; grouping, passes a flush on only when the client has sent nothing more yet.
+     * Each write that leaves waits the reply delay first.
+     */
+    private static final class GroupedReplies extends java.io.BufferedOutputStream {
+        private final BufferedReader in;
+        private final boolean group;
+        private final Duration delay;
+
+        GroupedReplies(OutputStream out, BufferedReader in, boolean group, Duration delay) {
+            super(out, 4096);
+            this.in = in;
+            this.group = group;
+            this.delay = delay;
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            if (group && in.ready()) {
+                return;
+            }
+            if (delay.isPositive()) {
+                try {
+                    Thread.sleep(delay);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("sink stopping");
+                }
+            }
+            super.flush();
+        }
+
+        /** Before the connection closes: what is held back is still the client's. */
+        void flushHeld() {
+            try {
+                super.flush();
+            } catch (IOException ignored) {
+                // the client is gone
+            }
         }
     }
 

@@ -13,6 +13,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -65,6 +66,44 @@ class SmtpSinkTest {
             assertThat(c.command("QUIT")).startsWith("221 ");
         }
         assertThat(heard).isEmpty();
+    }
+
+    @Test
+    void withPipeliningItAdvertisesItAndAnswersAGroupOfCommandsInOrder() throws Exception {
+        SmtpSink plain = start(Settings.plain(0));
+        try (Client c = new Client(plain.port())) {
+            c.read();
+            assertThat(c.command("EHLO client")).doesNotContain("PIPELINING");
+        }
+        SmtpSink sink = start(Settings.plain(0).withPipelining(true));
+        try (Client c = new Client(sink.port())) {
+            c.read();
+            assertThat(c.command("EHLO client")).contains("250-PIPELINING");
+            for (int i = 1; i <= 2; i++) {
+                c.write("MAIL FROM:<shop@example.com>\r\nRCPT TO:<ada@example.com>\r\nDATA");
+                assertThat(List.of(c.read(), c.read(), c.read())).satisfiesExactly(
+                        mail -> assertThat(mail).startsWith("250 2.1.0"),
+                        rcpt -> assertThat(rcpt).startsWith("250 2.1.5"),
+                        data -> assertThat(data).startsWith("354 "));
+                assertThat(c.command("Message-ID: <k-" + i + "@mailroom>\r\n\r\nhello\r\n.")).isEqualTo("250 2.0.0 queued as q" + i);
+                assertThat(heard.poll()).isEqualTo(new Heard(Outcome.DELIVERED, "<k-" + i + "@mailroom>", "<ada@example.com>"));
+            }
+            c.write("RSET\r\nNOOP\r\nQUIT");
+            assertThat(List.of(c.read(), c.read(), c.read())).containsExactly("250 2.0.0 ok", "250 2.0.0 ok", "221 2.0.0 bye");
+        }
+    }
+
+    @Test
+    void aReplyDelayChangesNothingButWhenRepliesLeave() throws Exception {
+        for (boolean pipelining : new boolean[]{false, true}) {
+            SmtpSink sink = start(Settings.plain(0).withPipelining(pipelining).withReplyDelay(Duration.ofMillis(1)));
+            try (Client c = new Client(sink.port())) {
+                assertThat(c.read()).startsWith("220 ");
+                assertThat(c.command("EHLO client")).contains("250 SIZE");
+                assertThat(c.send("<d-" + pipelining + "@mailroom>", "<ada@example.com>")).startsWith("250 2.0.0 queued as q1");
+            }
+            assertThat(heard.poll()).isEqualTo(new Heard(Outcome.DELIVERED, "<d-" + pipelining + "@mailroom>", "<ada@example.com>"));
+        }
     }
 
     @Test
@@ -137,6 +176,7 @@ class SmtpSinkTest {
         assertThatThrownBy(() -> new Faults(1, Double.NaN, 0, 0)).hasMessageContaining("NaN");
         assertThatThrownBy(() -> new Settings(0, Faults.NONE, "mailer", null)).hasMessageContaining("together");
         assertThatThrownBy(() -> Settings.plain(70000)).hasMessageContaining("port must be 0..65535");
+        assertThatThrownBy(() -> Settings.plain(0).withReplyDelay(Duration.ofMillis(-1))).hasMessageContaining("replyDelay");
     }
 
     private static String plain(String user, String password) {
@@ -173,9 +213,14 @@ class SmtpSinkTest {
         }
 
         String command(String line) throws IOException {
-            out.write((line + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            out.flush();
+            write(line);
             return read();
+        }
+
+        /** Writes lines (CRLF-separated) in one write, without waiting for any reply. */
+        void write(String lines) throws IOException {
+            out.write((lines + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
         }
 
         /** One whole transaction; the reply to the end of the data. */

@@ -3,7 +3,6 @@ package io.mailroom.email.transport.smtp;
 import jakarta.mail.MessagingException;
 import jakarta.mail.NoSuchProviderException;
 import jakarta.mail.Session;
-import org.eclipse.angus.mail.smtp.SMTPTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,9 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * TLS and AUTH handshake per message. Sends run on short-lived virtual threads, so a connection
  * per thread would never be reused; the pool hands a connection to exactly one sender at a time.
  *
- * <p>A connection goes back to the pool after a successful send, or after a recipient was refused
- * at RCPT (Angus has reset the transaction with RSET by then); after any other failure its state
- * is unknown and it is closed. An idle connection is checked with {@code NOOP} before reuse once it
+ * <p>A connection carries many messages, one transaction after another ({@link PipeliningSmtpTransport}
+ * pipelines each one's envelope where the server allows). It goes back to the pool after a
+ * successful send, or after a recipient was refused at RCPT (the transaction has been reset with
+ * RSET by then) while the connection is still open; after any other failure its state is unknown
+ * and it is closed. An idle connection is checked with {@code NOOP} before reuse once it
  * has been idle for a second, and dropped when idle longer than {@code maxIdle} or after
  * {@code maxMessagesPerConnection} messages.
  */
@@ -44,11 +45,11 @@ final class SmtpConnectionPool implements AutoCloseable {
 
     /** One borrowed connection; give it back with {@link #release(Connection, boolean)}. */
     static final class Connection {
-        final SMTPTransport transport;
+        final PipeliningSmtpTransport transport;
         int messagesSent;
         long lastUsedNanos;
 
-        Connection(SMTPTransport transport) {
+        Connection(PipeliningSmtpTransport transport) {
             this.transport = transport;
             this.lastUsedNanos = System.nanoTime();
         }
@@ -148,11 +149,11 @@ final class SmtpConnectionPool implements AutoCloseable {
     }
 
     private Connection connect() throws ConnectFailure {
-        SMTPTransport transport;
+        PipeliningSmtpTransport transport;
         try {
-            transport = (SMTPTransport) session.getTransport("smtp");
+            transport = (PipeliningSmtpTransport) session.getTransport(PipeliningSmtpTransport.PROVIDER);
         } catch (NoSuchProviderException e) {
-            throw new IllegalStateException("Angus SMTP provider missing from the class path", e);
+            throw new IllegalStateException("SMTP transport class not loadable", e);
         }
         try {
             transport.connect(config.host(), config.port(), config.username(), config.password());
@@ -169,7 +170,7 @@ final class SmtpConnectionPool implements AutoCloseable {
             throw new ConnectFailure(e, code, startTlsUnavailable);
         }
         opened.incrementAndGet();
-        log.debug("Opened SMTP connection to {}:{}", config.host(), config.port());
+        log.debug("Opened SMTP connection to {}:{} (pipelining: {})", config.host(), config.port(), transport.pipelines());
         return new Connection(transport);
     }
 

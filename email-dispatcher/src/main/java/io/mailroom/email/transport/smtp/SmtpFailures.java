@@ -105,7 +105,7 @@ final class SmtpFailures {
         if (code == SERVICE_NOT_AVAILABLE) {
             return new SendResult.Transient("smtp-" + code, "server closing the session: " + reply, null, !dataStarted);
         }
-        if (code >= 400 && code < 500 && find(e, SMTPSenderFailedException.class) != null) {
+        if (code >= 400 && code < 500 && atMailFrom(e)) {
             // MAIL FROM carries our envelope sender, the same for every email: a deferral there is
             // about us at this server, not about one recipient.
             return new SendResult.Transient("smtp-" + code, "sender deferred: " + reply);
@@ -126,9 +126,11 @@ final class SmtpFailures {
 
     /**
      * Whether the session is still in a known, clean state after {@code e}: a recipient refused
-     * with a 4xx/5xx reply at RCPT (but not 421, the server closing). Angus answers such a refusal
-     * with RSET before it throws, so the next message starts a fresh transaction on the same
-     * connection; one customer's bad mailbox does not cost a reconnect (and a TLS handshake).
+     * with a 4xx/5xx reply at RCPT (but not 421, the server closing). Angus, and the pipelined path
+     * of {@link PipeliningSmtpTransport}, answer such a refusal with RSET before they throw, so the
+     * next message starts a fresh transaction on the same connection; one customer's bad mailbox
+     * does not cost a reconnect (and a TLS handshake). The caller still checks that the connection
+     * is open: it is closed when RSET failed.
      */
     static boolean leavesSessionUsable(MessagingException e) {
         SMTPAddressFailedException rcpt = find(e, SMTPAddressFailedException.class);
@@ -137,6 +139,19 @@ final class SmtpFailures {
         }
         int code = rcpt.getReturnCode();
         return code >= 400 && code < 600 && code != SERVICE_NOT_AVAILABLE;
+    }
+
+    /**
+     * Whether the reply was to MAIL FROM. Angus chains an {@link SMTPSenderFailedException} only for
+     * 501/503/550/551/553, so a 4xx is recognised by the command it answered (ours, not reply text).
+     */
+    private static boolean atMailFrom(MessagingException e) {
+        if (find(e, SMTPSenderFailedException.class) != null) {
+            return true;
+        }
+        SMTPSendFailedException send = find(e, SMTPSendFailedException.class);
+        String command = send == null ? null : send.getCommand();
+        return command != null && command.regionMatches(true, 0, "MAIL FROM", 0, 9);
     }
 
     /** A connection failure without any reply code, before the message data: the server has nothing. */

@@ -32,7 +32,9 @@ import java.util.Properties;
  * <p>Everything that can be checked locally is checked before a connection is borrowed: the key,
  * the MIME structure, the addresses (again, by Jakarta's strict parser). A bad email therefore
  * costs no SMTP session. Connections are reused through a small pool
- * ({@code MAILROOM_SMTP_POOL_SIZE}).
+ * ({@code MAILROOM_SMTP_POOL_SIZE}), many messages each; where the server advertises
+ * {@code PIPELINING}, each message's envelope and {@code DATA} go out in one write
+ * ({@link PipeliningSmtpTransport}).
  *
  * <p>SMTP has no idempotency key: once the message data has been written, a lost reply is
  * {@link SendResult.Ambiguous} and must not be retried blindly; what to do with it (park for
@@ -113,7 +115,9 @@ public final class SmtpTransport implements MailTransport {
                 return new SendResult.Sent(messageId, sentDetail(messageId, connection));
             } catch (MessagingException e) {
                 SendResult result = SmtpFailures.sendFailed(e, message.dataStarted());
-                reusable = !message.dataStarted() && SmtpFailures.leavesSessionUsable(e);
+                // Refused recipients leave a reset session, unless the connection had to be closed
+                // (a failed RSET, or DATA already answered 354 to a pipelined envelope).
+                reusable = !message.dataStarted() && SmtpFailures.leavesSessionUsable(e) && connection.transport.hasOpenConnection();
                 if (reused && tryNo == 1 && SmtpFailures.isIoBeforeData(result)) {
                     log.debug("Pooled SMTP connection was gone ({}); trying once more on a new connection", result);
                     continue;

@@ -13,15 +13,24 @@ import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Reply-code classification and connection reuse, against a scripted SMTP server. */
+/**
+ * Reply-code classification and connection reuse, against a scripted SMTP server that does not
+ * advertise PIPELINING; {@link PipelinedSmtpTransportTest} runs the same tests against one that does.
+ */
 class SmtpTransportTest {
 
     ScriptedSmtpServer server;
     SmtpTransport transport;
 
+    /** Whether the scripted server advertises PIPELINING. */
+    boolean pipelining() {
+        return false;
+    }
+
     @BeforeEach
     void start() throws IOException {
         server = ScriptedSmtpServer.start();
+        server.pipelining = pipelining();
         transport = new SmtpTransport(config(server.port()).build());
     }
 
@@ -82,7 +91,7 @@ class SmtpTransportTest {
         assertThat(transport.send(TestEmails.to("full@example.com"), "k3")).isInstanceOf(SendResult.Transient.class);
         assertThat(transport.send(TestEmails.sample(), "k4")).isInstanceOf(SendResult.Sent.class);
 
-        // one session for all four: Angus reset each refused transaction with RSET, the next one began cleanly
+        // one session for all four: each refused transaction was reset with RSET, the next one began cleanly
         assertThat(server.connections.get()).isEqualTo(1);
         assertThat(transport.connectionsOpened()).isEqualTo(1);
         assertThat(server.count("RSET")).isGreaterThanOrEqualTo(2);
@@ -103,7 +112,9 @@ class SmtpTransportTest {
         // about this mailbox: not retried within the call, not counted by the breaker
         assertThat(transientResult).isEqualTo(new SendResult.Transient("smtp-450",
                 ((SendResult.Transient) transientResult).error(), null, false, SendResult.Scope.EMAIL));
-        assertThat(server.count("DATA")).isZero();
+        // pipelined, DATA went out with the envelope and was refused: either way no message data
+        assertThat(server.messagesCompleted.get()).isZero();
+        assertThat(server.count("DATA")).isEqualTo(pipelining() ? 2 : 0);
     }
 
     @Test
@@ -120,6 +131,18 @@ class SmtpTransportTest {
         SendResult result = transport.send(TestEmails.sample(), "k1");
         assertThat(result).isInstanceOf(SendResult.Permanent.class);
         assertThat(((SendResult.Permanent) result).code()).isEqualTo("smtp-553");
+    }
+
+    @Test
+    void senderDeferredWith4xxIsTransientAboutTheProvider() {
+        // MAIL FROM carries our envelope sender, the same for every email: counted by the breaker
+        server.mailFromReply = "451 4.7.1 sender temporarily rejected";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOf(SendResult.Transient.class);
+        SendResult.Transient t = (SendResult.Transient) result;
+        assertThat(t.code()).isEqualTo("smtp-451");
+        assertThat(t.scope()).isEqualTo(SendResult.Scope.PROVIDER);
+        assertThat(server.messagesCompleted.get()).isZero();
     }
 
     @Test

@@ -103,6 +103,22 @@ class SmtpTrustStoreTest {
 
     @ParameterizedTest
     @EnumSource(value = SmtpSecurity.class, names = {"TLS", "STARTTLS"})
+    void overTlsTheEnvelopeIsPipelinedToo(SmtpSecurity security) throws IOException {
+        server = start(security, forLoopback);
+        server.pipelining = true;
+        transport = new SmtpTransport(tlsConfig(server.port(), security).trustStore(trusting(forLoopback)).build());
+
+        assertThat(transport.send(TestEmails.sample(), "email-tls-4")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.sample(), "email-tls-5")).isInstanceOf(SendResult.Sent.class);
+
+        // after STARTTLS the stream Angus writes to is a new one; each envelope still came in one read
+        assertThat(server.batches()).containsSubsequence(PipelinedSmtpTransportTest.ENVELOPE, PipelinedSmtpTransportTest.ENVELOPE);
+        assertThat(server.messagesCompleted.get()).isEqualTo(2);
+        assertThat(server.connections.get()).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = SmtpSecurity.class, names = {"TLS", "STARTTLS"})
     void aTrustedCertificateIssuedForAnotherHostIsStillRefused(SmtpSecurity security) throws IOException {
         server = start(security, forOtherHost);
         transport = new SmtpTransport(tlsConfig(server.port(), security)
