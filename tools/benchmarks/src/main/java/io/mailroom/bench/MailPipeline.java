@@ -149,7 +149,10 @@ final class MailPipeline implements AutoCloseable {
             Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly, "kill-external-smtp"));
         } else {
             provider = ChildJvm.of(settings.name() + "-provider", providerMain).jvmOptions(providerJvm)
-                    .args(List.of(Integer.toString(providerPort))).env(providerEnv).log(log("provider")).controlled().start();
+                    // the sink advertises PIPELINING, as Postfix and the big relays do
+                    .args(settings.transport() == Transport.HTTP ? List.of(Integer.toString(providerPort))
+                            : List.of(Integer.toString(providerPort), "pipelining"))
+                    .env(providerEnv).log(log("provider")).controlled().start();
             children.add(provider);
         }
 
