@@ -123,8 +123,9 @@ class QuickBenchTest {
         assertThat(report.find("dispatch_latency").rows.getFirst().get("rate")).isEqualTo(200);
         assertThat(report.find("dispatch_census").rows).singleElement().satisfies(r -> {
             assertThat(r.get("emails")).isEqualTo(50L);
-            // at least the reservation and the completion's record update per email
-            assertThat((Double) r.get("statements_per_email")).isGreaterThan(1.0);
+            // the batch path (issue 17): the reservation, the renderings and the completion's record
+            // update are statements per batch, not per email (3.80 per email before, in this quick run)
+            assertThat((Double) r.get("statements_per_email")).isPositive().isLessThan(2.0);
             assertThat((Double) r.get("commits_per_email")).isPositive();
         });
 
