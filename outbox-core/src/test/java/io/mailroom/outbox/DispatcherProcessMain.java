@@ -28,6 +28,7 @@ public final class DispatcherProcessMain {
         pool.setJdbcUrl(JdbcUrls.withKeepAlive(url));
         pool.setMaximumPoolSize(12);
         pool.setPoolName(worker);
+        pool.addDataSourceProperty("ApplicationName", worker); // the test waits for a killed worker's sessions by it
         HikariDataSource dataSource = new HikariDataSource(pool);
 
         DispatcherConfig config = DispatcherConfig.builder()
