@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -16,6 +17,8 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.SoftBounceRun;
+import io.mailroom.db.jooq.tables.Suppression;
 
 import java.util.Arrays;
 import java.util.List;
@@ -43,6 +46,12 @@ public class DefaultSchema extends SchemaImpl {
      * The table <code>audit_log</code>.
      */
     public final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Delivery events reported after the provider accepted an email (webhooks,
+     * DSNs); once per (source, delivery_id, seq).
+     */
+    public final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -102,6 +111,16 @@ public class DefaultSchema extends SchemaImpl {
     public final OutboxMessage OUTBOX_MESSAGE = OutboxMessage.OUTBOX_MESSAGE;
 
     /**
+     * The table <code>soft_bounce_run</code>.
+     */
+    public final SoftBounceRun SOFT_BOUNCE_RUN = SoftBounceRun.SOFT_BOUNCE_RUN;
+
+    /**
+     * The table <code>suppression</code>.
+     */
+    public final Suppression SUPPRESSION = Suppression.SUPPRESSION;
+
+    /**
      * No further instances allowed
      */
     private DefaultSchema() {
@@ -118,6 +137,7 @@ public class DefaultSchema extends SchemaImpl {
     public final List<Table<?>> getTables() {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
+            DeliveryEvent.DELIVERY_EVENT,
             EmailRendering.EMAIL_RENDERING,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OrderCancellation.ORDER_CANCELLATION,
@@ -128,7 +148,9 @@ public class DefaultSchema extends SchemaImpl {
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,
             OutboxEffect.OUTBOX_EFFECT,
-            OutboxMessage.OUTBOX_MESSAGE
+            OutboxMessage.OUTBOX_MESSAGE,
+            SoftBounceRun.SOFT_BOUNCE_RUN,
+            Suppression.SUPPRESSION
         );
     }
 }

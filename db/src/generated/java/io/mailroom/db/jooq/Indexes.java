@@ -5,12 +5,14 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderRequestKey;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.Suppression;
 
 import org.jooq.Index;
 import org.jooq.OrderField;
@@ -30,16 +32,24 @@ public class Indexes {
 
     public static final Index AUDIT_LOG_AT_IDX = Internal.createIndex(DSL.name("audit_log_at_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.AT }, false);
     public static final Index AUDIT_LOG_KEY_IDX = Internal.createIndex(DSL.name("audit_log_key_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.IDEMPOTENCY_KEY, AuditLog.AUDIT_LOG.AT }, false);
+    public static final Index DELIVERY_EVENT_KEY_IDX = Internal.createIndex(DSL.name("delivery_event_key_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.IDEMPOTENCY_KEY, DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
+    public static final Index DELIVERY_EVENT_ORPHAN_IDX = Internal.createIndex(DSL.name("delivery_event_orphan_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
+    public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index EMAIL_RENDERING_RENDERED_IDX = Internal.createIndex(DSL.name("email_rendering_rendered_idx"), EmailRendering.EMAIL_RENDERING, new OrderField[] { EmailRendering.EMAIL_RENDERING.RENDERED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);
+    public static final Index IDEMPOTENCY_RECORD_RESULT_REF_IDX = Internal.createIndex(DSL.name("idempotency_record_result_ref_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.RESULT_REF }, false);
     public static final Index IDEMPOTENCY_RECORD_UPDATED_IDX = Internal.createIndex(DSL.name("idempotency_record_updated_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.UPDATED_AT }, false);
     public static final Index ORDER_REQUEST_KEY_ORDER_IDX = Internal.createIndex(DSL.name("order_request_key_order_idx"), OrderRequestKey.ORDER_REQUEST_KEY, new OrderField[] { OrderRequestKey.ORDER_REQUEST_KEY.ORDER_ID }, false);
     public static final Index OUTBOX_ATTEMPT_FINISHED_IDX = Internal.createIndex(DSL.name("outbox_attempt_finished_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.FINISHED_AT }, false);
     public static final Index OUTBOX_ATTEMPT_KEY_IDX = Internal.createIndex(DSL.name("outbox_attempt_key_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OutboxAttempt.OUTBOX_ATTEMPT.ATTEMPT }, false);
     public static final Index OUTBOX_EFFECT_AGGREGATE_IDX = Internal.createIndex(DSL.name("outbox_effect_aggregate_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.AGGREGATE_TYPE, OutboxEffect.OUTBOX_EFFECT.AGGREGATE_ID, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_EFFECT_CREATED_IDX = Internal.createIndex(DSL.name("outbox_effect_created_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
+    public static final Index OUTBOX_EFFECT_DELIVERY_IDX = Internal.createIndex(DSL.name("outbox_effect_delivery_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.DELIVERY_STATE, OutboxEffect.OUTBOX_EFFECT.DELIVERY_UPDATED_AT }, false);
     public static final Index OUTBOX_EFFECT_STATUS_IDX = Internal.createIndex(DSL.name("outbox_effect_status_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.STATUS, OutboxEffect.OUTBOX_EFFECT.UPDATED_AT }, false);
     public static final Index OUTBOX_MESSAGE_CLAIM_IDX = Internal.createIndex(DSL.name("outbox_message_claim_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.AVAILABLE_AT, OutboxMessage.OUTBOX_MESSAGE.ID }, false);
     public static final Index OUTBOX_MESSAGE_LEASE_IDX = Internal.createIndex(DSL.name("outbox_message_lease_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.LEASE_UNTIL }, false);
     public static final Index OUTBOX_MESSAGE_ORDERING_IDX = Internal.createIndex(DSL.name("outbox_message_ordering_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.ORDERING_KEY, OutboxMessage.OUTBOX_MESSAGE.ID }, false);
+    public static final Index SUPPRESSION_ACTIVE_IDX = Internal.createIndex(DSL.name("suppression_active_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.ADDRESS, Suppression.SUPPRESSION.REASON }, true);
+    public static final Index SUPPRESSION_CREATED_IDX = Internal.createIndex(DSL.name("suppression_created_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.CREATED_AT }, false);
+    public static final Index SUPPRESSION_HISTORY_IDX = Internal.createIndex(DSL.name("suppression_history_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.ADDRESS, Suppression.SUPPRESSION.CREATED_AT }, false);
 }

@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -16,7 +17,10 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.SoftBounceRun;
+import io.mailroom.db.jooq.tables.Suppression;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
+import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
 import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
@@ -28,6 +32,8 @@ import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
+import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
+import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
 import org.jooq.ForeignKey;
 import org.jooq.TableField;
@@ -49,6 +55,8 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
+    public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_DELIVERY_UNIQUE = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_delivery_unique"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.SOURCE, DeliveryEvent.DELIVERY_EVENT.DELIVERY_ID, DeliveryEvent.DELIVERY_EVENT.SEQ }, true);
+    public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
     public static final UniqueKey<OrderCancellationRecord> ORDER_CANCELLATION_PKEY = Internal.createUniqueKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_pkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, true);
@@ -60,6 +68,8 @@ public class Keys {
     public static final UniqueKey<OutboxControlRecord> OUTBOX_CONTROL_PKEY = Internal.createUniqueKey(OutboxControl.OUTBOX_CONTROL, DSL.name("outbox_control_pkey"), new TableField[] { OutboxControl.OUTBOX_CONTROL.SCOPE }, true);
     public static final UniqueKey<OutboxEffectRecord> OUTBOX_EFFECT_PKEY = Internal.createUniqueKey(OutboxEffect.OUTBOX_EFFECT, DSL.name("outbox_effect_pkey"), new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<OutboxMessageRecord> OUTBOX_MESSAGE_PKEY = Internal.createUniqueKey(OutboxMessage.OUTBOX_MESSAGE, DSL.name("outbox_message_pkey"), new TableField[] { OutboxMessage.OUTBOX_MESSAGE.ID, OutboxMessage.OUTBOX_MESSAGE.CREATED_AT }, true);
+    public static final UniqueKey<SoftBounceRunRecord> SOFT_BOUNCE_RUN_PKEY = Internal.createUniqueKey(SoftBounceRun.SOFT_BOUNCE_RUN, DSL.name("soft_bounce_run_pkey"), new TableField[] { SoftBounceRun.SOFT_BOUNCE_RUN.ADDRESS }, true);
+    public static final UniqueKey<SuppressionRecord> SUPPRESSION_PKEY = Internal.createUniqueKey(Suppression.SUPPRESSION, DSL.name("suppression_pkey"), new TableField[] { Suppression.SUPPRESSION.ID }, true);
 
     // -------------------------------------------------------------------------
     // FOREIGN KEY definitions

@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -16,6 +17,8 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.SoftBounceRun;
+import io.mailroom.db.jooq.tables.Suppression;
 
 
 /**
@@ -28,6 +31,12 @@ public class Tables {
      * The table <code>audit_log</code>.
      */
     public static final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Delivery events reported after the provider accepted an email (webhooks,
+     * DSNs); once per (source, delivery_id, seq).
+     */
+    public static final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -85,4 +94,14 @@ public class Tables {
      * (outbox_message_pYYYYMMDD, UTC) plus a default one.
      */
     public static final OutboxMessage OUTBOX_MESSAGE = OutboxMessage.OUTBOX_MESSAGE;
+
+    /**
+     * The table <code>soft_bounce_run</code>.
+     */
+    public static final SoftBounceRun SOFT_BOUNCE_RUN = SoftBounceRun.SOFT_BOUNCE_RUN;
+
+    /**
+     * The table <code>suppression</code>.
+     */
+    public static final Suppression SUPPRESSION = Suppression.SUPPRESSION;
 }

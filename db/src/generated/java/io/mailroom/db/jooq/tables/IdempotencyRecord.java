@@ -158,7 +158,7 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.IDEMPOTENCY_RECORD_OPEN_IDX, Indexes.IDEMPOTENCY_RECORD_UPDATED_IDX);
+        return Arrays.asList(Indexes.IDEMPOTENCY_RECORD_OPEN_IDX, Indexes.IDEMPOTENCY_RECORD_RESULT_REF_IDX, Indexes.IDEMPOTENCY_RECORD_UPDATED_IDX);
     }
 
     @Override

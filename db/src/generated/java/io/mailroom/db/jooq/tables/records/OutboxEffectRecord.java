@@ -230,6 +230,51 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         return (String) get(13);
     }
 
+    /**
+     * Setter for <code>outbox_effect.delivery_state</code>.
+     */
+    public OutboxEffectRecord setDeliveryState(String value) {
+        set(14, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>outbox_effect.delivery_state</code>.
+     */
+    public String getDeliveryState() {
+        return (String) get(14);
+    }
+
+    /**
+     * Setter for <code>outbox_effect.delivery_detail</code>.
+     */
+    public OutboxEffectRecord setDeliveryDetail(String value) {
+        set(15, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>outbox_effect.delivery_detail</code>.
+     */
+    public String getDeliveryDetail() {
+        return (String) get(15);
+    }
+
+    /**
+     * Setter for <code>outbox_effect.delivery_updated_at</code>.
+     */
+    public OutboxEffectRecord setDeliveryUpdatedAt(Instant value) {
+        set(16, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>outbox_effect.delivery_updated_at</code>.
+     */
+    public Instant getDeliveryUpdatedAt() {
+        return (Instant) get(16);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -253,7 +298,7 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     /**
      * Create a detached, initialised OutboxEffectRecord
      */
-    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf) {
+    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf, String deliveryState, String deliveryDetail, Instant deliveryUpdatedAt) {
         super(OutboxEffect.OUTBOX_EFFECT);
 
         setIdempotencyKey(idempotencyKey);
@@ -270,6 +315,9 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         setUpdatedAt(updatedAt);
         setFinishedAt(finishedAt);
         setResendOf(resendOf);
+        setDeliveryState(deliveryState);
+        setDeliveryDetail(deliveryDetail);
+        setDeliveryUpdatedAt(deliveryUpdatedAt);
         resetTouchedOnNotNull();
     }
 }
