@@ -34,7 +34,7 @@ class DsnParserTest {
         assertThat(e.providerEvent()).isEqualTo("dsn.failed");
         assertThat(e.recipient()).isEqualTo("nobody@customer.example");
         assertThat(e.providerMessageId()).isEqualTo("<order-102-confirmation.1b2c3d4e5f607182@shop.example>");
-        assertThat(e.idempotencyKey()).isEqualTo("key:n5ygizdfoiwtcmbsfvrw63tgnfzg2ylunfxw4");
+        assertThat(e.idempotencyKey()).isEqualTo("key:n5zgizlsfuytamrnmnxw4ztjojwwc5djn5xa");
         assertThat(e.diagnosticCode()).isEqualTo("smtp; 550 5.1.1 <nobody@customer.example>: Recipient address "
                 + "rejected: User unknown in virtual mailbox table");
         assertThat(e.description()).isEqualTo("Action: failed, Status: 5.1.1");

@@ -2,7 +2,7 @@ package io.mailroom.email.transport.smtp;
 
 import jakarta.mail.MessagingException;
 import jakarta.mail.Session;
-import jakarta.mail.internet.MimeMessage;
+import org.eclipse.angus.mail.smtp.SMTPMessage;
 import org.eclipse.angus.mail.smtp.SMTPOutputStream;
 
 import java.io.IOException;
@@ -16,8 +16,10 @@ import java.io.OutputStream;
  * answered {@code 354} to {@code DATA}. From that moment a lost connection or a missing final reply
  * leaves the outcome unknown: the server may have queued the email. {@link #dataStarted()} lets the
  * transport tell that case (ambiguous) from a failure before DATA (nothing was accepted).
+ *
+ * <p>An Angus {@link SMTPMessage} so that a VERP envelope sender can be set per message.
  */
-final class KeyedMimeMessage extends MimeMessage {
+final class KeyedMimeMessage extends SMTPMessage {
 
     private final String messageId;
     private volatile boolean dataStarted;

@@ -10,6 +10,7 @@ import jakarta.mail.URLName;
 import jakarta.mail.internet.AddressException;
 import jakarta.mail.internet.InternetAddress;
 import org.eclipse.angus.mail.smtp.SMTPAddressFailedException;
+import org.eclipse.angus.mail.smtp.SMTPMessage;
 import org.eclipse.angus.mail.smtp.SMTPOutputStream;
 import org.eclipse.angus.mail.smtp.SMTPSendFailedException;
 import org.eclipse.angus.mail.smtp.SMTPSenderFailedException;
@@ -106,8 +107,8 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
 
     @Override
     public synchronized void sendMessage(Message message, Address[] addresses) throws MessagingException {
-        pipelined = pipelines() && asciiEnvelope(addresses);
         this.message = message;
+        pipelined = pipelines() && asciiEnvelope(addresses);
         this.recipients = addresses;
         try {
             super.sendMessage(message, addresses);
@@ -301,9 +302,15 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
         }
     }
 
-    /** As Angus: the session's {@code mail.smtp.from}, else the message's first From address. */
+    /**
+     * As Angus: the message's own envelope sender (VERP), else the session's {@code mail.smtp.from},
+     * else the message's first From address.
+     */
     private String envelopeFrom() throws MessagingException {
-        String from = session.getProperty("mail.smtp.from");
+        String from = messageEnvelopeFrom();
+        if (from == null || from.isEmpty()) {
+            from = session.getProperty("mail.smtp.from");
+        }
         if (from != null && !from.isEmpty()) {
             return from;
         }
@@ -316,6 +323,10 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
             throw new MessagingException("can't determine local email address");
         }
         return local.getAddress();
+    }
+
+    private String messageEnvelopeFrom() {
+        return message instanceof SMTPMessage m ? m.getEnvelopeFrom() : null;
     }
 
     private void closeQuietly() {
@@ -338,7 +349,10 @@ public final class PipeliningSmtpTransport extends SMTPTransport {
         if (addresses == null || addresses.length == 0) {
             return false;
         }
-        String from = session.getProperty("mail.smtp.from");
+        String from = messageEnvelopeFrom();
+        if (from == null || from.isEmpty()) {
+            from = session.getProperty("mail.smtp.from");
+        }
         if (from != null && !safeInCommand(from)) {
             return false;
         }

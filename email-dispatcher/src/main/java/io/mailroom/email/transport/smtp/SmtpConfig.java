@@ -23,11 +23,13 @@ import java.util.regex.Pattern;
  * @param trustStore               the certificates trusted instead of the JDK's CAs
  *                                 ({@code MAILROOM_SMTP_TRUSTSTORE}), or null; the server's
  *                                 certificate must still be issued for {@code host}
+ * @param verp                     a VERP return path ({@code MAILROOM_SMTP_VERP}) that replaces
+ *                                 {@code from} as envelope sender and carries each email's key, or null
  */
 public record SmtpConfig(String host, int port, SmtpSecurity security, String username, String password,
                          EmailAddress from, String messageIdDomain, Duration connectTimeout, Duration readTimeout,
                          Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle,
-                         TrustStore trustStore) {
+                         TrustStore trustStore, Verp verp) {
 
     public static final String DEFAULT_HOST = "localhost";
     public static final SmtpSecurity DEFAULT_SECURITY = SmtpSecurity.STARTTLS;
@@ -123,7 +125,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 s.integer("MAILROOM_SMTP_POOL_SIZE", Math.max(1, Math.min(MAX_POOL_SIZE, defaultPoolSize))),
                 s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
                 s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE),
-                TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"));
+                TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"),
+                s.string("MAILROOM_SMTP_VERP") == null ? null : Verp.parse(s.string("MAILROOM_SMTP_VERP")));
     }
 
     @Override
@@ -133,7 +136,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 + ", connectTimeout=" + Settings.format(connectTimeout) + ", readTimeout=" + Settings.format(readTimeout)
                 + ", writeTimeout=" + Settings.format(writeTimeout) + ", poolSize=" + poolSize
                 + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle)
-                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + "]";
+                + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore)
+                + ", verp=" + (verp == null ? "(off)" : verp) + "]";
     }
 
     /** Builds a config from the defaults; {@link #build()} validates. The port defaults to the security's port. */
@@ -152,6 +156,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         private int maxMessagesPerConnection = DEFAULT_MAX_MESSAGES_PER_CONNECTION;
         private Duration maxIdle = DEFAULT_MAX_IDLE;
         private TrustStore trustStore;
+        private Verp verp;
 
         private Builder() {
         }
@@ -169,11 +174,12 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         public Builder maxMessagesPerConnection(int n) { this.maxMessagesPerConnection = n; return this; }
         public Builder maxIdle(Duration d) { this.maxIdle = d; return this; }
         public Builder trustStore(TrustStore t) { this.trustStore = t; return this; }
+        public Builder verp(Verp v) { this.verp = v; return this; }
 
         public SmtpConfig build() {
             SmtpSecurity sec = security == null ? DEFAULT_SECURITY : security;
             return new SmtpConfig(host, port == null ? sec.defaultPort() : port, security, username, password, from,
-                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore);
+                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore, verp);
         }
     }
 }

@@ -83,6 +83,9 @@ public final class SmtpTransport implements MailTransport {
         KeyedMimeMessage message;
         try {
             message = build(email, messageId);
+            if (config.verp() != null) {
+                message.setEnvelopeFrom(config.verp().addressFor(idempotencyKey));
+            }
         } catch (MessagingException | UnsupportedEncodingException e) {
             return new SendResult.Permanent("invalid-message", "cannot build the MIME message: " + SmtpFailures.rootCause(e));
         }
