@@ -75,6 +75,19 @@ final class ConsoleSamples {
         return out;
     }
 
+    OrphanEvent orphan() {
+        return new OrphanEvent(9, "resend", "msg_1", T0, T0, "bounced", "hard", "email.bounced", "prov " + text,
+                "x@example.com", "orphan " + text);
+    }
+
+    /** An active entry caused by a bounce and a lifted one added by hand, hostile text in every free field. */
+    List<SuppressionView> suppressions() {
+        return List.of(
+                new SuppressionView(2, "ann@example.com", "hard_bounce", "detail " + text, 5L, T0, "event:resend", null, null, null),
+                new SuppressionView(1, "bo@example.com", "manual", "asked " + text, null, T0, "alice " + text,
+                        T0.plusSeconds(60), "bob " + text, "lift " + text));
+    }
+
     QueueStats stats(boolean transportsKnown, List<TransportStatus.TransportState> transports) {
         Map<String, Long> counts = new LinkedHashMap<>();
         counts.put("pending", 12L);
