@@ -117,8 +117,8 @@ public final class SuppressionList implements DeliveryEventListener {
                 .doNothing()
                 .execute();
         if (n == 1) {
-            // the address only: an operator needs it to act, and it is what the list is about
-            log.info("Suppressed {} ({}, by {})", address, reason.words(), by);
+            // ids only: the address came in a webhook body, and nothing of a body reaches a log line
+            log.info("Suppressed an address ({}, by {}, event {})", reason.words(), by, eventId);
         }
         return n == 1;
     }

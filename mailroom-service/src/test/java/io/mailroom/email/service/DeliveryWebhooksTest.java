@@ -133,6 +133,10 @@ class DeliveryWebhooksTest {
         assertThat(state(key)).isEqualTo("bounced");
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.DELIVERY_ID.eq("msg_" + key))).isEqualTo(1);
         assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq("bounce-" + IDS.get() + "@example.com"))).isEqualTo(1);
+        // the rate by topic: bounces over sent emails, both counted by topic
+        assertThat(service.metrics().scrape())
+                .containsPattern("mailroom_delivery_events_total\\{bounce=\"hard\",kind=\"bounced\",source=\"neutral\",topic=\"email.order_shipped\"} [1-9]")
+                .containsPattern("mailroom_emails_sent_total\\{topic=\"email.order_shipped\"} [1-9]");
     }
 
     @Test
@@ -181,6 +185,31 @@ class DeliveryWebhooksTest {
         assertThat(post("neutral", big, WebhookVerifier.headers(NEUTRAL, "msg_bad_6", now, big)).statusCode()).isEqualTo(413);
 
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isEqualTo(before);
+    }
+
+    @Test
+    void nothingOfAWebhookBodyReachesALogLine_beyondTheIds() throws Exception {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs = new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        root.addAppender(logs);
+        ch.qos.logback.classic.Level was = root.getLevel();
+        root.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        try {
+            String key = sentEmail("leak-check-recipient@example.com");
+            signed("neutral", NEUTRAL, "msg_leak_" + key, "{\"type\":\"bounced\",\"bounce_type\":\"hard\",\"idempotency_key\":\"" + key
+                    + "\",\"recipient\":\"leak-check-recipient@example.com\",\"diagnostic_code\":\"LEAKCHECK-DIAGNOSTIC\"}");
+            signed("neutral", NEUTRAL, "msg_leak_orphan_" + key, "{\"type\":\"complained\",\"message_id\":\"LEAKCHECK-ID\","
+                    + "\"recipient\":\"leak-check-orphan@example.com\",\"description\":\"LEAKCHECK-DESCRIPTION\"}");
+            signed("neutral", NEUTRAL, "msg_leak_bad_" + key, "{\"type\":\"bounced\",\"bounce_type\":\"LEAKCHECK-BAD\"}");
+        } finally {
+            root.detachAppender(logs);
+            root.setLevel(was);
+        }
+        assertThat(logs.list).isNotEmpty();
+        assertThat(logs.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .noneMatch(m -> m.contains("LEAKCHECK") || m.contains("leak-check-orphan") || m.contains("leak-check-recipient@example.com")
+                        && !m.contains("***"));
     }
 
     @Test
