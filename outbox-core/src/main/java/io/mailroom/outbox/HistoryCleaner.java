@@ -12,7 +12,8 @@ import java.util.Objects;
 /**
  * Deletes support history older than its retention, in small batches: {@code outbox_attempt} by
  * {@code finished_at}, {@code outbox_effect} by {@code finished_at}/{@code updated_at},
- * {@code email_rendering} once its effect is gone, {@code idempotency_record} by {@code updated_at},
+ * {@code email_rendering} and {@code delivery_event} once their effect is gone (orphan events by
+ * {@code received_at}), {@code idempotency_record} by {@code updated_at},
  * {@code audit_log} by {@code at} (with its own retention). Each batch is its own short transaction that locks its rows with
  * {@code FOR UPDATE SKIP LOCKED}, so the cleaner never holds many locks, never waits for a worker or
  * a person, and several instances may run it at once; a run stops after
@@ -43,10 +44,10 @@ public final class HistoryCleaner {
      * Rows deleted by one {@link #cleanHistory()} run, per table; {@code complete} is false when a
      * table hit {@code historyMaxBatchesPerRun} and old rows remain for the next run.
      */
-    public record Report(long attempts, long effects, long renderings, long idempotencyRecords, long auditEntries,
-                         boolean complete) {
+    public record Report(long attempts, long effects, long renderings, long deliveryEvents, long idempotencyRecords,
+                         long auditEntries, boolean complete) {
         public long total() {
-            return attempts + effects + renderings + idempotencyRecords + auditEntries;
+            return attempts + effects + renderings + deliveryEvents + idempotencyRecords + auditEntries;
         }
     }
 
@@ -70,7 +71,7 @@ public final class HistoryCleaner {
         return config;
     }
 
-    /** One bounded pass over the five history tables; see the class comment for what is kept. */
+    /** One bounded pass over the six history tables; see the class comment for what is kept. */
     public Report cleanHistory() {
         Instant now = sessions.inTransaction(store::now);
         Instant historyCutoff = now.minus(config.historyRetention());
@@ -80,14 +81,17 @@ public final class HistoryCleaner {
         Batches effects = deleteInBatches("outbox_effect", historyCutoff, store::deleteEffects);
         // Renderings after effects: what an email was rendered to leaves in the run its effect does.
         Batches renderings = deleteInBatches("email_rendering", historyCutoff, store::deleteRenderings);
+        // Delivery events likewise: bounces and complaints stay in the timeline as long as the email.
+        Batches events = deleteInBatches("delivery_event", historyCutoff, store::deleteDeliveryEvents);
         Batches records = deleteInBatches("idempotency_record", historyCutoff, store::deleteIdempotencyRecords);
         Batches audit = deleteInBatches("audit_log", auditCutoff, store::deleteAuditEntries);
-        Report report = new Report(attempts.rows, effects.rows, renderings.rows, records.rows, audit.rows,
-                attempts.complete && effects.complete && renderings.complete && records.complete && audit.complete);
+        Report report = new Report(attempts.rows, effects.rows, renderings.rows, events.rows, records.rows, audit.rows,
+                attempts.complete && effects.complete && renderings.complete && events.complete && records.complete
+                        && audit.complete);
         if (report.total() > 0) {
-            log.info("Deleted old history: {} attempts, {} effects, {} renderings, {} idempotency records (before {}), "
-                            + "{} audit entries (before {}){}", report.attempts(), report.effects(), report.renderings(),
-                    report.idempotencyRecords(), historyCutoff, report.auditEntries(), auditCutoff,
+            log.info("Deleted old history: {} attempts, {} effects, {} renderings, {} delivery events, "
+                            + "{} idempotency records (before {}), {} audit entries (before {}){}", report.attempts(),
+                    report.effects(), report.renderings(), report.deliveryEvents(), report.idempotencyRecords(), historyCutoff, report.auditEntries(), auditCutoff,
                     report.complete() ? "" : "; more remain for the next run");
         }
         return report;

@@ -18,6 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
+import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
@@ -301,6 +302,25 @@ final class RetentionStore {
                         .and(notExists(selectOne().from(e).where(e.IDEMPOTENCY_KEY.eq(c.IDEMPOTENCY_KEY))
                                 .and(e.MESSAGE_ID.eq(c.MESSAGE_ID)).and(e.MESSAGE_CREATED_AT.eq(c.MESSAGE_CREATED_AT))))
                         .orderBy(c.RENDERED_AT)
+                        .limit(limit)
+                        .forUpdate().skipLocked()))
+                .execute();
+    }
+
+    /**
+     * Deletes up to {@code limit} delivery events received before {@code cutoff} whose email's effect
+     * is gone, and orphans (events that matched no email) of the same age.
+     */
+    int deleteDeliveryEvents(DSLContext tx, Instant cutoff, int limit) {
+        var d = DELIVERY_EVENT;
+        var c = DELIVERY_EVENT.as("c");
+        var e = OUTBOX_EFFECT;
+        return tx.deleteFrom(d).where(d.ID.in(
+                select(c.ID).from(c)
+                        .where(c.RECEIVED_AT.lt(cutoff))
+                        .and(c.IDEMPOTENCY_KEY.isNull()
+                                .or(notExists(selectOne().from(e).where(e.IDEMPOTENCY_KEY.eq(c.IDEMPOTENCY_KEY)))))
+                        .orderBy(c.RECEIVED_AT)
                         .limit(limit)
                         .forUpdate().skipLocked()))
                 .execute();

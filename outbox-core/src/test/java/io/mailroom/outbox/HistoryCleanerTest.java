@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
+import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
@@ -32,7 +33,7 @@ class HistoryCleanerTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, email_rendering");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, email_rendering, delivery_event");
     }
 
     @Test
@@ -109,6 +110,32 @@ class HistoryCleanerTest {
         assertThat(renderingKeys()).as("gone in the same run as their effects; the review one stays with its effect")
                 .containsExactly("old-review");
         assertThat(report.renderings()).isEqualTo(2);
+        assertThat(report.complete()).isTrue();
+    }
+
+    @Test
+    void deliveryEventsStayWithTheirEmail_andOrphansLeaveByAge() {
+        for (String key : List.of("old-done", "old-review")) {
+            Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message(key));
+        }
+        assertThat(dispatcher().runOnce()).isEqualTo(2);
+        deliveryEvent("wh-1", "old-done", clock.instant());
+        deliveryEvent("wh-2", "old-review", clock.instant());
+        deliveryEvent("wh-3", null, clock.instant());
+        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention (after three days)
+
+        at("2031-02-01T10:00:00Z");
+        deliveryEvent("wh-4", null, clock.instant());
+        assertThat(cleaner(RetentionConfig.builder()).cleanHistory().deliveryEvents()).isZero();
+
+        at("2031-04-20T10:00:00Z"); // cutoff 2031-01-20: wh-4 is younger than that
+        var report = cleaner(RetentionConfig.builder()).cleanHistory();
+
+        assertThat(effectKeys()).containsExactly("old-review");
+        assertThat(pg.dsl().fetch(DELIVERY_EVENT).getValues(DELIVERY_EVENT.DELIVERY_ID))
+                .as("the review email keeps its bounce; the old orphan and the finished email's events go")
+                .containsExactlyInAnyOrder("wh-2", "wh-4");
+        assertThat(report.deliveryEvents()).isEqualTo(2);
         assertThat(report.complete()).isTrue();
     }
 
@@ -197,6 +224,12 @@ class HistoryCleanerTest {
         pg.dsl().insertInto(r, r.IDEMPOTENCY_KEY, r.MESSAGE_ID, r.MESSAGE_CREATED_AT, r.ATTEMPT, r.TEMPLATE_VERSION,
                 r.SUBJECT, r.TEXT_PART, r.HTML_PART, r.RENDERED_AT)
                 .values(key, messageId, messageCreatedAt, 1, "t@1", "Subject", "text", "<p>html</p>", at).execute();
+    }
+
+    private static void deliveryEvent(String deliveryId, String key, Instant at) {
+        var d = DELIVERY_EVENT;
+        pg.dsl().insertInto(d, d.SOURCE, d.DELIVERY_ID, d.RECEIVED_AT, d.KIND, d.BOUNCE_TYPE, d.PROVIDER_EVENT, d.IDEMPOTENCY_KEY)
+                .values("neutral", deliveryId, at, "bounced", "hard", "bounced", key).execute();
     }
 
     private static void record(Instant at, String key, String state) {

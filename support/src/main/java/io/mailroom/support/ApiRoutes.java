@@ -28,6 +28,11 @@ import java.util.Set;
  *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 404 when there is no such email</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
+ *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
+ *   <li>{@code GET /api/delivery/orphans?before=&limit=} (operator) → events that matched no email</li>
+ *   <li>{@code GET /api/suppressions?address=&lifted=true&before=&limit=} → {@link SuppressionView}s, newest first</li>
+ *   <li>{@code POST /api/suppressions} {@code {"address": "...", "reason": "..."}} (support) → 201 the entry; 409 if already suppressed by hand</li>
+ *   <li>{@code POST /api/suppressions/lift} {@code {"address": "...", "reason": "..."}} (support) → the entries lifted; 409 if not suppressed</li>
  *   <li>{@code GET /api/me} → who the token belongs to</li>
  * </ul>
  */
@@ -78,6 +83,21 @@ final class ApiRoutes {
             Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));
             ctx.json(service.resume(SupportServer.actor(ctx), body.get(SupportParams.SCOPE), body.get(SupportParams.REASON)));
         }, Role.OPERATOR);
+        c.routes.get("/api/delivery", ctx -> ctx.json(service.emailsByDelivery(ctx.queryParam(SupportParams.DELIVERY),
+                ctx.queryParam(SupportParams.CURSOR), ctx.queryParam(SupportParams.LIMIT))), Role.VIEWER);
+        c.routes.get("/api/delivery/orphans", ctx -> ctx.json(service.orphanEvents(SupportServer.actor(ctx),
+                ctx.queryParam(SupportParams.BEFORE), ctx.queryParam(SupportParams.LIMIT))), Role.OPERATOR);
+        c.routes.get("/api/suppressions", ctx -> ctx.json(service.suppressions(ctx.queryParam(SupportParams.ADDRESS),
+                "true".equals(ctx.queryParam(SupportParams.LIFTED)), ctx.queryParam(SupportParams.BEFORE),
+                ctx.queryParam(SupportParams.LIMIT))), Role.VIEWER);
+        c.routes.post("/api/suppressions", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.ADDRESS, SupportParams.REASON));
+            ctx.status(201).json(service.suppress(SupportServer.actor(ctx), body.get(SupportParams.ADDRESS), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/suppressions/lift", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.ADDRESS, SupportParams.REASON));
+            ctx.json(service.liftSuppression(SupportServer.actor(ctx), body.get(SupportParams.ADDRESS), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
         c.routes.get("/api/me", ctx -> {
             Actor a = SupportServer.actor(ctx);
             ctx.json(new Me(a.name(), a.role().word()));

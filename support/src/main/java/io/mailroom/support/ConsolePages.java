@@ -38,7 +38,7 @@ final class ConsolePages {
     /** Every console template, compiled at start: the layout and macros, then one per page. */
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
-            "login.peb", "order.peb", "email.peb", "list.peb", "queue.peb", "error.peb");
+            "login.peb", "order.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -212,6 +212,28 @@ final class ConsolePages {
             default -> null;
         };
         return render("list.peb", listTitle(status), viewer, active, flash, m);
+    }
+
+    /** Bounced or complained emails; {@code orphans} for operators, else null. */
+    String deliveryPage(Viewer viewer, Sessions.Flash flash, DeliveryPage page, List<OrphanEvent> orphans, String nextHref) {
+        Map<String, Object> m = new HashMap<>();
+        String heading = page.delivery().equals("bounced") ? "Bounced emails" : "Emails marked as spam";
+        m.put("heading", heading);
+        m.put("delivery", page.delivery());
+        m.put("cards", page.emails().stream().map(e -> card(e, "/console/delivery?delivery=" + url(page.delivery()))).toList());
+        m.put("orphans", orphans);
+        m.put("next", nextHref);
+        return render("delivery.peb", heading, viewer, page.delivery(), flash, m);
+    }
+
+    String suppressionsPage(Viewer viewer, Sessions.Flash flash, List<SuppressionView> entries, String address, boolean lifted,
+                            String nextHref) {
+        Map<String, Object> m = new HashMap<>();
+        m.put("entries", entries);
+        m.put("address", address == null ? "" : address);
+        m.put("lifted", lifted);
+        m.put("next", nextHref);
+        return render("suppressions.peb", "Suppressed addresses", viewer, "suppressions", flash, m);
     }
 
     static String listTitle(EmailStatus status) {

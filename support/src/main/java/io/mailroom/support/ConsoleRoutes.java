@@ -12,6 +12,7 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -89,6 +90,9 @@ final class ConsoleRoutes {
         c.routes.get("/console/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
         c.routes.get("/console/queue", this::queue, Role.VIEWER);
+        c.routes.get("/console/delivery", this::delivery, Role.VIEWER);
+        c.routes.get("/console/suppressions", this::suppressions, Role.VIEWER);
+        c.routes.post("/console/suppressions/{action}", this::suppressionAction, Role.SUPPORT);
         c.routes.post("/console/control/{action}", this::control, Role.OPERATOR);
     }
 
@@ -280,6 +284,47 @@ final class ConsoleRoutes {
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
         page(ctx, pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
                 safeLocal(back, base)));
+    }
+
+    private void delivery(Context ctx) {
+        String which = ctx.queryParam(SupportParams.DELIVERY);
+        DeliveryPage result = service.emailsByDelivery(which, ctx.queryParam(SupportParams.CURSOR), ctx.queryParam(SupportParams.LIMIT));
+        Actor actor = SupportServer.actor(ctx);
+        List<OrphanEvent> orphans = actor.role().includes(Role.OPERATOR) ? service.orphanEvents(actor, null, null) : null;
+        String next = result.nextCursor() == null ? null
+                : "/console/delivery?delivery=" + url(result.delivery()) + "&cursor=" + url(result.nextCursor());
+        page(ctx, pages.deliveryPage(viewer(ctx), flash(ctx), result, orphans, next));
+    }
+
+    private void suppressions(Context ctx) {
+        String address = ctx.queryParam(SupportParams.ADDRESS);
+        boolean lifted = "true".equals(ctx.queryParam(SupportParams.LIFTED));
+        List<SuppressionView> entries = service.suppressions(address, lifted, ctx.queryParam(SupportParams.BEFORE),
+                ctx.queryParam(SupportParams.LIMIT));
+        String next = entries.size() < SupportService.DEFAULT_PAGE_SIZE ? null
+                : "/console/suppressions?" + (address == null ? "" : "address=" + url(address) + "&") + (lifted ? "lifted=true&" : "")
+                + "before=" + entries.getLast().id();
+        page(ctx, pages.suppressionsPage(viewer(ctx), flash(ctx), entries, address, lifted, next));
+    }
+
+    private void suppressionAction(Context ctx) {
+        Actor actor = SupportServer.actor(ctx);
+        Sessions.Session session = ctx.attribute(SupportServer.SESSION);
+        String address = ctx.formParam(SupportParams.ADDRESS);
+        String reason = ctx.formParam(SupportParams.REASON);
+        switch (ctx.pathParam("action")) {
+            case "add" -> {
+                SuppressionView added = service.suppress(actor, address, reason);
+                session.flash(added.address() + " is suppressed: no email will be sent to it until the suppression is lifted.", false);
+            }
+            case "lift" -> {
+                List<SuppressionView> lifted = service.liftSuppression(actor, address, reason);
+                session.flash("Lifted " + lifted.size() + " suppression(s) of " + lifted.getFirst().address()
+                        + ": the next email to it goes out.", false);
+            }
+            default -> throw HttpFailure.notFound("there is no such action", "action");
+        }
+        throw new Redirect("/console/suppressions");
     }
 
     private void queue(Context ctx) {

@@ -40,6 +40,7 @@ import java.util.List;
  *                          subject, text; the HTML part through {@link #consolePreviewUrl()} or the API's
  *                          preview route); null in lists and when none is stored (not sent yet, or sent
  *                          before renderings were kept)
+ * @param delivery          what the provider reported after accepting it; null when nothing yet
  */
 public record EmailView(String key, String topic, String kind, String aggregateType, String orderId,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -48,7 +49,7 @@ public record EmailView(String key, String topic, String kind, String aggregateT
                         String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
                         String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering) {
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -67,11 +68,37 @@ public record EmailView(String key, String topic, String kind, String aggregateT
         return status.words();
     }
 
+    /** "Did it arrive?" in words: the provider's report when there is one, else what Mailroom knows. */
+    @JsonProperty("arrivalText")
+    public String arrivalText() {
+        if (delivery != null) {
+            String detail = delivery.detail();
+            String said = detail == null ? "" : detail.replaceFirst("^(hard|soft) bounce(: )?", "");
+            return switch (delivery.state()) {
+                case "delivered" -> "Yes: delivered to the recipient's mailbox";
+                case "deferred" -> "Not yet: delivery is delayed; the provider is still trying";
+                case "bounced" -> "No: " + delivery.stateText().toLowerCase(java.util.Locale.ROOT)
+                        + (said.isBlank() ? "" : ": " + said);
+                case "complained" -> "Yes, but the recipient marked it as spam";
+                default -> delivery.stateText();
+            };
+        }
+        return switch (status) {
+            case SENT -> "Accepted by the provider; no delivery report yet";
+            case PENDING, SENDING -> "Not sent yet";
+            case FAILED -> lastError != null && lastError.startsWith("suppressed (")
+                    ? "No: not sent, the address is " + lastError : "No: not sent (gave up)";
+            case REVIEW -> "Unknown: the send's outcome is unknown; parked for review";
+            case CANCELLED -> "No: cancelled before it was sent";
+            case CLOSED -> "No: closed without sending";
+        };
+    }
+
     /** The same email without its timeline (for lists). */
     public EmailView withoutTimeline() {
         return new EmailView(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
-                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering);
+                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering, delivery);
     }
 
     /**

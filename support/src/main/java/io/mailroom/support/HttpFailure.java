@@ -1,7 +1,7 @@
 package io.mailroom.support;
 
 /** An answer other than success, raised by a handler and rendered as JSON (API) or a page (console). */
-final class HttpFailure extends RuntimeException {
+public final class HttpFailure extends RuntimeException {
 
     private final int status;
     private final String code;
@@ -26,7 +26,8 @@ final class HttpFailure extends RuntimeException {
         return new HttpFailure(404, "not_found", message, parameter);
     }
 
-    int status() {
+    /** The HTTP status the surfaces answer with; the CLI maps it to an exit code. */
+    public int status() {
         return status;
     }
 

@@ -128,6 +128,18 @@ public final class Params {
         return n;
     }
 
+    /** A positive row id (keyset paging by id), or null when not given. */
+    public static Long optionalId(String parameter, String raw) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        String v = raw.trim();
+        if (!v.matches("^[0-9]{1,18}$") || Long.parseLong(v) < 1) {
+            throw new InvalidParameterException(parameter, parameter + " must be a positive whole number");
+        }
+        return Long.parseLong(v);
+    }
+
     /** A page cursor, or null when not given. */
     public static Cursor cursor(String parameter, String raw) {
         if (raw == null || raw.isBlank()) {

@@ -14,6 +14,10 @@ public final class SupportParams {
     public static final String REASON = "reason";
     public static final String PROVIDER_MESSAGE_ID = "providerMessageId";
     public static final String SCOPE = "scope";
+    public static final String DELIVERY = "delivery";
+    public static final String BEFORE = "before";
+    public static final String ADDRESS = "address";
+    public static final String LIFTED = "lifted";
 
     private SupportParams() {
     }

@@ -1,5 +1,8 @@
 package io.mailroom.support;
 
+import io.mailroom.delivery.suppression.SuppressionConfig;
+import io.mailroom.delivery.suppression.SuppressionException;
+import io.mailroom.delivery.suppression.SuppressionList;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.idempotency.EffectRecord;
@@ -79,6 +82,8 @@ public final class SupportService {
         this(dataSource, TransportStatus.UNKNOWN);
     }
 
+    private final SuppressionList suppressionList = new SuppressionList(SuppressionConfig.defaults(), null);
+
     public SupportService(DataSource dataSource, TransportStatus transports) {
         Objects.requireNonNull(dataSource, "dataSource");
         this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
@@ -135,6 +140,77 @@ public final class SupportService {
             }
             return new EmailPage(filter.status(), views(tx, rows, false), next);
         });
+    }
+
+    /** The delivery lists: {@code bounced} or {@code complained}, one page, newest report first. */
+    public DeliveryPage emailsByDelivery(String delivery, String cursor, String limit) {
+        String state = delivery == null ? "" : delivery.strip().toLowerCase(java.util.Locale.ROOT);
+        if (!state.equals("bounced") && !state.equals("complained")) {
+            throw new InvalidParameterException(SupportParams.DELIVERY, "delivery must be bounced or complained");
+        }
+        int n = Params.limit(SupportParams.LIMIT, limit);
+        Cursor from = Params.cursor(SupportParams.CURSOR, cursor);
+        return read(tx -> {
+            List<SupportStore.EmailRow> rows = store.emailsByDelivery(tx, state, from, n + 1);
+            String next = null;
+            if (rows.size() > n) {
+                rows = rows.subList(0, n);
+                SupportStore.EmailRow last = rows.getLast();
+                next = new Cursor(last.deliveryUpdatedAt(), last.key()).encode();
+            }
+            return new DeliveryPage(state, views(tx, rows, false), next);
+        });
+    }
+
+    /** Delivery events that matched no email, newest first (operators). */
+    public List<OrphanEvent> orphanEvents(Actor actor, String before, String limit) {
+        requireRole(actor, Role.OPERATOR);
+        Long beforeId = Params.optionalId(SupportParams.BEFORE, before);
+        int n = Params.limit(SupportParams.LIMIT, limit);
+        return read(tx -> store.orphanEvents(tx, beforeId, n).stream()
+                .map(e -> new OrphanEvent(e.id(), e.source(), e.deliveryId(), e.receivedAt(), e.occurredAt(), e.kind(),
+                        e.bounceType(), e.providerEvent(), e.providerMessageId(), e.recipient(), e.diagnosticCode()))
+                .toList());
+    }
+
+    /** The suppression list, newest first: active entries, or with {@code withLifted} their history too. */
+    public List<SuppressionView> suppressions(String address, boolean withLifted, String before, String limit) {
+        Long beforeId = Params.optionalId(SupportParams.BEFORE, before);
+        int n = Params.limit(SupportParams.LIMIT, limit);
+        return read(tx -> suppressionCall(() -> suppressionList.list(tx, blankToNull(address), withLifted, beforeId, n)))
+                .stream().map(SuppressionView::of).toList();
+    }
+
+    /** Suppresses an address by hand, with a reason; audited in the same transaction. */
+    public SuppressionView suppress(Actor actor, String address, String reason) {
+        requireRole(actor, Role.SUPPORT);
+        SuppressionView added = write(tx -> SuppressionView.of(suppressionCall(
+                () -> suppressionList.add(tx, address, reason, actor.name(), actor.role().word()))));
+        log.info("{} suppressed by {} ({})", added.address(), actor.name(), actor.role().word());
+        return added;
+    }
+
+    /** Lifts every active suppression of an address, with a reason; audited in the same transaction. */
+    public List<SuppressionView> liftSuppression(Actor actor, String address, String reason) {
+        requireRole(actor, Role.SUPPORT);
+        return write(tx -> suppressionCall(() -> suppressionList.lift(tx, address, reason, actor.name(), actor.role().word())))
+                .stream().map(SuppressionView::of).toList();
+    }
+
+    /** The list's refusals as the support surfaces answer them: 400 naming the field, or 409. */
+    private static <T> T suppressionCall(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (SuppressionException e) {
+            if (e.conflict()) {
+                throw new HttpFailure(409, "conflict", e.getMessage(), e.field());
+            }
+            throw new InvalidParameterException(e.field(), e.getMessage());
+        }
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
     }
 
     /** The pause switches. */
@@ -583,7 +659,11 @@ public final class SupportService {
         attempts.forEach((k, list) -> permanent.put(k, failedPermanently(list.getLast())));
         Map<String, List<SupportStore.AuditRow>> audit = new HashMap<>();
         Map<String, Rendering> renderings = new HashMap<>();
+        Map<String, List<SupportStore.DeliveryEventRow>> events = new HashMap<>();
         if (withTimeline) {
+            for (SupportStore.DeliveryEventRow e : store.deliveryEvents(tx, keys)) {
+                events.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e);
+            }
             for (SupportStore.RenderingRow g : store.renderings(tx, keys)) {
                 renderings.put(g.key(), new Rendering(g.template(), g.version(), g.locale(), g.subject(), g.text(),
                         g.hasHtml(), g.renderedAt(), g.attempt(), g.hasHtml() ? ApiRoutes.previewPath(g.key()) : null));
@@ -613,6 +693,11 @@ public final class SupportService {
                                     a.reason(), null));
                         }
                     }
+                }
+                for (SupportStore.DeliveryEventRow e : events.getOrDefault(row.key(), List.of())) {
+                    timeline.add(new TimelineEntry.Delivery(e.occurredAt() != null ? e.occurredAt() : e.receivedAt(),
+                            e.receivedAt(), e.source(), e.kind(), e.bounceType(), e.providerEvent(), e.diagnosticCode(),
+                            e.description(), e.applied()));
                 }
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
@@ -671,7 +756,8 @@ public final class SupportService {
                 lastError, row.createdAt(), row.updatedAt(), sentAt,
                 status == EmailStatus.PENDING ? row.availableAt() : null,
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
-                row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering);
+                row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering,
+                row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()));
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

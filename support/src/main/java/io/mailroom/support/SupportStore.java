@@ -52,6 +52,7 @@ final class SupportStore {
     private static final AuditLog L = AUDIT_LOG;
     private static final OutboxControl C = OUTBOX_CONTROL;
     private static final EmailRendering G = EMAIL_RENDERING;
+    private static final io.mailroom.db.jooq.tables.DeliveryEvent D = io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 
     static final Field<Instant> NOW = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
 
@@ -68,7 +69,14 @@ final class SupportStore {
                     String queueStatus, Integer queueAttempts, Integer queueMaxAttempts, String queueLastError,
                     Instant availableAt, String payloadEmail, String payloadName,
                     String recordState, String resultRef, Instant completedAt,
-                    String descriptorRecipient, String descriptorName, String descriptorSubject) {
+                    String descriptorRecipient, String descriptorName, String descriptorSubject,
+                    String deliveryState, String deliveryDetail, Instant deliveryUpdatedAt) {
+    }
+
+    /** One row of {@code delivery_event}. */
+    record DeliveryEventRow(long id, String source, String deliveryId, Instant receivedAt, Instant occurredAt, String kind,
+                            String bounceType, String providerEvent, String providerMessageId, String key, String recipient,
+                            String diagnosticCode, String description, boolean applied) {
     }
 
     /** One row of {@code outbox_attempt}. */
@@ -92,7 +100,8 @@ final class SupportStore {
         return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS,
                         E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT, E.RESEND_OF,
                         M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, PAYLOAD_EMAIL, PAYLOAD_NAME,
-                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT)
+                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT,
+                        E.DELIVERY_STATE, E.DELIVERY_DETAIL, E.DELIVERY_UPDATED_AT)
                 .from(E)
                 .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)))
                 .leftJoin(R).on(R.EFFECT_KEY.eq(E.IDEMPOTENCY_KEY));
@@ -105,7 +114,8 @@ final class SupportStore {
                 r.get(M.STATUS), r.get(M.ATTEMPTS), r.get(M.MAX_ATTEMPTS), r.get(M.LAST_ERROR), r.get(M.AVAILABLE_AT),
                 r.get(PAYLOAD_EMAIL), r.get(PAYLOAD_NAME),
                 r.get(R.STATE), r.get(R.RESULT_REF), r.get(R.COMPLETED_AT),
-                r.get(DESCRIPTOR_RECIPIENT), r.get(DESCRIPTOR_NAME), r.get(DESCRIPTOR_SUBJECT));
+                r.get(DESCRIPTOR_RECIPIENT), r.get(DESCRIPTOR_NAME), r.get(DESCRIPTOR_SUBJECT),
+                r.get(E.DELIVERY_STATE), r.get(E.DELIVERY_DETAIL), r.get(E.DELIVERY_UPDATED_AT));
     }
 
     /**
@@ -152,6 +162,43 @@ final class SupportStore {
 
     List<EmailRow> emailsByStatus(DSLContext tx, EmailFilter f, int limit) {
         return statusQuery(tx, f, limit).fetch(SupportStore::emailRow);
+    }
+
+    /**
+     * A page of emails whose delivery state is {@code state} (bounced, complained), newest report
+     * first, through {@code outbox_effect_delivery_idx}; keyset on (delivery_updated_at, key).
+     */
+    List<EmailRow> emailsByDelivery(DSLContext tx, String state, Cursor cursor, int limit) {
+        List<Condition> where = new ArrayList<>();
+        where.add(E.DELIVERY_STATE.eq(state));
+        if (cursor != null) {
+            where.add(DSL.row(E.DELIVERY_UPDATED_AT, E.IDEMPOTENCY_KEY).lt(cursor.updatedAt(), cursor.key()));
+        }
+        return emails(tx).where(where).orderBy(E.DELIVERY_UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(limit)
+                .fetch(SupportStore::emailRow);
+    }
+
+    /** The delivery events of the given emails, in the order they arrived. */
+    List<DeliveryEventRow> deliveryEvents(DSLContext tx, Collection<String> keys) {
+        if (keys.isEmpty()) {
+            return List.of();
+        }
+        return tx.selectFrom(D).where(D.IDEMPOTENCY_KEY.in(keys)).orderBy(D.RECEIVED_AT, D.ID).fetch(SupportStore::eventRow);
+    }
+
+    /** Events that matched no email, newest first, before the id {@code beforeId} (exclusive) when given. */
+    List<DeliveryEventRow> orphanEvents(DSLContext tx, Long beforeId, int limit) {
+        Condition where = D.IDEMPOTENCY_KEY.isNull();
+        if (beforeId != null) {
+            where = where.and(D.ID.lt(beforeId));
+        }
+        return tx.selectFrom(D).where(where).orderBy(D.ID.desc()).limit(limit).fetch(SupportStore::eventRow);
+    }
+
+    private static DeliveryEventRow eventRow(io.mailroom.db.jooq.tables.records.DeliveryEventRecord r) {
+        return new DeliveryEventRow(r.getId(), r.getSource(), r.getDeliveryId(), r.getReceivedAt(), r.getOccurredAt(), r.getKind(),
+                r.getBounceType(), r.getProviderEvent(), r.getProviderMessageId(), r.getIdempotencyKey(), r.getRecipient(),
+                r.getDiagnosticCode(), r.getDescription(), r.getApplied());
     }
 
     /**

@@ -7,8 +7,8 @@ import java.time.Instant;
 import java.util.Locale;
 
 /**
- * One line of an email's history: an attempt the dispatcher made, or an action a person took.
- * Sorted by {@link #at()}.
+ * One line of an email's history: an attempt the dispatcher made, an action a person took, or what
+ * the provider reported after accepting it. Sorted by {@link #at()}.
  */
 public sealed interface TimelineEntry {
 
@@ -90,6 +90,37 @@ public sealed interface TimelineEntry {
                 default -> action.replace('_', ' ');
             };
             return what + " by " + actor + " (" + role.toLowerCase(Locale.ROOT) + ")";
+        }
+    }
+
+    /**
+     * A delivery event the provider reported (webhook) or a mail server returned (DSN).
+     *
+     * @param at             when it happened by the provider's clock, else when it arrived
+     * @param kind           delivered, deferred, bounced, complained, or unknown (a type we do not act on)
+     * @param bounceType     hard or soft for a bounce
+     * @param diagnosticCode the provider's or remote server's words ({@code smtp; 550 5.1.1 user unknown})
+     * @param applied        false when it arrived after a later state (out of order) and so did not change the email
+     */
+    record Delivery(Instant at, Instant receivedAt, String source, String kind, String bounceType, String providerEvent,
+                    String diagnosticCode, String description, boolean applied) implements TimelineEntry {
+
+        @JsonProperty("type")
+        public String type() {
+            return "delivery";
+        }
+
+        /** The event in words, e.g. "Bounced (hard)". */
+        @JsonProperty("deliveryText")
+        public String deliveryText() {
+            String what = switch (kind) {
+                case "delivered" -> "Delivered";
+                case "deferred" -> "Delivery delayed";
+                case "bounced" -> "Bounced (" + (bounceType == null ? "?" : bounceType) + ")";
+                case "complained" -> "Marked as spam by the recipient";
+                default -> "Provider event " + providerEvent + " (not acted on)";
+            };
+            return applied || kind.equals("unknown") ? what : what + " (reported late; the email's state stays as it was)";
         }
     }
 }

@@ -31,7 +31,13 @@ final class ConsoleSamples {
                         "reason " + text, "email-order-7-r1"),
                 new TimelineEntry.Action(T0.plusSeconds(180), "bob", "OPERATOR", AuditActions.RETRY, null, null),
                 new TimelineEntry.Attempt(3, T0.plusSeconds(200), T0.plusSeconds(201), "done", "w3", null,
-                        "http", "202", "prov-7", "250 2.0.0 Ok: queued as Q7", null));
+                        "http", "202", "prov-7", "250 2.0.0 Ok: queued as Q7", null),
+                new TimelineEntry.Delivery(T0.plusSeconds(260), T0.plusSeconds(262), "resend " + text, "bounced", "hard",
+                        "email.bounced " + text, "smtp; 550 5.1.1 " + text, "Permanent " + text, true),
+                new TimelineEntry.Delivery(T0.plusSeconds(250), T0.plusSeconds(270), "resend", "delivered", null,
+                        "email.delivered", null, null, false),
+                new TimelineEntry.Delivery(T0.plusSeconds(280), T0.plusSeconds(280), "resend", "unknown", null,
+                        "email.opened " + text, null, null, false));
     }
 
     EmailView email(String key, EmailStatus status, List<String> actions, String main, boolean history) {
@@ -41,7 +47,8 @@ final class ConsoleSamples {
                 status == EmailStatus.PENDING ? T0.plusSeconds(900) : null, "prov " + text, "250 reply " + text,
                 "succeeded", true, "email-order-7-r0", List.of("email-order-7-r1", "email-order-7-r2"), actions, main,
                 history ? timeline() : null,
-                status == EmailStatus.SENT || status == EmailStatus.REVIEW ? rendering(key, status == EmailStatus.SENT) : null);
+                status == EmailStatus.SENT || status == EmailStatus.REVIEW ? rendering(key, status == EmailStatus.SENT) : null,
+                status == EmailStatus.SENT ? new Delivery("bounced", "hard bounce: smtp; 550 " + text, T0.plusSeconds(262)) : null);
     }
 
     /** What the dispatcher stored for a send: hostile text in every field a template prints. */
@@ -64,8 +71,21 @@ final class ConsoleSamples {
         out.add(email("email-order-7-closed", EmailStatus.CLOSED, List.of(), null, history));
         // nothing known and nothing happened yet
         out.add(new EmailView("email-order-7-bare", "email.x", "Something", "order", "7", null, null, null, EmailStatus.PENDING,
-                0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of(), null));
+                0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of(), null, null));
         return out;
+    }
+
+    OrphanEvent orphan() {
+        return new OrphanEvent(9, "resend", "msg_1", T0, T0, "bounced", "hard", "email.bounced", "prov " + text,
+                "x@example.com", "orphan " + text);
+    }
+
+    /** An active entry caused by a bounce and a lifted one added by hand, hostile text in every free field. */
+    List<SuppressionView> suppressions() {
+        return List.of(
+                new SuppressionView(2, "ann@example.com", "hard_bounce", "detail " + text, 5L, T0, "event:resend", null, null, null),
+                new SuppressionView(1, "bo@example.com", "manual", "asked " + text, null, T0, "alice " + text,
+                        T0.plusSeconds(60), "bob " + text, "lift " + text));
     }
 
     QueueStats stats(boolean transportsKnown, List<TransportStatus.TransportState> transports) {

@@ -108,6 +108,15 @@ class ConsoleTemplatesTest {
             out.put(role + " queue topic paused", pages.queuePage(viewer, null, samples.stats(true, List.of()), samples.topicPaused()));
             out.put(role + " queue running", pages.queuePage(viewer, null, samples.stats(false, List.of()), new ControlState(List.of())));
             out.put(role + " error", pages.error(viewer, 404, "message " + HOSTILE, "key " + HOSTILE));
+            List<EmailView> delivered = samples.everyStatus(false).stream().filter(e -> e.delivery() != null).toList();
+            for (String which : List.of("bounced", "complained")) {
+                out.put(role + " delivery " + which, pages.deliveryPage(viewer, flash, new DeliveryPage(which, delivered, "c"),
+                        role == Role.OPERATOR ? List.of(samples.orphan()) : null, "/console/delivery?delivery=" + which + "&cursor=c"));
+            }
+            out.put(role + " delivery empty", pages.deliveryPage(viewer, flash, new DeliveryPage("bounced", List.of(), null), List.of(), null));
+            out.put(role + " suppressions", pages.suppressionsPage(viewer, flash, samples.suppressions(), "filter " + HOSTILE, true,
+                    "/console/suppressions?before=1"));
+            out.put(role + " suppressions empty", pages.suppressionsPage(viewer, flash, List.of(), null, false, null));
         }
         return out;
     }
@@ -139,6 +148,15 @@ class ConsoleTemplatesTest {
         assertThat(all.get("VIEWER queue topic paused")).contains("Paused for: email.shipped " + ESCAPED + ".");
         assertThat(all.get("SUPPORT list FAILED")).contains("value=\"" + ESCAPED + "\"").contains("last error " + ESCAPED);
         assertThat(all.get("login")).contains("value=\"/console/emails?status=failed&amp;since=1h\"");
+        // the provider's words in the history and the bounce lists, the reasons on the suppression list
+        assertThat(all.get("VIEWER email email-order-7-sent")).contains("smtp; 550 5.1.1 " + ESCAPED)
+                .contains("Bounced (hard)").contains("reported late")
+                .contains("No: bounced (hard): smtp; 550 " + ESCAPED);
+        assertThat(all.get("OPERATOR delivery bounced")).contains("hard bounce: smtp; 550 " + ESCAPED).contains("orphan " + ESCAPED);
+        assertThat(all.get("VIEWER delivery bounced")).doesNotContain("Reports that match no email");
+        assertThat(all.get("SUPPORT suppressions")).contains("“lift " + ESCAPED + "”").contains("detail " + ESCAPED)
+                .contains("data-action=\"lift\"").contains("data-action=\"suppress\"");
+        assertThat(all.get("VIEWER suppressions")).doesNotContain("data-action=");
     }
 
     @Test

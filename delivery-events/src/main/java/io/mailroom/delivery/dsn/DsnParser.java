@@ -3,297 +3,219 @@ package io.mailroom.delivery.dsn;
 import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
 import io.mailroom.delivery.DeliveryKind;
+import io.mailroom.delivery.webhook.MalformedEventException;
 import jakarta.mail.BodyPart;
 import jakarta.mail.MessagingException;
+import jakarta.mail.Multipart;
 import jakarta.mail.Session;
 import jakarta.mail.internet.ContentType;
 import jakarta.mail.internet.InternetHeaders;
 import jakarta.mail.internet.MailDateFormat;
 import jakarta.mail.internet.MimeMessage;
-import jakarta.mail.internet.MimeMultipart;
-import jakarta.mail.internet.ParseException;
+import jakarta.mail.internet.MimeUtility;
 
-import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PushbackInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.text.ParseException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.function.Function;
-import java.util.regex.Pattern;
 
 /**
- * Reads an RFC 3464 delivery status notification ({@code multipart/report;
- * report-type=delivery-status}) into one {@link DeliveryEvent} per per-recipient block.
+ * Reads an RFC 3464 delivery status notification (a bounce, a delay warning, a delivery report)
+ * with Jakarta Mail: the {@code multipart/report; report-type=delivery-status} message, its
+ * {@code message/delivery-status} part (one block of per-message fields, then one block per
+ * recipient, each parsed as a header block by {@link InternetHeaders}), and the returned message
+ * or its headers ({@code message/rfc822}, {@code text/rfc822-headers}), whose {@code Message-ID} is
+ * the one Mailroom's SMTP transport derived from the idempotency key and stored on send.
  *
- * <p>The MIME structure is parsed by Jakarta Mail; the {@code message/delivery-status} part is a
- * sequence of header blocks (RFC 3464 section 2.1), each read with {@link InternetHeaders} as an
- * MTA writes them (UTF-8 allowed, since Exim and Postfix pass an 8-bit diagnostic through). Angus
- * ships a {@code MultipartReport}/{@code DeliveryStatus} pair in a separate {@code dsn} artifact
- * that is not in this build; the header-block reading it does is the same one used here.
- *
- * <p>The returned message's {@code Message-ID} becomes each event's provider message id exactly as
- * it was written, angle brackets included, since that is the form the SMTP transport stores as
- * {@code idempotency_record.result_ref}.
+ * <p>Per recipient: {@code Action: failed} with a {@code 5.x.x} status is a hard bounce, with a
+ * {@code 4.x.x} status (or none) a soft one; {@code delayed} is deferred; {@code delivered},
+ * {@code relayed} and {@code expanded} are delivered. The delivery id that makes ingestion
+ * idempotent is the report's own {@code Message-ID}, or a SHA-256 of its bytes when it has none.
+ * {@code message/global-delivery-status} (RFC 6533, UTF-8 addresses) is read the same way.
  */
 public final class DsnParser {
 
-    public static final String PROVIDER_EVENT_PREFIX = "dsn.";
-
-    private static final Pattern STATUS = Pattern.compile("([245])\\.\\d{1,3}\\.\\d{1,3}");
-
-    private final Session session = Session.getInstance(new Properties());
-    private final Function<String, String> keyOfAddress;
-
-    /**
-     * @param keyOfAddress the idempotency key a (VERP) address carries, or null when it carries none;
-     *                     applied to the address the DSN was delivered to
-     */
-    public DsnParser(Function<String, String> keyOfAddress) {
-        this.keyOfAddress = keyOfAddress == null ? a -> null : keyOfAddress;
-    }
-
-    /** A parser for a setup without VERP: events are matched by the returned Message-ID alone. */
-    public DsnParser() {
-        this(null);
+    private DsnParser() {
     }
 
     /**
-     * @param raw       the whole DSN message as delivered (headers and body)
-     * @param recipient the address the mail server delivered it to (Postfix pipe's {@code ${recipient}}),
-     *                  or null to read it from {@code Delivered-To}, {@code X-Original-To} or {@code To}
+     * One report.
+     *
+     * @param deliveryId        the report's Message-ID, or {@code sha256:<hex>} of its bytes
+     * @param originalMessageId the returned message's Message-ID, null when the report returned none
      */
-    public ParsedDsn parse(byte[] raw, String recipient) throws MalformedDsnException {
+    public record Dsn(String deliveryId, String originalMessageId, String reportingMta, List<DeliveryEvent> events) {
+    }
+
+    /** @throws MalformedEventException naming what is missing when the bytes are not a delivery status report */
+    public static Dsn parse(byte[] raw) throws MalformedEventException {
         if (raw == null || raw.length == 0) {
-            throw new MalformedDsnException("the DSN is empty");
+            throw new MalformedEventException("body", "is empty");
         }
-        MimeMessage message;
-        MimeMultipart report;
         try {
-            message = new MimeMessage(session, new ByteArrayInputStream(raw));
-            ContentType type = contentType(message.getContentType(), "the DSN");
+            MimeMessage report = new MimeMessage(Session.getInstance(new Properties()), new ByteArrayInputStream(raw));
+            ContentType type = new ContentType(report.getContentType());
             if (!type.match("multipart/report")) {
-                throw new MalformedDsnException("not a delivery status notification: Content-Type is "
-                        + type.getBaseType() + ", expected multipart/report; report-type=delivery-status");
+                throw new MalformedEventException("Content-Type", "is " + type.getBaseType()
+                        + ", not multipart/report: not a delivery status notification");
             }
             String reportType = type.getParameter("report-type");
-            if (reportType == null || !reportType.equalsIgnoreCase("delivery-status")) {
-                throw new MalformedDsnException("not a delivery status notification: multipart/report has report-type "
-                        + (reportType == null ? "(missing)" : "'" + reportType + "'") + ", expected delivery-status");
+            if (reportType != null && !reportType.equalsIgnoreCase("delivery-status")
+                    && !reportType.equalsIgnoreCase("global-delivery-status")) {
+                throw new MalformedEventException("Content-Type", "report-type is " + reportType + ", not delivery-status");
             }
-            if (!(message.getContent() instanceof MimeMultipart mp)) {
-                throw new MalformedDsnException("the multipart/report body has no MIME parts (missing boundary?)");
+            if (!(report.getContent() instanceof Multipart parts)) {
+                throw new MalformedEventException("body", "the multipart/report has no parts");
             }
-            report = mp;
-        } catch (MessagingException | IOException e) {
-            throw new MalformedDsnException("the DSN is not a readable MIME message: " + e.getMessage(), e);
-        }
-
-        try {
-            BodyPart status = null;
-            String returnedMessageId = null;
-            for (int i = 0; i < report.getCount(); i++) {
-                BodyPart part = report.getBodyPart(i);
-                ContentType type = contentType(part.getContentType(), "part " + (i + 1));
-                if (type.match("message/delivery-status") || type.match("message/global-delivery-status")) {
-                    if (status == null) {
-                        status = part;
+            byte[] status = null;
+            String originalMessageId = null;
+            for (int i = 0; i < parts.getCount(); i++) {
+                BodyPart part = parts.getBodyPart(i);
+                ContentType pt = new ContentType(part.getContentType());
+                if (pt.match("message/delivery-status") || pt.match("message/global-delivery-status")) {
+                    status = part.getInputStream().readAllBytes();
+                } else if (pt.match("message/rfc822") || pt.match("message/global")) {
+                    Object returned = part.getContent();
+                    if (returned instanceof MimeMessage m) {
+                        originalMessageId = m.getHeader("Message-ID", null);
+                    } else {
+                        originalMessageId = messageId(part.getInputStream());
                     }
-                } else if (type.match("message/rfc822") || type.match("message/global")
-                        || type.match("text/rfc822-headers") || type.match("message/global-headers")) {
-                    returnedMessageId = returnedMessageId(part);
+                } else if (pt.match("text/rfc822-headers") || pt.match("message/global-headers")) {
+                    originalMessageId = messageId(part.getInputStream());
                 }
             }
             if (status == null) {
-                throw new MalformedDsnException("the multipart/report has no message/delivery-status part");
+                throw new MalformedEventException("message/delivery-status", "the report has no delivery-status part");
             }
-            String key = keyOf(message, recipient);
-            List<DeliveryEvent> events = events(status, returnedMessageId, key);
-            return new ParsedDsn(deliveryId(message, raw), events);
-        } catch (MessagingException | IOException e) {
-            throw new MalformedDsnException("the DSN's parts cannot be read: " + e.getMessage(), e);
-        }
-    }
-
-    private List<DeliveryEvent> events(BodyPart status, String providerMessageId, String key)
-            throws MessagingException, IOException, MalformedDsnException {
-        List<InternetHeaders> blocks = new ArrayList<>();
-        // Buffered so that the end of the part can be seen without losing a byte between blocks.
-        try (InputStream in = new BufferedInputStream(status.getInputStream())) {
-            // Each call reads one block up to its blank line; the first block is per message.
-            while (true) {
-                InternetHeaders block = new InternetHeaders(in, true);
-                if (block.getAllHeaders().hasMoreElements()) {
-                    blocks.add(block);
-                } else if (!hasMore(in)) {
-                    break;
-                }
+            List<InternetHeaders> blocks = blocks(status);
+            if (blocks.size() < 2) {
+                throw new MalformedEventException("message/delivery-status", "has no per-recipient fields");
             }
+            String reportingMta = value(blocks.getFirst(), "Reporting-MTA");
+            String original = originalMessageId == null ? null : originalMessageId.strip();
+            List<DeliveryEvent> events = new ArrayList<>();
+            for (int i = 1; i < blocks.size(); i++) {
+                events.add(event(blocks.get(i), i, original));
+            }
+            String own = report.getHeader("Message-ID", null);
+            return new Dsn(own == null || own.isBlank() ? "sha256:" + sha256(raw) : own.strip(), original, reportingMta,
+                    List.copyOf(events));
+        } catch (MessagingException e) {
+            throw new MalformedEventException("body", "is not a readable MIME message (" + e.getClass().getSimpleName() + ")");
+        } catch (IOException e) {
+            throw new MalformedEventException("body", "could not be read (" + e.getClass().getSimpleName() + ")");
         }
-        if (blocks.size() < 2) {
-            throw new MalformedDsnException("the message/delivery-status part has no per-recipient block "
-                    + "(expected a per-message block, then a block with Final-Recipient, Action and Status)");
-        }
-        InternetHeaders perMessage = blocks.getFirst();
-        Instant arrival = date(perMessage.getHeader("Arrival-Date", null));
-        List<DeliveryEvent> events = new ArrayList<>();
-        for (int i = 1; i < blocks.size(); i++) {
-            events.add(event(blocks.get(i), i, providerMessageId, key, arrival));
-        }
-        return events;
     }
 
-    private static boolean hasMore(InputStream in) throws IOException {
-        in.mark(1);
-        int b = in.read();
-        in.reset();
-        return b >= 0;
-    }
-
-    private DeliveryEvent event(InternetHeaders block, int n, String providerMessageId, String key, Instant arrival)
-            throws MalformedDsnException {
-        String where = "per-recipient block " + n;
-        String recipient = typedAddress(block.getHeader("Final-Recipient", null));
+    private static DeliveryEvent event(InternetHeaders fields, int index, String originalMessageId)
+            throws MalformedEventException {
+        String at = "recipient block " + index;
+        String action = value(fields, "Action");
+        if (action == null) {
+            throw new MalformedEventException(at + " Action", "is required");
+        }
+        String status = value(fields, "Status");
+        String statusCode = status == null ? null : status.split("[\\s(]", 2)[0];
+        String recipient = address(value(fields, "Final-Recipient"));
         if (recipient == null) {
-            recipient = typedAddress(block.getHeader("Original-Recipient", null));
-        }
-        if (recipient == null) {
-            throw new MalformedDsnException(where + " has no Final-Recipient (nor Original-Recipient)");
-        }
-        String action = block.getHeader("Action", null);
-        if (action == null || action.isBlank()) {
-            throw new MalformedDsnException(where + " (" + recipient + ") has no Action");
-        }
-        action = action.strip().toLowerCase(Locale.ROOT);
-        String statusValue = block.getHeader("Status", null);
-        if (statusValue == null || statusValue.isBlank()) {
-            throw new MalformedDsnException(where + " (" + recipient + ") has no Status");
-        }
-        // RFC 3464 allows a comment after the code; the code is the first token.
-        String statusCode = statusValue.strip().split("[\\s(]", 2)[0];
-        if (!STATUS.matcher(statusCode).matches()) {
-            throw new MalformedDsnException(where + " (" + recipient + ") has Status '" + statusValue.strip()
-                    + "', expected a class.subject.detail code such as 5.1.1");
+            recipient = address(value(fields, "Original-Recipient"));
         }
         DeliveryKind kind;
-        BounceType bounceType = null;
-        switch (action) {
+        BounceType bounce = null;
+        switch (action.strip().toLowerCase(Locale.ROOT)) {
             case "failed" -> {
                 kind = DeliveryKind.BOUNCED;
-                // 4.x.x in a failed block: the MTA gave up retrying a temporary condition.
-                bounceType = statusCode.startsWith("5") ? BounceType.HARD : BounceType.SOFT;
+                bounce = statusCode != null && statusCode.startsWith("5") ? BounceType.HARD : BounceType.SOFT;
             }
             case "delayed" -> kind = DeliveryKind.DEFERRED;
             case "delivered", "relayed", "expanded" -> kind = DeliveryKind.DELIVERED;
             default -> kind = DeliveryKind.UNKNOWN;
         }
-        String diagnostic = unfold(block.getHeader("Diagnostic-Code", null));
-        Instant occurredAt = date(block.getHeader("Last-Attempt-Date", null));
-        if (occurredAt == null) {
-            occurredAt = arrival;
-        }
-        String description = "Action: " + action + ", Status: " + statusCode;
-        return new DeliveryEvent(kind, bounceType, PROVIDER_EVENT_PREFIX + action, providerMessageId, key, recipient,
-                occurredAt, diagnostic, description);
+        String diagnostic = value(fields, "Diagnostic-Code");
+        return new DeliveryEvent(kind, bounce, "dsn " + action.strip().toLowerCase(Locale.ROOT)
+                + (statusCode == null ? "" : " " + statusCode), originalMessageId, null, recipient,
+                date(value(fields, "Last-Attempt-Date")), diagnostic,
+                statusCode == null ? null : "Status " + statusCode);
     }
 
-    /** {@code rfc822; ann@example.com} gives {@code ann@example.com}; a missing value gives null. */
-    private static String typedAddress(String value) {
-        if (value == null) {
+    /** Splits the delivery-status body into its blocks of fields, each read as a header block. */
+    private static List<InternetHeaders> blocks(byte[] status) throws MessagingException, IOException {
+        List<InternetHeaders> blocks = new ArrayList<>();
+        PushbackInputStream in = new PushbackInputStream(new ByteArrayInputStream(status), 2);
+        while (true) {
+            // blank lines between blocks (some servers write two)
+            int c;
+            while ((c = in.read()) == '\r' || c == '\n') {
+                // skip
+            }
+            if (c < 0) {
+                return blocks;
+            }
+            in.unread(c);
+            InternetHeaders block = new InternetHeaders(in, true); // 8-bit UTF-8 diagnostics (RFC 6533) read as UTF-8
+            if (block.getAllHeaderLines().hasMoreElements()) {
+                blocks.add(block);
+            }
+        }
+    }
+
+    private static String messageId(InputStream in) throws MessagingException {
+        return value(new InternetHeaders(in, true), "Message-ID");
+    }
+
+    private static String value(InternetHeaders headers, String name) {
+        String v = headers.getHeader(name, null);
+        if (v == null) {
             return null;
         }
-        String v = unfold(value);
-        int semi = v.indexOf(';');
-        String address = (semi >= 0 ? v.substring(semi + 1) : v).strip();
-        if (address.startsWith("<") && address.endsWith(">")) {
-            address = address.substring(1, address.length() - 1).strip();
-        }
-        return address.isEmpty() ? null : address;
-    }
-
-    private static String unfold(String value) {
-        return value == null ? null : value.replaceAll("\\r?\\n[ \\t]+", " ").strip();
-    }
-
-    private static String returnedMessageId(BodyPart part) throws MessagingException, IOException {
-        InternetHeaders headers;
-        try (InputStream in = part.getInputStream()) {
-            headers = new InternetHeaders(in, true);
-        }
-        String id = headers.getHeader("Message-ID", null);
-        return id == null ? null : unfold(id);
-    }
-
-    private String keyOf(MimeMessage message, String recipient) throws MessagingException {
-        List<String> candidates = new ArrayList<>();
-        if (recipient != null && !recipient.isBlank()) {
-            candidates.add(recipient.strip());
-        }
-        for (String header : List.of("Delivered-To", "X-Original-To", "To")) {
-            String[] values = message.getHeader(header);
-            if (values != null) {
-                for (String v : values) {
-                    for (String a : v.split(",")) {
-                        candidates.add(a.strip());
-                    }
-                }
-            }
-        }
-        for (String candidate : candidates) {
-            String address = candidate;
-            int open = address.lastIndexOf('<');
-            int close = address.lastIndexOf('>');
-            if (open >= 0 && close > open) {
-                address = address.substring(open + 1, close);
-            }
-            String key = keyOfAddress.apply(address.strip());
-            if (key != null) {
-                return key;
-            }
-        }
-        return null;
-    }
-
-    private static String deliveryId(MimeMessage message, byte[] raw) throws MessagingException {
-        String id = message.getHeader("Message-ID", null);
-        if (id != null && !id.isBlank()) {
-            return unfold(id);
-        }
         try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(raw));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+            v = MimeUtility.decodeText(MimeUtility.unfold(v));
+        } catch (java.io.UnsupportedEncodingException e) {
+            v = MimeUtility.unfold(v);
         }
+        v = v.strip();
+        return v.isEmpty() ? null : v;
+    }
+
+    /** {@code rfc822; ann@example.com} -> {@code ann@example.com}. */
+    private static String address(String typed) {
+        if (typed == null) {
+            return null;
+        }
+        int semi = typed.indexOf(';');
+        String a = (semi < 0 ? typed : typed.substring(semi + 1)).strip();
+        if (a.startsWith("<") && a.endsWith(">")) {
+            a = a.substring(1, a.length() - 1);
+        }
+        return a.isEmpty() ? null : a;
     }
 
     private static Instant date(String value) {
-        if (value == null || value.isBlank()) {
+        if (value == null) {
             return null;
         }
         try {
-            Date d = new MailDateFormat().parse(unfold(value));
-            return d == null ? null : d.toInstant();
-        } catch (java.text.ParseException e) {
-            // A date we cannot read is not a reason to drop the event; the store stamps its own time.
-            return null;
+            return new MailDateFormat().parse(value).toInstant();
+        } catch (ParseException e) {
+            return null; // the time of arrival stands in; a bad date is no reason to lose a bounce
         }
     }
 
-    private static ContentType contentType(String value, String what) throws MalformedDsnException {
-        if (value == null) {
-            throw new MalformedDsnException(what + " has no Content-Type");
-        }
+    private static String sha256(byte[] raw) {
         try {
-            return new ContentType(value);
-        } catch (ParseException e) {
-            throw new MalformedDsnException(what + " has an unreadable Content-Type '" + value + "'", e);
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(raw));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.mailroom.email.config;
 
+import io.mailroom.delivery.suppression.SuppressionPolicy;
 import io.mailroom.outbox.InvalidSettingException;
 
 import io.mailroom.email.EmailAddress;
@@ -25,9 +26,14 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * # topic                = template          [from="Display Name &lt;address&gt;"] [transport=smtp|http]
+ * #                                           [suppression=strict|allow-complained]
  * shop.shipped           = order_shipped
- * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;" transport=http
+ * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;" transport=http suppression=allow-complained
  * </pre>
+ *
+ * {@code suppression=allow-complained} lets a topic's emails past suppressions caused by complaints
+ * (mail the recipient asked for right now, like a password reset); nothing gets past a hard bounce.
+ * The default is {@code strict}.
  *
  * Lines come from the file {@code MAILROOM_TOPICS_FILE} and from {@code MAILROOM_TOPICS} (the same
  * lines, separated by newlines or ';'); a topic named twice is refused. Every mistake is refused at
@@ -59,11 +65,18 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
      * One topic's email: its template, its From when it is not the service's default, and the
      * transport it goes through ({@code smtp} or {@code http}) when it is not the service's default.
      */
-    public record Route(String topic, String template, EmailAddress from, String transport) {
+    public record Route(String topic, String template, EmailAddress from, String transport, SuppressionPolicy suppression) {
         public Route {
             if (transport != null && !TRANSPORTS.contains(transport)) {
                 throw new IllegalArgumentException("transport must be one of " + TRANSPORTS + ", got '" + transport + "'");
             }
+            if (suppression == null) {
+                suppression = SuppressionPolicy.STRICT;
+            }
+        }
+
+        public Route(String topic, String template, EmailAddress from, String transport) {
+            this(topic, template, from, transport, SuppressionPolicy.STRICT);
         }
 
         /** A route with the service's default transport. */
@@ -165,17 +178,28 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
             }
             EmailAddress from = null;
             String transport = null;
+            SuppressionPolicy suppression = SuppressionPolicy.STRICT;
             java.util.Set<String> seen = new java.util.HashSet<>();
             for (String attribute : tokens.subList(1, tokens.size())) {
                 int e = attribute.indexOf('=');
                 String name = e < 0 ? attribute : attribute.substring(0, e);
                 String value = e < 0 ? null : unquote(attribute.substring(e + 1));
-                if (!(name.equals("from") || name.equals("transport")) || value == null || value.isBlank()) {
+                if (!(name.equals("from") || name.equals("transport") || name.equals("suppression"))
+                        || value == null || value.isBlank()) {
                     throw new InvalidSettingException(setting, at + "unknown or empty setting '" + attribute
-                            + "' for topic " + topic + " (known: from=\"Name <address>\", transport=smtp|http)");
+                            + "' for topic " + topic + " (known: from=\"Name <address>\", transport=smtp|http,"
+                            + " suppression=strict|allow-complained)");
                 }
                 if (!seen.add(name)) {
                     throw new InvalidSettingException(setting, at + name + " is given twice for topic " + topic);
+                }
+                if (name.equals("suppression")) {
+                    try {
+                        suppression = SuppressionPolicy.parse(value);
+                    } catch (IllegalArgumentException ex) {
+                        throw new InvalidSettingException(setting, at + "topic " + topic + ": " + ex.getMessage());
+                    }
+                    continue;
                 }
                 if (name.equals("transport")) {
                     if (!TRANSPORTS.contains(value)) {
@@ -191,7 +215,7 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
                     throw new InvalidSettingException(setting, at + "from of topic " + topic + ": " + ex.getMessage());
                 }
             }
-            if (into.putIfAbsent(topic, new Route(topic, tokens.getFirst(), from, transport)) != null) {
+            if (into.putIfAbsent(topic, new Route(topic, tokens.getFirst(), from, transport, suppression)) != null) {
                 throw new InvalidSettingException(setting, at + "topic " + topic + " is configured twice");
             }
         }

@@ -3,6 +3,9 @@ package io.mailroom.email.dispatch;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.db.sql.SqlStates;
+import io.mailroom.delivery.Addresses;
+import io.mailroom.delivery.suppression.Suppression;
+import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.render.RenderException;
@@ -29,9 +32,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -44,7 +50,9 @@ import java.util.function.Function;
  *   <li>{@link #prepare}, per message: render the email from the payload; a payload that cannot make
  *       a valid email (bad address, header injection, oversized body, malformed JSON) fails the
  *       message for good, with the reason, before any provider is contacted.</li>
- *   <li>{@link #together}, once per batch: reserve every effect key in the idempotency store, each
+ *   <li>{@link #together}, once per batch: look the recipients up on the suppression list (one
+ *       query, in the reservation's transaction); a suppressed recipient's email ends failed with
+ *       the reason, reserves no key and costs no provider request. Then reserve every other effect key in the idempotency store, each
  *       with a fingerprint of its request (see {@link EmailComposer.Composed#fingerprintParts()}),
  *       and store the renderings of those reserved ({@link RenderingStore}), in one short
  *       transaction that commits <em>before</em> any of them is sent: if the process dies after
@@ -79,9 +87,17 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     private final String worker;
     private final Clock clock;
     private final RenderingStore renderings = new RenderingStore();
+    private final SuppressionCheck suppressions;
 
     public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
+        this(dataSource, store, composer, transport, policy, worker, clock, SuppressionCheck.OFF);
+    }
+
+    public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
+                        MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock,
+                        SuppressionCheck suppressions) {
+        this.suppressions = Objects.requireNonNull(suppressions, "suppressions");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.store = Objects.requireNonNull(store, "store");
         this.composer = Objects.requireNonNull(composer, "composer");
@@ -102,6 +118,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         private final String descriptor;
         private final RenderingStore.Rendering rendering;
         private Reservation reservation; // written by together, read by complete: the round's lock orders them
+        private Suppression suppressed; // likewise; set instead of a reservation
 
         private Work(ClaimedMessage message, Email email, Fingerprint fingerprint, String descriptor,
                      RenderingStore.Rendering rendering) {
@@ -161,22 +178,64 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private void reserveInOneTransaction(List<Work> batch) {
-        List<Reservation> answers = inTransaction(tx -> {
-            List<Reservation> got = store.reserveAll(tx, batch.stream().map(Work::request).toList(), worker);
-            List<RenderingStore.Rendering> sending = new ArrayList<>(batch.size());
+        inTransaction(tx -> {
+            List<Work> sendable = withoutSuppressed(tx, batch);
+            List<Reservation> got = sendable.isEmpty() ? List.of()
+                    : store.reserveAll(tx, sendable.stream().map(Work::request).toList(), worker);
+            List<RenderingStore.Rendering> sending = new ArrayList<>(sendable.size());
             Set<String> keys = new HashSet<>();
             for (int i = 0; i < got.size(); i++) {
                 // a key twice in one batch is reserved by its first message only
-                if (got.get(i) instanceof Reservation.Reserved && keys.add(batch.get(i).message.idempotencyKey())) {
-                    sending.add(batch.get(i).rendering);
+                if (got.get(i) instanceof Reservation.Reserved && keys.add(sendable.get(i).message.idempotencyKey())) {
+                    sending.add(sendable.get(i).rendering);
                 }
             }
             renderings.upsert(tx, sending);
-            return got;
-        });
-        for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).reservation = answers.get(i);
+            // published only once the transaction commits: a rolled-back attempt leaves the batch as it was
+            return (Runnable) () -> {
+                for (int i = 0; i < sendable.size(); i++) {
+                    sendable.get(i).reservation = got.get(i);
+                }
+            };
+        }).run();
+    }
+
+    /**
+     * Marks the batch's emails whose recipient is suppressed under their topic's policy, in one query,
+     * and returns the others. Suppressed ones get no reservation: nothing is, or will be, in flight.
+     */
+    private List<Work> withoutSuppressed(DSLContext tx, List<Work> batch) {
+        for (Work w : batch) {
+            w.suppressed = null;
         }
+        if (!suppressions.on()) {
+            return batch;
+        }
+        Map<Work, String> addressOf = new HashMap<>();
+        for (Work w : batch) {
+            try {
+                addressOf.put(w, Addresses.normalize(w.email.to().address()));
+            } catch (IllegalArgumentException e) {
+                // the composer accepted it; an address the list cannot key on cannot be on it
+            }
+        }
+        Map<String, List<Suppression>> active = suppressions.list().active(tx, addressOf.values());
+        if (active.isEmpty()) {
+            return batch;
+        }
+        List<Work> sendable = new ArrayList<>(batch.size());
+        for (Work w : batch) {
+            Optional<Suppression> stop = SuppressionList.blocking(active.get(addressOf.get(w)),
+                    suppressions.policy(w.message.topic()));
+            if (stop.isPresent()) {
+                w.suppressed = stop.get();
+                log.info("Effect {} not sent: its recipient {} is suppressed ({})", w.message.idempotencyKey(),
+                        w.email.to().masked(), stop.get().reason().words());
+            } else {
+                sendable.add(w);
+            }
+        }
+        return sendable;
     }
 
     private static boolean retryAlone(RuntimeException e) {
@@ -187,6 +246,9 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     @Override
     public Outcome complete(Work work, ClaimContext context) {
         String key = work.message.idempotencyKey();
+        if (work.suppressed != null) {
+            return Outcome.failed(work.suppressed.failureReason());
+        }
         Reservation.Reserved held;
         switch (work.reservation) {
             case null -> throw new IllegalStateException("message " + work.message.id() + " was not reserved");

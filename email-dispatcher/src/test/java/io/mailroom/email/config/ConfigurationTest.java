@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.net.URI;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -210,7 +211,22 @@ class ConfigurationTest {
         assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=http transport=smtp")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: transport is given twice for topic email.x");
         assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=")), "MAILROOM_TOPICS",
-                "MAILROOM_TOPICS: unknown or empty setting 'transport=' for topic email.x (known: from=\"Name <address>\", transport=smtp|http)");
+                "MAILROOM_TOPICS: unknown or empty setting 'transport=' for topic email.x (known: from=\"Name <address>\","
+                        + " transport=smtp|http, suppression=strict|allow-complained)");
+    }
+
+    @Test
+    void aTopicMayLookPastComplaints_strictByDefault_andAnUnknownPolicyIsRefusedNamingTheLine() {
+        EmailTopics topics = EmailTopics.fromEnv(env("MAILROOM_TOPICS",
+                "email.password_reset = password_reset suppression=allow-complained; shop.receipt = order_confirmation"));
+        assertThat(topics.routes().get("email.password_reset").suppression())
+                .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.ALLOW_COMPLAINED);
+        assertThat(topics.routes().get("shop.receipt").suppression())
+                .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.STRICT);
+        assertThat(topics.routesFor(List.of("order_shipped")).get("email.order_shipped").suppression())
+                .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.STRICT);
+        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x suppression=never")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: topic email.x: suppression=never is not one of strict, allow-complained");
     }
 
     @Test

@@ -83,6 +83,10 @@ public final class DispatcherMetrics implements DispatcherListener {
                 .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry).record(took);
         attempts.record(message.attempt());
+        if ("done".equals(outcome)) {
+            // the denominator of the bounce and complaint rates by topic
+            registry.counter("mailroom.emails.sent", "topic", message.topic()).increment();
+        }
     }
 
     @Override

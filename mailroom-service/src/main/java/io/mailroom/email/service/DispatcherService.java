@@ -3,7 +3,15 @@ package io.mailroom.email.service;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.javalin.Javalin;
+import io.mailroom.delivery.DeliveryEventStore;
+import io.mailroom.delivery.suppression.SuppressionList;
+import io.mailroom.delivery.suppression.SuppressionPolicy;
+import io.mailroom.delivery.webhook.NeutralEventAdapter;
+import io.mailroom.delivery.webhook.ResendEventAdapter;
+import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.dispatch.EmailHandler;
+import io.mailroom.email.dispatch.SuppressionCheck;
+import io.mailroom.email.metrics.DeliveryMetrics;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
@@ -81,11 +89,13 @@ public final class DispatcherService implements AutoCloseable {
     private final QueueSampler sampler;
     private final HikariDataSource supportPool;
     private final SupportServer support;
+    private final HikariDataSource webhookPool;
+    private final WebhookServer webhooks;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
                               Map<String, ResilientTransport> transports, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
-                              SupportServer support) {
+                              SupportServer support, HikariDataSource webhookPool, WebhookServer webhooks) {
         this.config = config;
         this.pool = pool;
         this.reservationPool = reservationPool;
@@ -98,6 +108,8 @@ public final class DispatcherService implements AutoCloseable {
         this.sampler = sampler;
         this.supportPool = supportPool;
         this.support = support;
+        this.webhookPool = webhookPool;
+        this.webhooks = webhooks;
     }
 
     /** Starts everything; on failure, closes what was opened and rethrows. */
@@ -151,6 +163,8 @@ public final class DispatcherService implements AutoCloseable {
         QueueSampler sampler = null;
         HikariDataSource supportPool = null;
         SupportServer support = null;
+        HikariDataSource webhookPool = null;
+        WebhookServer webhooks = null;
         Map<String, ResilientTransport> transports = new LinkedHashMap<>();
         Dispatcher dispatcher = null;
         RetentionSchedule retention = null;
@@ -175,10 +189,16 @@ public final class DispatcherService implements AutoCloseable {
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
             // handlers can then never take the sessions the claimers and the completer need.
             TemplatedComposer composer = new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes());
+            // every send is checked against the suppression list, under its topic's policy
+            SuppressionList suppressions = new SuppressionList(config.suppression(), null);
+            SuppressionCheck check = new SuppressionCheck(suppressions, topic -> {
+                EmailTopics.Route route = routes.get(topic);
+                return route == null ? SuppressionPolicy.STRICT : route.suppression();
+            });
             Map<String, EmailHandler> handlerOf = new java.util.HashMap<>();
             for (Map.Entry<String, ResilientTransport> t : transports.entrySet()) {
                 handlerOf.put(t.getKey(), new EmailHandler(reservationPool, new IdempotencyStore(), composer, t.getValue(),
-                        config.ambiguity(t.getKey()), config.dispatcher().workerId(), null));
+                        config.ambiguity(t.getKey()), config.dispatcher().workerId(), null, check));
             }
             Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
             Map<String, ResilientTransport> gates = new java.util.HashMap<>();
@@ -197,8 +217,16 @@ public final class DispatcherService implements AutoCloseable {
                         .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT)))
                         .toList());
             }
+            if (config.webhooks() != null) {
+                // its own pool and threads: a flood of delivery events never takes what sending needs
+                webhookPool = pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
+                DeliveryEventStore events = new DeliveryEventStore(
+                        List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
+                webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
+                        List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null));
+            }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
-                    sampler, supportPool, support));
+                    sampler, supportPool, support, webhookPool, webhooks));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
             return self.get();
@@ -218,6 +246,12 @@ public final class DispatcherService implements AutoCloseable {
             if (supportPool != null) {
                 supportPool.close();
             }
+            if (webhooks != null) {
+                webhooks.close();
+            }
+            if (webhookPool != null) {
+                webhookPool.close();
+            }
             if (sampler != null) {
                 sampler.close();
             }
@@ -235,6 +269,11 @@ public final class DispatcherService implements AutoCloseable {
 
     public int port() {
         return http.port();
+    }
+
+    /** The delivery-event webhook server's port, or -1 when webhooks are off. */
+    public int webhookPort() {
+        return webhooks == null ? -1 : webhooks.port();
     }
 
     /** The support server's port, or -1 when support is off. */
@@ -271,6 +310,10 @@ public final class DispatcherService implements AutoCloseable {
         if (support != null) {
             support.stop();
             supportPool.close();
+        }
+        if (webhooks != null) {
+            webhooks.close();
+            webhookPool.close();
         }
         dispatcher.stop();
         sampler.close();
@@ -391,7 +434,8 @@ public final class DispatcherService implements AutoCloseable {
         int wanted = config.totalSessions();
         String who = "dispatcher " + config.dispatcher().workerId() + " (pool " + config.dispatcherSessions()
                 + " + reservations " + config.reservationSessions()
-                + (config.support() == null ? "" : " + support " + ServiceConfig.SUPPORT_POOL_SIZE) + ")";
+                + (config.support() == null ? "" : " + support " + ServiceConfig.SUPPORT_POOL_SIZE)
+                + (config.webhooks() == null ? "" : " + webhooks " + WebhookConfig.POOL_SIZE) + ")";
         try {
             ConnectionBudget.Slots slots = ConnectionBudget.require(pool, applicationName, wanted, who,
                     "raise max_connections, or lower MAILROOM_DB_POOL_SIZE / MAILROOM_CONCURRENCY here or in the other"

@@ -11,7 +11,8 @@ import java.util.concurrent.CountDownLatch;
  * {@code mailroom}: the operator's command line. {@code mailroom dispatcher run} runs a dispatcher
  * configured from the environment until SIGTERM; {@code mailroom templates check|render} is the template
  * author's loop; {@code mailroom support ...} answers support questions and takes their actions
- * (emails of an order, retry, resend, confirm-sent, cancel, stats, pause, resume).
+ * (emails of an order, retry, resend, confirm-sent, cancel, stats, pause, resume); {@code mailroom dsn
+ * ingest} stores the bounces a mail server pipes to it.
  */
 @Command(name = "mailroom", mixinStandardHelpOptions = true, version = "mailroom 0.1.0",
         description = "Transactional outbox and idempotent email dispatcher for PostgreSQL.",
@@ -26,6 +27,7 @@ public final class MailroomCli implements Callable<Integer> {
         CommandLine cli = new CommandLine(new MailroomCli());
         cli.addSubcommand("support", io.mailroom.support.cli.SupportCli.commandLine(new io.mailroom.support.cli.SupportCli()));
         cli.addSubcommand("templates", new CommandLine(new TemplatesCommand()));
+        cli.addSubcommand("dsn", new CommandLine(new DsnCommand()));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());

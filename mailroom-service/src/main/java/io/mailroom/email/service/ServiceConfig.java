@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Settings;
@@ -41,7 +42,8 @@ public record ServiceConfig(
         String transport, SmtpConfig smtp, HttpMailConfig http, AmbiguityPolicy smtpAmbiguity, AmbiguityPolicy httpAmbiguity,
         TransportPolicyConfig policies, MailSettings mail, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
-        SupportConfig support, String host, int port, EmailTopics topics) {
+        SupportConfig support, String host, int port, EmailTopics topics, WebhookConfig webhooks,
+        SuppressionConfig suppression) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -143,7 +145,8 @@ public record ServiceConfig(
                 bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http,
                 smtpAmbiguity, httpAmbiguity,
                 TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
-                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics);
+                metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics,
+                WebhookConfig.fromEnv(env), WebhookConfig.suppression(env));
     }
 
     /** The policy for an unknown outcome of {@code transportName}. */
@@ -212,9 +215,9 @@ public record ServiceConfig(
         return poolSize - dispatcherSessions();
     }
 
-    /** Every session this service opens: {@link #poolSize()}, plus the support server's pool when support is on. */
+    /** Every session this service opens: {@link #poolSize()}, plus the support server's and the webhook server's pools when on. */
     public int totalSessions() {
-        return poolSize + (support == null ? 0 : SUPPORT_POOL_SIZE);
+        return poolSize + (support == null ? 0 : SUPPORT_POOL_SIZE) + (webhooks == null ? 0 : WebhookConfig.POOL_SIZE);
     }
 
     private static boolean bool(Settings s, String name, boolean defaultValue) {
@@ -241,7 +244,8 @@ public record ServiceConfig(
 
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http,
-                smtpAmbiguity, httpAmbiguity, policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics);
+                smtpAmbiguity, httpAmbiguity, policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics,
+                webhooks, suppression);
     }
 
     @Override
@@ -255,6 +259,7 @@ public record ServiceConfig(
                 + ", policies=" + policies + ", mail=" + mail + ", dispatcher=" + dispatcher
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)
                 + ", support=" + (support == null ? "off" : support)
+                + ", webhooks=" + (webhooks == null ? "off" : webhooks) + ", softBounceLimit=" + suppression.softBounceLimit()
                 + ", listen=" + host + ":" + port + "]";
     }
 

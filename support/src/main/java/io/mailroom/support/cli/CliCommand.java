@@ -41,6 +41,14 @@ abstract class CliCommand implements Callable<Integer> {
         } catch (AccessDeniedException e) {
             err.println("error: " + e.getMessage());
             return ExitCodes.NOT_ALLOWED;
+        } catch (io.mailroom.support.HttpFailure e) {
+            err.println("error: " + e.getMessage());
+            return switch (e.status()) {
+                case 400 -> ExitCodes.INVALID_INPUT;
+                case 404 -> ExitCodes.NOT_FOUND;
+                case 409 -> ExitCodes.NOT_ALLOWED;
+                default -> ExitCodes.FAILURE;
+            };
         } catch (RuntimeException e) {
             String state = SqlStates.sqlState(e);
             if (SqlStates.isConnectionLoss(e) || (state == null && SqlStates.sqlException(e).isPresent())) {

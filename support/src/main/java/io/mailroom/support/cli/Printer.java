@@ -61,6 +61,7 @@ final class Printer {
     static void email(PrintWriter out, EmailView e) {
         out.println(e.key() + "  " + e.kind() + "  order " + e.orderId());
         out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
+        out.println("  arrived?     " + Table.cell(e.arrivalText(), 300));
         out.println("  to:          " + Table.cell(e.recipient(), 200));
         Rendering r = e.rendering();
         if (r != null) {
@@ -154,6 +155,14 @@ final class Printer {
                     StringBuilder line = new StringBuilder("  ").append(time(a.at())).append("  ").append(a.actionText());
                     if (a.reason() != null) {
                         line.append(": \"").append(Table.cell(a.reason(), 300)).append('"');
+                    }
+                    out.println(line);
+                }
+                case TimelineEntry.Delivery d -> {
+                    StringBuilder line = new StringBuilder("  ").append(time(d.at())).append("  ").append(d.deliveryText())
+                            .append(" [").append(Table.cell(d.source(), 40)).append(' ').append(Table.cell(d.providerEvent(), 80)).append(']');
+                    if (d.diagnosticCode() != null) {
+                        line.append(" - ").append(Table.cell(d.diagnosticCode(), 300));
                     }
                     out.println(line);
                 }

@@ -49,7 +49,8 @@ import java.util.concurrent.Callable;
 @Command(name = "support", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
-                ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class})
+                ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
+                DeliveryCommand.class, SuppressionsCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     public static final String ENV_DB_URL = "MAILROOM_DB_URL";

@@ -1,0 +1,76 @@
+package io.mailroom.delivery.webhook;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+
+/** JSON reading shared by the adapters: strict, bounded, and every error naming its field. */
+final class Json {
+
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
+    static {
+        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).build());
+    }
+
+    private Json() {
+    }
+
+    static JsonNode read(byte[] body) throws MalformedEventException {
+        try {
+            JsonNode node = MAPPER.readTree(body);
+            if (node == null || !node.isObject()) {
+                throw new MalformedEventException("body", "must be a JSON object");
+            }
+            return node;
+        } catch (IOException e) {
+            // the parser's location, not its message: the message may quote the body
+            throw new MalformedEventException("body", "is not valid JSON (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    static String text(JsonNode parent, String name, String path, boolean required) throws MalformedEventException {
+        JsonNode v = parent.get(name);
+        if (v == null || v.isNull()) {
+            if (required) {
+                throw new MalformedEventException(path, "is required");
+            }
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new MalformedEventException(path, "must be a string");
+        }
+        String s = v.asText();
+        if (required && s.isBlank()) {
+            throw new MalformedEventException(path, "must not be blank");
+        }
+        return s.isBlank() ? null : s;
+    }
+
+    static Instant instant(JsonNode parent, String name, String path) throws MalformedEventException {
+        String s = text(parent, name, path, false);
+        if (s == null) {
+            return null;
+        }
+        try {
+            return OffsetDateTime.parse(s.replace(' ', 'T')).toInstant();
+        } catch (DateTimeParseException e) {
+            try {
+                return Instant.parse(s);
+            } catch (DateTimeParseException e2) {
+                throw new MalformedEventException(path, "is not an ISO-8601 time");
+            }
+        }
+    }
+}

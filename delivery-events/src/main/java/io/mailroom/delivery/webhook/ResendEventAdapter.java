@@ -1,0 +1,106 @@
+package io.mailroom.delivery.webhook;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mailroom.delivery.BounceType;
+import io.mailroom.delivery.DeliveryEvent;
+import io.mailroom.delivery.DeliveryKind;
+
+import java.util.List;
+
+/**
+ * Resend's webhook events, as its public documentation describes them ("Webhooks", event pages
+ * {@code email.delivered}, {@code email.delivery_delayed}, {@code email.bounced},
+ * {@code email.complained}: https://resend.com/docs/webhooks). Resend signs them by the Standard
+ * Webhooks scheme (through Svix, with {@code svix-*} headers, which {@link WebhookVerifier} reads).
+ * <pre>
+ * {"type": "email.bounced", "created_at": "...",
+ *  "data": {"email_id": "...", "to": ["ann@example.com"], "created_at": "...",
+ *           "bounce": {"type": "Permanent", "subType": "General", "message": "..."},
+ *           "tags": {"idempotency_key": "email-order-102"}}}
+ * </pre>
+ * {@code data.email_id} is the id Resend's send API returned, which Mailroom stored as the provider
+ * message id; {@code tags.idempotency_key} (an object of tags, or the array form
+ * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it. A bounce of type
+ * {@code Permanent} is hard; {@code Transient} and {@code Undetermined} are soft. Every other event
+ * type (sent, opened, clicked, ...) is kept as unknown. One event per request.
+ */
+public final class ResendEventAdapter implements DeliveryEventAdapter {
+
+    public static final String SOURCE = "resend";
+    /** The tag that carries Mailroom's idempotency key (Resend tag values allow letters, digits, _ and -). */
+    public static final String KEY_TAG = "idempotency_key";
+
+    @Override
+    public String source() {
+        return SOURCE;
+    }
+
+    @Override
+    public List<DeliveryEvent> parse(byte[] body) throws MalformedEventException {
+        JsonNode root = Json.read(body);
+        String type = Json.text(root, "type", "type", true);
+        JsonNode data = root.get("data");
+        if (data == null || !data.isObject()) {
+            throw new MalformedEventException("data", "must be an object");
+        }
+        DeliveryKind kind = switch (type) {
+            case "email.delivered" -> DeliveryKind.DELIVERED;
+            case "email.delivery_delayed" -> DeliveryKind.DEFERRED;
+            case "email.bounced" -> DeliveryKind.BOUNCED;
+            case "email.complained" -> DeliveryKind.COMPLAINED;
+            default -> DeliveryKind.UNKNOWN;
+        };
+        BounceType bounce = null;
+        String diagnostic = null;
+        String description = null;
+        if (kind == DeliveryKind.BOUNCED) {
+            JsonNode b = data.get("bounce");
+            if (b == null || !b.isObject()) {
+                throw new MalformedEventException("data.bounce", "is required for email.bounced");
+            }
+            String bounceType = Json.text(b, "type", "data.bounce.type", true);
+            bounce = "Permanent".equalsIgnoreCase(bounceType) ? BounceType.HARD : BounceType.SOFT;
+            String sub = Json.text(b, "subType", "data.bounce.subType", false);
+            diagnostic = Json.text(b, "message", "data.bounce.message", false);
+            description = bounceType + (sub == null ? "" : "/" + sub);
+        }
+        return List.of(new DeliveryEvent(kind, bounce, type,
+                Json.text(data, "email_id", "data.email_id", false),
+                tag(data.get("tags")),
+                firstRecipient(data.get("to")),
+                Json.instant(root, "created_at", "created_at"),
+                diagnostic, description));
+    }
+
+    private static String firstRecipient(JsonNode to) throws MalformedEventException {
+        if (to == null || to.isNull()) {
+            return null;
+        }
+        if (to.isTextual()) {
+            return to.asText();
+        }
+        if (!to.isArray()) {
+            throw new MalformedEventException("data.to", "must be an array of addresses");
+        }
+        // Mailroom sends one recipient per email; a multi-recipient email's event names the first
+        return to.isEmpty() || !to.get(0).isTextual() ? null : to.get(0).asText();
+    }
+
+    private static String tag(JsonNode tags) {
+        if (tags == null || tags.isNull()) {
+            return null;
+        }
+        if (tags.isObject()) {
+            JsonNode v = tags.get(KEY_TAG);
+            return v != null && v.isTextual() ? v.asText() : null;
+        }
+        if (tags.isArray()) {
+            for (JsonNode t : tags) {
+                if (t.isObject() && KEY_TAG.equals(t.path("name").asText(null)) && t.path("value").isTextual()) {
+                    return t.get("value").asText();
+                }
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,159 @@
+package io.mailroom.delivery.webhook;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * Verifies a webhook request by the Standard Webhooks scheme before anything reads its body: an
+ * HMAC-SHA256, keyed by the source's secret, over {@code webhook-id + "." + webhook-timestamp + "." +
+ * body}, base64, sent as one or more space-separated {@code v1,<signature>} entries in
+ * {@code webhook-signature}. Svix, which signs Resend's webhooks among others, sends the same scheme
+ * under {@code svix-id}, {@code svix-timestamp} and {@code svix-signature}; both spellings are read.
+ *
+ * <p>Any one {@code v1} entry valid under any one configured secret passes (providers send several
+ * while they rotate, and so may we). Signatures are compared in constant time. A timestamp more than
+ * {@link #TOLERANCE} away from the injected clock, in either direction, is refused, so a captured
+ * request cannot be replayed later; within the window a replay is caught by the webhook id.
+ */
+public final class WebhookVerifier {
+
+    public static final Duration TOLERANCE = Duration.ofMinutes(5);
+    private static final String[] PREFIXES = {"webhook-", "svix-"};
+
+    private final Clock clock;
+
+    public WebhookVerifier(Clock clock) {
+        this.clock = clock == null ? Clock.systemUTC() : clock;
+    }
+
+    /** The answer: verified with the webhook id, or why not. */
+    public sealed interface Result {
+        /** The signature is valid and fresh; {@code webhookId} is the delivery's id. */
+        record Verified(String webhookId, Instant timestamp) implements Result {
+        }
+
+        /** A required header is absent; names it. */
+        record MissingHeader(String header) implements Result {
+        }
+
+        /** The timestamp is not a number of seconds. */
+        record BadTimestamp(String value) implements Result {
+        }
+
+        /** The timestamp is more than the tolerance away from now. */
+        record Stale(Instant timestamp, Instant now) implements Result {
+        }
+
+        /** No {@code v1} signature matched any configured secret. */
+        record NoValidSignature(int signaturesSeen) implements Result {
+        }
+    }
+
+    /**
+     * @param headers a case-insensitive header lookup (first value of the header, or null)
+     * @param body    the raw request body, exactly as received
+     */
+    public Result verify(WebhookSecrets secrets, Function<String, String> headers, byte[] body) {
+        Objects.requireNonNull(secrets, "secrets");
+        Objects.requireNonNull(headers, "headers");
+        Objects.requireNonNull(body, "body");
+        String id = header(headers, "id");
+        if (id == null) {
+            return new Result.MissingHeader("webhook-id");
+        }
+        String timestamp = header(headers, "timestamp");
+        if (timestamp == null) {
+            return new Result.MissingHeader("webhook-timestamp");
+        }
+        String signatures = header(headers, "signature");
+        if (signatures == null) {
+            return new Result.MissingHeader("webhook-signature");
+        }
+        long seconds;
+        try {
+            seconds = Long.parseLong(timestamp.strip());
+        } catch (NumberFormatException e) {
+            return new Result.BadTimestamp(timestamp.length() > 40 ? timestamp.substring(0, 40) : timestamp);
+        }
+        Instant sent = Instant.ofEpochSecond(seconds);
+        Instant now = clock.instant();
+        if (Duration.between(sent, now).abs().compareTo(TOLERANCE) > 0) {
+            return new Result.Stale(sent, now);
+        }
+        byte[] signed = signedContent(id, timestamp.strip(), body);
+        int seen = 0;
+        for (String entry : signatures.strip().split(" +")) {
+            int comma = entry.indexOf(',');
+            if (comma < 0 || !entry.substring(0, comma).equals("v1")) {
+                continue; // another scheme (v1a is asymmetric) or garbage: not ours to judge
+            }
+            seen++;
+            byte[] given;
+            try {
+                given = Base64.getDecoder().decode(entry.substring(comma + 1));
+            } catch (IllegalArgumentException e) {
+                continue;
+            }
+            for (byte[] key : secrets.keys()) {
+                if (MessageDigest.isEqual(hmac(key, signed), given)) {
+                    return new Result.Verified(id, sent);
+                }
+            }
+        }
+        return new Result.NoValidSignature(seen);
+    }
+
+    /** The {@code v1,<base64>} signature of a body: what a sender puts in {@code webhook-signature}. */
+    public static String sign(WebhookSecrets secrets, String webhookId, long timestampSeconds, byte[] body) {
+        return "v1," + Base64.getEncoder().encodeToString(
+                hmac(secrets.keys().getFirst(), signedContent(webhookId, Long.toString(timestampSeconds), body)));
+    }
+
+    /** For a sender of signed requests (tests, tools): the three headers, by the spec's names. */
+    public static Map<String, String> headers(WebhookSecrets secrets, String webhookId, long timestampSeconds, byte[] body) {
+        return Map.of("webhook-id", webhookId, "webhook-timestamp", Long.toString(timestampSeconds),
+                "webhook-signature", sign(secrets, webhookId, timestampSeconds, body));
+    }
+
+    private static String header(Function<String, String> headers, String suffix) {
+        for (String prefix : PREFIXES) {
+            String value = headers.apply(prefix + suffix);
+            if (value == null) {
+                value = headers.apply((prefix + suffix).toLowerCase(Locale.ROOT));
+            }
+            if (value != null && !value.isBlank()) {
+                return value;
+            }
+        }
+        return null;
+    }
+
+    private static byte[] signedContent(String id, String timestamp, byte[] body) {
+        byte[] head = (id + "." + timestamp + ".").getBytes(StandardCharsets.UTF_8);
+        byte[] all = new byte[head.length + body.length];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(body, 0, all, head.length, body.length);
+        return all;
+    }
+
+    private static byte[] hmac(byte[] key, byte[] content) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(content);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is required of every Java platform", e);
+        }
+    }
+}

@@ -1,0 +1,226 @@
+package io.mailroom.email.service;
+
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.mailroom.delivery.DeliveryEventStore;
+import io.mailroom.delivery.dsn.DsnIngest;
+import io.mailroom.delivery.dsn.DsnParser;
+import io.mailroom.delivery.webhook.DeliveryEventAdapter;
+import io.mailroom.delivery.webhook.MalformedEventException;
+import io.mailroom.delivery.webhook.WebhookSecrets;
+import io.mailroom.delivery.webhook.WebhookVerifier;
+import io.mailroom.support.BindAddress;
+import io.mailroom.support.ClosingErrorHandler;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.jooq.SQLDialect;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Semaphore;
+
+/**
+ * The delivery-event endpoint: {@code POST /webhooks/{source}} for signed provider webhooks and
+ * {@code POST /webhooks/dsn} for delivery status notifications a mail server posts with a bearer
+ * token. It has a listener of its own, apart from the support console and the health port, so it can
+ * be the only thing exposed to providers.
+ *
+ * <p>Every request is verified before its body is parsed; the body is read only up to its limit
+ * (413 past it, before reading the rest). A flood is bounded three ways: a small thread pool of its
+ * own, at most {@link WebhookConfig#maxInFlight()} requests handled at once (more are answered 429
+ * with {@code Retry-After}, which providers retry), and a database pool of its own
+ * ({@link WebhookConfig#POOL_SIZE} sessions), so ingestion never takes a session or thread the
+ * dispatcher sends with. Logs name the source, the webhook id and counts, never anything of a body.
+ *
+ * <p>Answers: 200 stored (or a replay, stored before), 202 stored but no event type we act on,
+ * 400 malformed (the field named), 401 missing, stale or bad signature (or DSN token), 404 unknown
+ * source, 413 too large, 429 busy, 503 database unavailable (the provider retries later).
+ */
+public final class WebhookServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WebhookServer.class);
+
+    private final Javalin app;
+
+    private WebhookServer(Javalin app) {
+        this.app = app;
+    }
+
+    public static WebhookServer start(DataSource pool, WebhookConfig config, DeliveryEventStore store,
+                                      List<DeliveryEventAdapter> adapters, WebhookVerifier verifier) {
+        Map<String, DeliveryEventAdapter> bySource = new LinkedHashMap<>();
+        adapters.forEach(a -> bySource.put(a.source(), a));
+        Handler handler = new Handler(pool, config, store, bySource, verifier);
+        Javalin app = Javalin.create(c -> {
+            c.startup.showJavalinBanner = false;
+            c.startup.showOldJavalinVersionWarning = false;
+            // room for the bounded handlers, the 429 answers beyond them, the acceptor and the selector
+            QueuedThreadPool threads = new QueuedThreadPool(config.maxInFlight() + 8, 2);
+            threads.setName("webhooks-http");
+            c.jetty.threadPool = threads;
+            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
+            c.jetty.addConnector((server, httpConfig) -> {
+                ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
+                connector.setHost(config.host());
+                connector.setPort(config.port());
+                return connector;
+            });
+            // the body is read by the handler, bounded; Javalin's own limit is kept above it
+            c.http.maxRequestSize = config.maxBodyBytes() + 1L;
+            c.routes.post("/webhooks/{source}", handler::handle);
+        });
+        app.start();
+        if (!BindAddress.isLoopback(config.host())) {
+            log.info("Delivery-event webhooks listen on {}:{} over plain HTTP; put them behind TLS for providers"
+                    + " (docs/OPERATIONS.md, \"Plain HTTP and TLS\")", config.host(), app.port());
+        }
+        log.info("Delivery-event webhooks on port {}: sources {}{}", app.port(), config.secrets().keySet(),
+                config.dsnToken() == null ? "" : " and dsn");
+        return new WebhookServer(app);
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+
+    private static final class Handler {
+        private final DataSource pool;
+        private final WebhookConfig config;
+        private final DeliveryEventStore store;
+        private final Map<String, DeliveryEventAdapter> adapters;
+        private final WebhookVerifier verifier;
+        private final Semaphore inFlight;
+
+        Handler(DataSource pool, WebhookConfig config, DeliveryEventStore store, Map<String, DeliveryEventAdapter> adapters,
+                WebhookVerifier verifier) {
+            this.pool = Objects.requireNonNull(pool, "pool");
+            this.config = config;
+            this.store = store;
+            this.adapters = adapters;
+            this.verifier = verifier;
+            this.inFlight = new Semaphore(config.maxInFlight());
+        }
+
+        void handle(Context ctx) {
+            if (!inFlight.tryAcquire()) {
+                ctx.header("Retry-After", "1");
+                answer(ctx, 429, "busy", "too many delivery events at once; retry shortly");
+                return;
+            }
+            try {
+                String source = ctx.pathParam("source");
+                if (source.equals(DsnIngest.SOURCE) && config.dsnToken() != null) {
+                    dsn(ctx);
+                    return;
+                }
+                DeliveryEventAdapter adapter = adapters.get(source);
+                WebhookSecrets secrets = config.secrets().get(source);
+                if (adapter == null || secrets == null) {
+                    answer(ctx, 404, "unknown_source", "no delivery-event source '" + printable(source) + "' is configured");
+                    return;
+                }
+                byte[] body = body(ctx);
+                if (body == null) {
+                    return;
+                }
+                WebhookVerifier.Result verified = verifier.verify(secrets, ctx::header, body);
+                if (!(verified instanceof WebhookVerifier.Result.Verified ok)) {
+                    log.info("Webhook from {} refused: {}", source, refusal(verified));
+                    answer(ctx, 401, "unauthenticated", refusal(verified));
+                    return;
+                }
+                var events = adapter.parse(body);
+                var stored = DSL.using(pool, SQLDialect.POSTGRES)
+                        .transactionResult(c -> store.ingest(c.dsl(), source, ok.webhookId(), events));
+                log.debug("Webhook {} from {}: {}", ok.webhookId(), source, stored);
+                boolean acted = events.stream().anyMatch(e -> e.kind().rank() > 0);
+                ctx.status(stored.replay() || acted ? 200 : 202).json(Map.of("webhookId", ok.webhookId(),
+                        "replay", stored.replay(), "stored", stored.stored(), "matched", stored.matched(),
+                        "orphans", stored.orphans()));
+            } catch (MalformedEventException e) {
+                answer(ctx, 400, "malformed", e.getMessage());
+            } catch (DataAccessException e) {
+                log.warn("Delivery event not stored: database unavailable ({})", e.sqlState());
+                ctx.header("Retry-After", "30");
+                answer(ctx, 503, "unavailable", "the database is unavailable; retry later");
+            } finally {
+                inFlight.release();
+            }
+        }
+
+        private void dsn(Context ctx) throws MalformedEventException {
+            String auth = ctx.header("Authorization");
+            byte[] expected = ("Bearer " + config.dsnToken()).getBytes(StandardCharsets.UTF_8);
+            if (auth == null || !MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8), expected)) {
+                answer(ctx, 401, "unauthenticated", "a bearer token is required");
+                return;
+            }
+            byte[] body = body(ctx);
+            if (body == null) {
+                return;
+            }
+            DsnParser.Dsn report = DsnParser.parse(body); // before any transaction: a bad report writes nothing
+            var stored = DSL.using(pool, SQLDialect.POSTGRES)
+                    .transactionResult(c -> store.ingest(c.dsl(), DsnIngest.SOURCE, report.deliveryId(), report.events()));
+            ctx.status(200).json(Map.of("deliveryId", report.deliveryId(), "replay", stored.replay(),
+                    "stored", stored.stored(), "matched", stored.matched(), "orphans", stored.orphans()));
+        }
+
+        /** The body up to the limit; null (413 answered) past it, without reading the rest. */
+        private byte[] body(Context ctx) {
+            long declared = ctx.req().getContentLengthLong();
+            if (declared > config.maxBodyBytes()) {
+                answer(ctx, 413, "too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+                return null;
+            }
+            try (InputStream in = ctx.req().getInputStream()) {
+                byte[] body = in.readNBytes(config.maxBodyBytes() + 1);
+                if (body.length > config.maxBodyBytes()) {
+                    answer(ctx, 413, "too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+                    return null;
+                }
+                return body;
+            } catch (IOException e) {
+                answer(ctx, 400, "malformed", "the body could not be read");
+                return null;
+            }
+        }
+    }
+
+    private static String refusal(WebhookVerifier.Result r) {
+        return switch (r) {
+            case WebhookVerifier.Result.MissingHeader m -> "missing header " + m.header();
+            case WebhookVerifier.Result.BadTimestamp b -> "webhook-timestamp is not a number of seconds";
+            case WebhookVerifier.Result.Stale s -> "webhook-timestamp is more than " + WebhookVerifier.TOLERANCE.toMinutes()
+                    + " minutes from now";
+            case WebhookVerifier.Result.NoValidSignature n -> "no valid signature (" + n.signaturesSeen() + " v1 signature(s) checked)";
+            case WebhookVerifier.Result.Verified v -> "verified";
+        };
+    }
+
+    private static void answer(Context ctx, int status, String code, String message) {
+        ctx.status(status).json(Map.of("error", code, "message", message));
+    }
+
+    private static String printable(String s) {
+        String cut = s.length() > 40 ? s.substring(0, 40) : s;
+        return cut.replaceAll("[^A-Za-z0-9_.-]", "?");
+    }
+}
