@@ -27,6 +27,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.function.Function;
 
 /**
  * Reads an RFC 3464 delivery status notification (a bounce, a delay warning, a delivery report)
@@ -41,6 +42,12 @@ import java.util.Properties;
  * {@code relayed} and {@code expanded} are delivered. The delivery id that makes ingestion
  * idempotent is the report's own {@code Message-ID}, or a SHA-256 of its bytes when it has none.
  * {@code message/global-delivery-status} (RFC 6533, UTF-8 addresses) is read the same way.
+ *
+ * <p>With a VERP return path ({@code MAILROOM_SMTP_VERP}) the address the report was delivered to
+ * carries the idempotency key: the address the mail server names (Postfix pipe's
+ * {@code ${recipient}}), else {@code Delivered-To}, {@code X-Original-To}, {@code To}. The first
+ * one the given decoder recognizes sets the key on every event, so the report matches its email
+ * even when it returned neither the message nor its headers.
  */
 public final class DsnParser {
 
@@ -58,6 +65,16 @@ public final class DsnParser {
 
     /** @throws MalformedEventException naming what is missing when the bytes are not a delivery status report */
     public static Dsn parse(byte[] raw) throws MalformedEventException {
+        return parse(raw, null, null);
+    }
+
+    /**
+     * @param keyOfAddress the idempotency key a VERP address carries, null for an address that is
+     *                     not one; null when VERP is off
+     * @param deliveredTo  the address the mail server delivered the report to, or null
+     * @throws MalformedEventException naming what is missing when the bytes are not a delivery status report
+     */
+    public static Dsn parse(byte[] raw, Function<String, String> keyOfAddress, String deliveredTo) throws MalformedEventException {
         if (raw == null || raw.length == 0) {
             throw new MalformedEventException("body", "is empty");
         }
@@ -103,9 +120,10 @@ public final class DsnParser {
             }
             String reportingMta = value(blocks.getFirst(), "Reporting-MTA");
             String original = originalMessageId == null ? null : originalMessageId.strip();
+            String key = keyOfAddress == null ? null : verpKey(report, keyOfAddress, deliveredTo);
             List<DeliveryEvent> events = new ArrayList<>();
             for (int i = 1; i < blocks.size(); i++) {
-                events.add(event(blocks.get(i), i, original));
+                events.add(event(blocks.get(i), i, original, key));
             }
             String own = report.getHeader("Message-ID", null);
             return new Dsn(own == null || own.isBlank() ? "sha256:" + sha256(raw) : own.strip(), original, reportingMta,
@@ -117,7 +135,7 @@ public final class DsnParser {
         }
     }
 
-    private static DeliveryEvent event(InternetHeaders fields, int index, String originalMessageId)
+    private static DeliveryEvent event(InternetHeaders fields, int index, String originalMessageId, String idempotencyKey)
             throws MalformedEventException {
         String at = "recipient block " + index;
         String action = value(fields, "Action");
@@ -143,9 +161,38 @@ public final class DsnParser {
         }
         String diagnostic = value(fields, "Diagnostic-Code");
         return new DeliveryEvent(kind, bounce, "dsn " + action.strip().toLowerCase(Locale.ROOT)
-                + (statusCode == null ? "" : " " + statusCode), originalMessageId, null, recipient,
+                + (statusCode == null ? "" : " " + statusCode), originalMessageId, idempotencyKey, recipient,
                 date(value(fields, "Last-Attempt-Date")), diagnostic,
                 statusCode == null ? null : "Status " + statusCode);
+    }
+
+    private static String verpKey(MimeMessage report, Function<String, String> keyOfAddress, String deliveredTo)
+            throws MessagingException {
+        List<String> candidates = new ArrayList<>();
+        if (deliveredTo != null && !deliveredTo.isBlank()) {
+            candidates.add(deliveredTo);
+        }
+        for (String header : List.of("Delivered-To", "X-Original-To", "To")) {
+            String[] values = report.getHeader(header);
+            if (values != null) {
+                for (String v : values) {
+                    candidates.addAll(List.of(MimeUtility.unfold(v).split(",")));
+                }
+            }
+        }
+        for (String candidate : candidates) {
+            String a = candidate.strip();
+            int open = a.lastIndexOf('<');
+            int close = a.lastIndexOf('>');
+            if (open >= 0 && close > open) {
+                a = a.substring(open + 1, close).strip();
+            }
+            String key = keyOfAddress.apply(a);
+            if (key != null) {
+                return key;
+            }
+        }
+        return null;
     }
 
     /** Splits the delivery-status body into its blocks of fields, each read as a header block. */
