@@ -223,7 +223,8 @@ public final class DispatcherService implements AutoCloseable {
                 DeliveryEventStore events = new DeliveryEventStore(
                         List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
                 webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
-                        List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null));
+                        List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null),
+                        config.smtp() == null || config.smtp().verp() == null ? null : config.smtp().verp()::keyOf);
             }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
                     sampler, supportPool, support, webhookPool, webhooks));

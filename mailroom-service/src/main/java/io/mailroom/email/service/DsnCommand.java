@@ -5,6 +5,8 @@ import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.dsn.DsnIngest;
 import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.delivery.webhook.MalformedEventException;
+import io.mailroom.email.transport.smtp.Verp;
+import io.mailroom.outbox.InvalidSettingException;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
@@ -31,7 +33,12 @@ import java.util.concurrent.Callable;
  * user=mailroom argv=/usr/bin/mailroom dsn ingest -}), so its exit codes are the ones a mail server
  * understands (sysexits): 0 stored (or stored before), 65 not a delivery status report (the mail
  * server bounces it to the postmaster rather than retrying), 75 the database is unavailable (the
- * mail server keeps the report and tries again), 66 a file cannot be read.
+ * mail server keeps the report and tries again), 66 a file cannot be read, 78 a bad setting.
+ *
+ * <p>With {@code MAILROOM_SMTP_VERP} set (the return path the SMTP transport sends from), the
+ * address the report was delivered to carries the email's key: {@code --recipient} (Postfix pipe:
+ * {@code argv=/usr/bin/mailroom dsn ingest --recipient ${recipient} -}), else the report's
+ * {@code Delivered-To}, {@code X-Original-To} or {@code To}.
  */
 @Command(name = "dsn", mixinStandardHelpOptions = true, description = "Delivery status notifications (bounces) from mail servers.",
         subcommands = {DsnCommand.Ingest.class})
@@ -40,6 +47,7 @@ final class DsnCommand implements Callable<Integer> {
     static final int EX_DATAERR = 65;
     static final int EX_NOINPUT = 66;
     static final int EX_TEMPFAIL = 75;
+    static final int EX_CONFIG = 78;
 
     @Override
     public Integer call() {
@@ -57,6 +65,10 @@ final class DsnCommand implements Callable<Integer> {
         @Option(names = "--db-url", description = "JDBC URL of the database (default: $MAILROOM_DB_URL)")
         String dbUrl;
 
+        @Option(names = "--recipient", paramLabel = "ADDR",
+                description = "the address the mail server delivered the report to (a VERP address carries the email's key)")
+        String recipient;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -67,9 +79,17 @@ final class DsnCommand implements Callable<Integer> {
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
+            Verp verp;
+            try {
+                String template = env.get("MAILROOM_SMTP_VERP");
+                verp = template == null || template.isBlank() ? null : Verp.parse(template);
+            } catch (InvalidSettingException e) {
+                err.println("mailroom dsn: " + e.getMessage());
+                return EX_CONFIG;
+            }
             DataSource db = dataSource();
             DsnIngest ingest = new DsnIngest(new DeliveryEventStore(
-                    List.of(new SuppressionList(WebhookConfig.suppression(env), null)), null));
+                    List.of(new SuppressionList(WebhookConfig.suppression(env), null)), null), verp == null ? null : verp::keyOf);
             int worst = 0;
             for (String file : files) {
                 byte[] raw;
@@ -83,7 +103,7 @@ final class DsnCommand implements Callable<Integer> {
                 try {
                     DsnIngest.Result r = DSL.using(db, SQLDialect.POSTGRES).transactionResult(c -> {
                         try {
-                            return ingest.ingest(c.dsl(), raw);
+                            return ingest.ingest(c.dsl(), raw, recipient);
                         } catch (MalformedEventException e) {
                             throw new NotAReport(e);
                         }

@@ -60,9 +60,19 @@ public final class WebhookServer implements AutoCloseable {
 
     public static WebhookServer start(DataSource pool, WebhookConfig config, DeliveryEventStore store,
                                       List<DeliveryEventAdapter> adapters, WebhookVerifier verifier) {
+        return start(pool, config, store, adapters, verifier, null);
+    }
+
+    /**
+     * @param verpKey the idempotency key a VERP return address carries ({@code MAILROOM_SMTP_VERP}), for
+     *                {@code POST /webhooks/dsn?recipient=ADDR} and the report's own {@code To}; null when off
+     */
+    public static WebhookServer start(DataSource pool, WebhookConfig config, DeliveryEventStore store,
+                                      List<DeliveryEventAdapter> adapters, WebhookVerifier verifier,
+                                      java.util.function.Function<String, String> verpKey) {
         Map<String, DeliveryEventAdapter> bySource = new LinkedHashMap<>();
         adapters.forEach(a -> bySource.put(a.source(), a));
-        Handler handler = new Handler(pool, config, store, bySource, verifier);
+        Handler handler = new Handler(pool, config, store, bySource, verifier, verpKey);
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;
@@ -107,9 +117,11 @@ public final class WebhookServer implements AutoCloseable {
         private final Map<String, DeliveryEventAdapter> adapters;
         private final WebhookVerifier verifier;
         private final Semaphore inFlight;
+        private final java.util.function.Function<String, String> verpKey;
 
         Handler(DataSource pool, WebhookConfig config, DeliveryEventStore store, Map<String, DeliveryEventAdapter> adapters,
-                WebhookVerifier verifier) {
+                WebhookVerifier verifier, java.util.function.Function<String, String> verpKey) {
+            this.verpKey = verpKey;
             this.pool = Objects.requireNonNull(pool, "pool");
             this.config = config;
             this.store = store;
@@ -176,7 +188,8 @@ public final class WebhookServer implements AutoCloseable {
             if (body == null) {
                 return;
             }
-            DsnParser.Dsn report = DsnParser.parse(body); // before any transaction: a bad report writes nothing
+            // before any transaction: a bad report writes nothing
+            DsnParser.Dsn report = DsnParser.parse(body, verpKey, ctx.queryParam("recipient"));
             var stored = DSL.using(pool, SQLDialect.POSTGRES)
                     .transactionResult(c -> store.ingest(c.dsl(), DsnIngest.SOURCE, report.deliveryId(), report.events()));
             ctx.status(200).json(Map.of("deliveryId", report.deliveryId(), "replay", stored.replay(),
