@@ -51,6 +51,22 @@ class PipelinedSmtpTransportTest extends SmtpTransportTest {
     }
 
     @Test
+    void aVerpReturnPathIsThePipelinedMailFromOfEachMessage() {
+        transport.close();
+        Verp verp = Verp.parse("bounces+{key}@shop.example");
+        transport = new SmtpTransport(config(server.port()).verp(verp).build());
+
+        assertThat(transport.send(TestEmails.sample(), "email-order-1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.sample(), "email-order-2")).isInstanceOf(SendResult.Sent.class);
+
+        List<List<String>> batches = server.batches();
+        assertThat(batches.subList(1, batches.size())).containsExactly(
+                List.of("MAIL FROM:<" + verp.addressFor("email-order-1") + ">", "RCPT TO:<ann@example.com>", "DATA"),
+                List.of("MAIL FROM:<" + verp.addressFor("email-order-2") + ">", "RCPT TO:<ann@example.com>", "DATA"));
+        assertThat(verp.keyOf(verp.addressFor("email-order-2"))).isEqualTo("email-order-2");
+    }
+
+    @Test
     void withoutPipeliningInTheEhloAnswerEachCommandWaitsForItsReply() {
         server.pipelining = false;
         assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
