@@ -106,8 +106,8 @@ final class SmtpFailures {
             return new SendResult.Transient("smtp-" + code, "server closing the session: " + reply, null, !dataStarted);
         }
         if (code >= 400 && code < 500 && atMailFrom(e)) {
-            // MAIL FROM carries our envelope sender, the same for every email: a deferral there is
-            // about us at this server, not about one recipient.
+            // MAIL FROM carries our envelope sender, the same for every email (with VERP the same
+            // domain and prefix): a deferral there is about us at this server, not about one recipient.
             return new SendResult.Transient("smtp-" + code, "sender deferred: " + reply);
         }
         if (code >= 400 && code < 500) {
