@@ -81,17 +81,21 @@ public final class DispatcherService implements AutoCloseable {
     private final QueueSampler sampler;
     private final HikariDataSource supportPool;
     private final SupportServer support;
+    /** The direct session for LISTEN behind a pooler (MAILROOM_LISTEN_DB_URL); null otherwise. */
+    private final HikariDataSource listenPool;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
                               Map<String, ResilientTransport> transports, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
-                              SupportServer support) {
+                              SupportServer support, HikariDataSource listenPool) {
         this.config = config;
+        this.listenPool = listenPool;
         this.pool = pool;
         this.reservationPool = reservationPool;
         this.transports = transports;
         this.dispatcher = dispatcher;
-        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
+        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool, config.dispatcher().sessionSettings()),
+                DatabaseCheck.DEFAULT_ANSWER_WITHIN);
         this.http = http;
         this.retention = retention;
         this.metrics = metrics;
@@ -146,10 +150,15 @@ public final class DispatcherService implements AutoCloseable {
         MetricsRegistry metrics = new MetricsRegistry(policies);
         DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
                 config.dbStartupTimeout(), config.migrate());
+        if (config.db().migrateUrl() != null) {
+            database.migrateThrough(config.db().migrateUrl(), ServiceConfig.maskUrl(config.db().migrateUrl()),
+                    config.dbUser(), config.dbPassword());
+        }
         AtomicReference<DispatcherService> self = new AtomicReference<>();
         Javalin http = null;
         QueueSampler sampler = null;
         HikariDataSource supportPool = null;
+        HikariDataSource listenPool = null;
         SupportServer support = null;
         Map<String, ResilientTransport> transports = new LinkedHashMap<>();
         Dispatcher dispatcher = null;
@@ -158,10 +167,17 @@ public final class DispatcherService implements AutoCloseable {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
             http = health(config, self::get, database, metrics);
             database.await();
-            requireConnectionSlots(config, pool, applicationName);
+            if (config.db().pooled()) {
+                // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
+                log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"
+                        + " are its default_pool_size (docs/OPERATIONS.md, \"Through PgBouncer\")", config.db(), config.totalSessions());
+            } else {
+                requireConnectionSlots(config, pool, applicationName);
+            }
             fill(pool);
             fill(reservationPool);
-            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
+            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval(),
+                    config.dispatcher().sessionSettings());
             for (String name : config.transports()) {
                 MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
                 transports.put(name, new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC()));
@@ -186,7 +202,10 @@ public final class DispatcherService implements AutoCloseable {
                 handlers.put(topic, handlerOf.get(name));
                 gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
             });
-            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener);
+            if (config.dispatcher().listenForNotifications() && config.db().listenUrl() != null) {
+                listenPool = directPool(config, config.db().listenUrl(), "mailroom-listen", applicationName);
+            }
+            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
@@ -198,7 +217,7 @@ public final class DispatcherService implements AutoCloseable {
                         .toList());
             }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
-                    sampler, supportPool, support));
+                    sampler, supportPool, support, listenPool));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
             return self.get();
@@ -217,6 +236,9 @@ public final class DispatcherService implements AutoCloseable {
             }
             if (supportPool != null) {
                 supportPool.close();
+            }
+            if (listenPool != null) {
+                listenPool.close();
             }
             if (sampler != null) {
                 sampler.close();
@@ -273,6 +295,9 @@ public final class DispatcherService implements AutoCloseable {
             supportPool.close();
         }
         dispatcher.stop();
+        if (listenPool != null) {
+            listenPool.close();
+        }
         sampler.close();
         metrics.close();
         transports.values().forEach(ResilientTransport::close);
@@ -408,10 +433,33 @@ public final class DispatcherService implements AutoCloseable {
         pool.getHikariConfigMXBean().setMinimumIdle(pool.getMaximumPoolSize());
     }
 
+    /** One session straight to the server (no pooler in between), for LISTEN. */
+    private static HikariDataSource directPool(ServiceConfig config, String url, String name, String applicationName) {
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(JdbcUrls.withKeepAlive(url));
+        hc.addDataSourceProperty("ApplicationName", applicationName);
+        hc.setMinimumIdle(0);
+        if (config.dbUser() != null) {
+            hc.setUsername(config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            hc.setPassword(config.dbPassword());
+        }
+        hc.setMaximumPoolSize(1);
+        hc.setPoolName(name);
+        hc.setConnectionTimeout(5_000);
+        hc.setInitializationFailTimeout(-1);
+        return new HikariDataSource(hc);
+    }
+
     private static HikariDataSource pool(ServiceConfig config, int size, String name, String applicationName) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
         hc.addDataSourceProperty("ApplicationName", applicationName);
+        if (config.db().pooled()) {
+            // unnamed statements only: a named one lives on one server session, the next transaction may get another
+            hc.addDataSourceProperty("prepareThreshold", "0");
+        }
         hc.setMinimumIdle(0);
         if (config.dbUser() != null) {
             hc.setUsername(config.dbUser());
