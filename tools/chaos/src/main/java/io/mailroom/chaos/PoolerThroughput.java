@@ -75,6 +75,9 @@ public final class PoolerThroughput {
             try (PgBouncer bouncer = PgBouncer.start(uri.getHost(), uri.getPort(), db.name(), user, 10);
                  HikariDataSource direct = pool(db.jdbcUrlWithCredentials(), "direct");
                  HikariDataSource pooled = pool(bouncer.jdbcUrl(), "pgbouncer")) {
+                // one round of each path first, not counted: JIT and caches warm for all of them alike
+                round("direct", direct, SessionSettings.SESSION, admin, Math.min(messages, 1000), -1);
+                round("pgbouncer", pooled, SessionSettings.TRANSACTION, admin, Math.min(messages, 1000), -1);
                 List<Round> results = new ArrayList<>();
                 for (int r = 0; r < rounds; r++) {
                     results.add(round("direct", direct, SessionSettings.SESSION, admin, messages, r));
@@ -158,7 +161,7 @@ public final class PoolerThroughput {
         sb.append(String.format(Locale.ROOT, "| **median pgbouncer, settings on the role** | %.0f | %.0f |%n", se, sd));
         sb.append(String.format(Locale.ROOT, "| **ratio pgbouncer / direct** | %.2f | %.2f |%n", pe / de, pd / dd));
         sb.append(String.format(Locale.ROOT, "| **ratio pgbouncer with settings on the role / direct** | %.2f | %.2f |%n", se / de, sd / dd));
-        sb.append(String.format(Locale.ROOT, "%n%d messages per round, %d rounds per path, alternating; pgbouncer %s, "
+        sb.append(String.format(Locale.ROOT, "%n%d messages per round, %d rounds per path, alternating, after one uncounted warm-up round of each; pgbouncer %s, "
                 + "pool_mode = transaction, 10 server sessions; prepareThreshold=0 through it, and SET LOCAL per transaction"
                 + " (MAILROOM_DB_SESSION_SETTINGS=transaction) unless the settings are on the role (=server); the enqueue"
                 + " path sets nothing in either case, so its two pgbouncer rows differ by noise only.%n",
