@@ -88,12 +88,25 @@ public final class Dispatcher implements AutoCloseable {
     private ExecutorService handlerThreads;
     private ScheduledExecutorService maintenance;
     private WakeUpListener wakeUpListener;
+    private final DataSource listenDataSource;
     private final List<Thread> producers = new ArrayList<>();
     /** Producers writing queued outcomes right now (see {@link #completeQueued}); a stop does not interrupt them. */
     private final Set<Thread> producersCompleting = ConcurrentHashMap.newKeySet();
 
     public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers,
                       ClaimGate gate, DispatcherListener listener) {
+        this(dataSource, config, handlers, gate, listener, null);
+    }
+
+    /**
+     * @param listenDataSource where the LISTEN session comes from, when it must not come from
+     *                         {@code dataSource}: behind a transaction-mode pooler, a direct
+     *                         connection to the server (a pooled "session" is not one). Null: from
+     *                         {@code dataSource}, unless the config says {@link SessionSettings#TRANSACTION},
+     *                         in which case the dispatcher polls and says so once.
+     */
+    public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers,
+                      ClaimGate gate, DispatcherListener listener, DataSource listenDataSource) {
         if (handlers.isEmpty()) {
             throw new IllegalArgumentException("handlers must name at least one topic");
         }
@@ -102,7 +115,8 @@ public final class Dispatcher implements AutoCloseable {
         this.gate = gate == null ? ClaimGate.OPEN : gate;
         this.listener = listener == null ? DispatcherListener.NONE : listener;
         this.clock = SqlClock.of(config.clock());
-        this.sessions = new DispatcherSessions(dataSource, config.statementTimeout(), config.idleInTransactionTimeout());
+        this.sessions = new DispatcherSessions(dataSource, config.statementTimeout(), config.idleInTransactionTimeout(),
+                config.sessionSettings());
         this.store = new OutboxStore(clock, config.backoff());
         this.completer = new Completer(sessions, store, config, this.listener, new Completer.Settlement() {
             @Override
@@ -119,6 +133,7 @@ public final class Dispatcher implements AutoCloseable {
         this.heartbeater = new Heartbeater(sessions, store, config, this.listener);
         this.rescuer = new LeaseRescuer(sessions, store, config, this.listener);
         this.slots = new Semaphore(config.concurrency());
+        this.listenDataSource = listenDataSource;
     }
 
     public Dispatcher(DataSource dataSource, DispatcherConfig config, Map<String, MessageHandler> handlers) {
@@ -156,8 +171,18 @@ public final class Dispatcher implements AutoCloseable {
         schedule(this::refreshPausedQuietly, config.controlPollInterval());
         refreshPausedQuietly();
         if (config.listenForNotifications()) {
-            wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake);
-            wakeUpListener.start();
+            if (listenDataSource != null) {
+                wakeUpListener = new WakeUpListener(listenDataSource, this::wake);
+                wakeUpListener.start();
+            } else if (config.sessionSettings() == SessionSettings.TRANSACTION) {
+                // a LISTEN through a transaction-mode pooler lands on whichever server session is free
+                // and is never heard again: poll instead of pretending
+                log.warn("LISTEN is off: the sessions come through a transaction-mode pooler and no direct session was given"
+                        + " for it (MAILROOM_LISTEN_DB_URL); new messages are found by polling every {}", config.pollInterval());
+            } else {
+                wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake);
+                wakeUpListener.start();
+            }
         }
         for (int i = 0; i < config.claimers(); i++) {
             producers.add(Thread.ofPlatform().name("mailroom-producer-" + i).start(this::produce));

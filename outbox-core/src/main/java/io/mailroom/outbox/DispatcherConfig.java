@@ -32,6 +32,7 @@ public record DispatcherConfig(
         boolean orderingKeys,
         Duration claimLinger,
         Duration completionLinger,
+        SessionSettings sessionSettings,
         Clock clock) {
 
     public static final int DEFAULT_BATCH_SIZE = 50;
@@ -73,6 +74,7 @@ public record DispatcherConfig(
     public DispatcherConfig {
         Objects.requireNonNull(workerId, "workerId");
         Objects.requireNonNull(backoff, "backoff");
+        Objects.requireNonNull(sessionSettings, "sessionSettings");
     }
 
     public static Builder builder() {
@@ -103,6 +105,7 @@ public record DispatcherConfig(
         b.orderingKeys = orderingKeys;
         b.claimLinger = claimLinger;
         b.completionLinger = completionLinger;
+        b.sessionSettings = sessionSettings;
         b.clock = clock;
         return b;
     }
@@ -141,6 +144,7 @@ public record DispatcherConfig(
         private boolean orderingKeys = true;
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration completionLinger = DEFAULT_COMPLETION_LINGER;
+        private SessionSettings sessionSettings = SessionSettings.SESSION;
         private Clock clock;
 
         private Builder() {
@@ -191,6 +195,8 @@ public record DispatcherConfig(
         public Builder claimLinger(Duration v) { this.claimLinger = v; return this; }
         /** See {@link #DEFAULT_COMPLETION_LINGER}; zero writes what is queued at once. */
         public Builder completionLinger(Duration v) { this.completionLinger = v; return this; }
+        /** Where the session settings are made; {@link SessionSettings#TRANSACTION} behind a transaction-mode pooler. */
+        public Builder sessionSettings(SessionSettings v) { this.sessionSettings = v; return this; }
         /** Time source for SQL; null (default) means the database's {@code now()}. */
         public Builder clock(Clock v) { this.clock = v; return this; }
 
@@ -233,7 +239,7 @@ public record DispatcherConfig(
             return new DispatcherConfig(id, batchSize, concurrency, claimers, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
                     completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys,
-                    claimLinger, completionLinger, clock);
+                    claimLinger, completionLinger, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
         }
 
         private static void linger(String name, Duration value) {

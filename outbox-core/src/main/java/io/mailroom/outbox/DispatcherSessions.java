@@ -21,19 +21,44 @@ import java.util.function.Function;
  * REPEATABLE READ or SERIALIZABLE), a {@code statement_timeout} so that a claim stuck behind a lock
  * or a bloated index fails instead of hanging, and an {@code idle_in_transaction_session_timeout}
  * so that a worker that hangs mid-transaction releases its row locks. Settings are per session, so
- * give the dispatcher a pool of its own.
+ * give the dispatcher a pool of its own. Behind a transaction-mode pooler the session is not ours
+ * from one transaction to the next: {@link SessionSettings#TRANSACTION} makes the same settings with
+ * {@code SET LOCAL} in every transaction instead, {@link SessionSettings#SERVER} leaves them to the
+ * role or database.
  */
 public final class DispatcherSessions {
 
     private final DataSource dataSource;
     private final Duration statementTimeout;
     private final Duration idleInTransactionTimeout;
+    private final SessionSettings mode;
+    private final String perTransaction;
     private final Set<Object> prepared = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
     public DispatcherSessions(DataSource dataSource, Duration statementTimeout, Duration idleInTransactionTimeout) {
+        this(dataSource, statementTimeout, idleInTransactionTimeout, SessionSettings.SESSION);
+    }
+
+    public DispatcherSessions(DataSource dataSource, Duration statementTimeout, Duration idleInTransactionTimeout,
+                              SessionSettings mode) {
         this.dataSource = dataSource;
         this.statementTimeout = statementTimeout;
         this.idleInTransactionTimeout = idleInTransactionTimeout;
+        this.mode = java.util.Objects.requireNonNull(mode, "mode");
+        // one string, sent with the BEGIN in the same round trip; SET TRANSACTION must come first
+        StringBuilder sql = new StringBuilder("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+        if (statementTimeout != null) {
+            sql.append("; SET LOCAL statement_timeout = ").append(statementTimeout.toMillis());
+        }
+        if (idleInTransactionTimeout != null) {
+            sql.append("; SET LOCAL idle_in_transaction_session_timeout = ").append(idleInTransactionTimeout.toMillis());
+        }
+        this.perTransaction = sql.toString();
+    }
+
+    /** Where this runtime's session settings are made. */
+    public SessionSettings mode() {
+        return mode;
     }
 
     /** Runs {@code work} in one READ COMMITTED transaction and commits it; rolls back on any exception. */
@@ -45,6 +70,11 @@ public final class DispatcherSessions {
                 connection.setAutoCommit(false);
             }
             try {
+                if (mode == SessionSettings.TRANSACTION) {
+                    try (Statement st = connection.createStatement()) {
+                        st.execute(perTransaction);
+                    }
+                }
                 T result = work.apply(DSL.using(connection, SQLDialect.POSTGRES));
                 connection.commit();
                 return result;
@@ -71,6 +101,9 @@ public final class DispatcherSessions {
     }
 
     private void prepare(Connection connection) throws SQLException {
+        if (mode != SessionSettings.SESSION) {
+            return;
+        }
         Object physical = connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : connection;
         if (prepared.contains(physical)) {
             return;

@@ -60,11 +60,16 @@ public final class MessageActions {
     private final Duration busyBackoff;
 
     public MessageActions(DataSource dataSource, Clock clock, int busyRetries, Duration busyBackoff) {
+        this(dataSource, clock, busyRetries, busyBackoff, SessionSettings.SESSION);
+    }
+
+    /** @param settings {@link SessionSettings#TRANSACTION} behind a transaction-mode pooler */
+    public MessageActions(DataSource dataSource, Clock clock, int busyRetries, Duration busyBackoff, SessionSettings settings) {
         if (busyRetries < 0 || busyRetries > 10) {
             throw new IllegalArgumentException("busyRetries must be between 0 and 10, got " + busyRetries);
         }
         Objects.requireNonNull(busyBackoff, "busyBackoff");
-        this.sessions = new DispatcherSessions(dataSource, Duration.ofSeconds(5), Duration.ofSeconds(10));
+        this.sessions = new DispatcherSessions(dataSource, Duration.ofSeconds(5), Duration.ofSeconds(10), settings);
         this.clock = SqlClock.of(clock);
         this.busyRetries = busyRetries;
         this.busyBackoff = busyBackoff;

@@ -24,7 +24,12 @@ public final class OutboxControl {
     private final OutboxStore store;
 
     public OutboxControl(DataSource dataSource) {
-        this.sessions = new DispatcherSessions(dataSource, Duration.ofSeconds(5), Duration.ofSeconds(10));
+        this(dataSource, SessionSettings.SESSION);
+    }
+
+    /** @param settings {@link SessionSettings#TRANSACTION} behind a transaction-mode pooler */
+    public OutboxControl(DataSource dataSource, SessionSettings settings) {
+        this.sessions = new DispatcherSessions(dataSource, Duration.ofSeconds(5), Duration.ofSeconds(10), settings);
         this.store = new OutboxStore(SqlClock.database(), Backoff.DEFAULT);
     }
 

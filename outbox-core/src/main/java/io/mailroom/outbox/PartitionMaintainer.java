@@ -120,12 +120,25 @@ public final class PartitionMaintainer {
     private final DispatcherSessions sessions;
     private final RetentionStore store;
     private volatile Consumer<String> beforeDetach = name -> { };
+    private final boolean setsSessionLimits;
 
     public PartitionMaintainer(DataSource dataSource, RetentionConfig config) {
+        this(dataSource, config, SessionSettings.SESSION);
+    }
+
+    /**
+     * @param settings anything but {@link SessionSettings#SESSION} means the sessions may come
+     *                 through a transaction-mode pooler: the freeze's VACUUM (which cannot run in a
+     *                 transaction, so cannot take {@code SET LOCAL}) then runs under the server's or
+     *                 role's timeouts instead of setting session ones that would stay behind on
+     *                 whichever server session the pooler gave
+     */
+    public PartitionMaintainer(DataSource dataSource, RetentionConfig config, SessionSettings settings) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.config = Objects.requireNonNull(config, "config");
+        this.setsSessionLimits = Objects.requireNonNull(settings, "settings") == SessionSettings.SESSION;
         // No session-level timeouts: every retention transaction sets its own with SET LOCAL.
-        this.sessions = new DispatcherSessions(dataSource, null, null);
+        this.sessions = new DispatcherSessions(dataSource, null, null, settings);
         this.store = new RetentionStore(SqlClock.of(config.clock()));
     }
 
@@ -353,8 +366,8 @@ public final class PartitionMaintainer {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(true); // VACUUM cannot run inside a transaction block
-            String[] previous = sessionLimits(c, config.lockTimeout().toMillis() + "ms",
-                    config.statementTimeout().toMillis() + "ms");
+            String[] previous = setsSessionLimits ? sessionLimits(c, config.lockTimeout().toMillis() + "ms",
+                    config.statementTimeout().toMillis() + "ms") : null;
             try (Statement st = c.createStatement()) {
                 for (RetentionStore.Partition p : candidates) {
                     try {
@@ -372,7 +385,9 @@ public final class PartitionMaintainer {
                     }
                 }
             } finally {
-                sessionLimits(c, previous[0], previous[1]);
+                if (previous != null) {
+                    sessionLimits(c, previous[0], previous[1]);
+                }
                 c.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {

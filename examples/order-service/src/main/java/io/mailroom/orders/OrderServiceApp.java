@@ -49,9 +49,11 @@ public final class OrderServiceApp implements AutoCloseable {
 
     public static void main(String[] args) {
         OrderServiceConfig config;
+        OrderPooler pooler;
         EmbeddedDatabase embedded = null;
         try {
             config = OrderServiceConfig.fromEnvironment(System.getenv());
+            pooler = OrderPooler.fromEnvironment(System.getenv(), config.migrate());
             String url = System.getenv(OrderServiceConfig.ENV_DB_URL);
             if (url == null || url.isBlank()) {
                 embedded = EmbeddedDatabase.start(System.getenv());
@@ -64,7 +66,7 @@ public final class OrderServiceApp implements AutoCloseable {
         }
         OrderServiceApp app;
         try {
-            app = start(config);
+            app = start(config, pooler);
         } catch (RuntimeException e) {
             log.error("Order service failed to start", e);
             if (embedded != null) {
@@ -89,18 +91,29 @@ public final class OrderServiceApp implements AutoCloseable {
      * server. On failure, whatever was opened is closed again before the exception propagates.
      */
     public static OrderServiceApp start(OrderServiceConfig config) {
-        log.info("Starting order service with {}", config);
+        return start(config, OrderPooler.DIRECT);
+    }
+
+    /** As {@link #start(OrderServiceConfig)}, through a transaction-mode pooler when {@code pooler} says so. */
+    public static OrderServiceApp start(OrderServiceConfig config, OrderPooler pooler) {
+        log.info("Starting order service with {} ({})", config, pooler);
         if (config.createDatabase()) {
             createDatabaseIfMissing(config);
         }
         String applicationName = "mailroom-orders-" + HexFormat.of().toHexDigits(new SecureRandom().nextInt());
-        HikariDataSource pool = newPool(config, applicationName);
+        HikariDataSource pool = newPool(config, applicationName, pooler.pooled());
         try {
-            requireConnectionSlots(config, pool, applicationName);
+            if (pooler.pooled()) {
+                // PostgreSQL sees the pooler's server sessions, not this pool: the budget is the pooler's
+                log.info("Behind a transaction-mode pooler: {} client sessions to it; the server sessions are its"
+                        + " default_pool_size (docs/OPERATIONS.md, \"Through PgBouncer\")", config.dbPoolSize());
+            } else {
+                requireConnectionSlots(config, pool, applicationName);
+            }
             // opened only now, so that a service that does not fit takes no slot from the other clients
             pool.getHikariConfigMXBean().setMinimumIdle(config.dbPoolSize());
             if (config.migrate()) {
-                var result = Schema.migrate(pool);
+                var result = Schema.migrate(pooler.migrateUrl() == null ? pool : direct(pooler.migrateUrl(), config));
                 // Flyway reports no target version when there was nothing to apply
                 log.info("Schema at version {} ({} migrations applied now)",
                         result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion,
@@ -145,8 +158,24 @@ public final class OrderServiceApp implements AutoCloseable {
         log.info("Connection budget: {} sessions for the order service; PostgreSQL has {}", config.dbPoolSize(), slots);
     }
 
-    private static HikariDataSource newPool(OrderServiceConfig config, String applicationName) {
+    private static DataSource direct(String url, OrderServiceConfig config) {
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setURL(url);
+        if (config.dbUser() != null) {
+            ds.setUser(config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            ds.setPassword(config.dbPassword());
+        }
+        return ds;
+    }
+
+    private static HikariDataSource newPool(OrderServiceConfig config, String applicationName, boolean pooled) {
         HikariConfig hikari = new HikariConfig();
+        if (pooled) {
+            // unnamed statements only: a named one lives on one server session, the next transaction may get another
+            hikari.addDataSourceProperty("prepareThreshold", "0");
+        }
         hikari.setPoolName("orders");
         // its sessions by name in pg_stat_activity, and opened only once the budget is checked
         hikari.addDataSourceProperty("ApplicationName", applicationName);

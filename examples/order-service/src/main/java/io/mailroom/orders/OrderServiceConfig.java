@@ -152,7 +152,7 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
                 + ", http=" + http + "]";
     }
 
-    private static String maskUrl(String url) {
+    static String maskUrl(String url) {
         return url == null ? null : URL_PASSWORD.matcher(url).replaceAll("$1" + MASK);
     }
 

@@ -36,6 +36,9 @@ final class DatabaseStartup {
     private final boolean migrate;
     private final Duration firstPause;
     private final Duration maxPause;
+    /** Where Flyway runs: the pool, or a direct URL when the pool goes through a transaction-mode pooler. */
+    private volatile DataSource migrations;
+    private volatile String migrationsUrl;
     private volatile boolean answered;
 
     DatabaseStartup(DataSource pool, String maskedUrl, Duration timeout, boolean migrate) {
@@ -79,7 +82,7 @@ final class DatabaseStartup {
                     log.info("Database at {} answers, after {} attempts in {}", maskedUrl, attempt, waited(started));
                 }
                 if (migrate) {
-                    var result = Schema.migrate(pool);
+                    var result = migrateNow();
                     log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
                             result.migrationsExecuted);
                 }
@@ -144,5 +147,31 @@ final class DatabaseStartup {
         }
         int nl = message.indexOf('\n');
         return nl < 0 ? message : message.substring(0, nl);
+    }
+
+    /**
+     * Runs the migrations over {@code url} instead of the pool: Flyway holds a session-level advisory
+     * lock from its first transaction to its last, and behind a transaction-mode pooler those land
+     * on different server sessions (the lock is then never released where it was taken).
+     */
+    void migrateThrough(String url, String maskedMigrationUrl, String user, String password) {
+        org.postgresql.ds.PGSimpleDataSource direct = new org.postgresql.ds.PGSimpleDataSource();
+        direct.setURL(url);
+        if (user != null) {
+            direct.setUser(user);
+        }
+        if (password != null) {
+            direct.setPassword(password);
+        }
+        this.migrations = direct;
+        this.migrationsUrl = maskedMigrationUrl;
+    }
+
+    private org.flywaydb.core.api.output.MigrateResult migrateNow() {
+        if (migrations == null) {
+            return Schema.migrate(pool);
+        }
+        log.info("Migrating through the direct URL {} (MAILROOM_MIGRATE_DB_URL)", migrationsUrl);
+        return Schema.migrate(migrations);
     }
 }

@@ -91,17 +91,22 @@ public final class DispatcherService implements AutoCloseable {
     private final SupportServer support;
     private final HikariDataSource webhookPool;
     private final WebhookServer webhooks;
+    /** The direct session for LISTEN behind a pooler (MAILROOM_LISTEN_DB_URL); null otherwise. */
+    private final HikariDataSource listenPool;
 
     private DispatcherService(ServiceConfig config, HikariDataSource pool, HikariDataSource reservationPool,
                               Map<String, ResilientTransport> transports, Dispatcher dispatcher, Javalin http, RetentionSchedule retention,
                               MetricsRegistry metrics, QueueSampler sampler, HikariDataSource supportPool,
-                              SupportServer support, HikariDataSource webhookPool, WebhookServer webhooks) {
+                              SupportServer support, HikariDataSource webhookPool, WebhookServer webhooks,
+                              HikariDataSource listenPool) {
         this.config = config;
+        this.listenPool = listenPool;
         this.pool = pool;
         this.reservationPool = reservationPool;
         this.transports = transports;
         this.dispatcher = dispatcher;
-        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool), DatabaseCheck.DEFAULT_ANSWER_WITHIN);
+        this.databaseCheck = new DatabaseCheck(pool, new OutboxControl(pool, config.dispatcher().sessionSettings()),
+                DatabaseCheck.DEFAULT_ANSWER_WITHIN);
         this.http = http;
         this.retention = retention;
         this.metrics = metrics;
@@ -158,10 +163,15 @@ public final class DispatcherService implements AutoCloseable {
         MetricsRegistry metrics = new MetricsRegistry(policies);
         DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
                 config.dbStartupTimeout(), config.migrate());
+        if (config.db().migrateUrl() != null) {
+            database.migrateThrough(config.db().migrateUrl(), ServiceConfig.maskUrl(config.db().migrateUrl()),
+                    config.dbUser(), config.dbPassword());
+        }
         AtomicReference<DispatcherService> self = new AtomicReference<>();
         Javalin http = null;
         QueueSampler sampler = null;
         HikariDataSource supportPool = null;
+        HikariDataSource listenPool = null;
         SupportServer support = null;
         HikariDataSource webhookPool = null;
         WebhookServer webhooks = null;
@@ -172,10 +182,17 @@ public final class DispatcherService implements AutoCloseable {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
             http = health(config, self::get, database, metrics);
             database.await();
-            requireConnectionSlots(config, pool, applicationName);
+            if (config.db().pooled()) {
+                // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
+                log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"
+                        + " are its default_pool_size (docs/OPERATIONS.md, \"Through PgBouncer\")", config.db(), config.totalSessions());
+            } else {
+                requireConnectionSlots(config, pool, applicationName);
+            }
             fill(pool);
             fill(reservationPool);
-            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval());
+            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval(),
+                    config.dispatcher().sessionSettings());
             for (String name : config.transports()) {
                 MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
                 transports.put(name, new ResilientTransport(raw, config.policies(), policies, java.time.Clock.systemUTC()));
@@ -206,7 +223,10 @@ public final class DispatcherService implements AutoCloseable {
                 handlers.put(topic, handlerOf.get(name));
                 gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
             });
-            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener);
+            if (config.dispatcher().listenForNotifications() && config.db().listenUrl() != null) {
+                listenPool = directPool(config, config.db().listenUrl(), "mailroom-listen", applicationName);
+            }
+            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
@@ -227,7 +247,7 @@ public final class DispatcherService implements AutoCloseable {
                         config.smtp() == null || config.smtp().verp() == null ? null : config.smtp().verp()::keyOf);
             }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
-                    sampler, supportPool, support, webhookPool, webhooks));
+                    sampler, supportPool, support, webhookPool, webhooks, listenPool));
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
             return self.get();
@@ -252,6 +272,9 @@ public final class DispatcherService implements AutoCloseable {
             }
             if (webhookPool != null) {
                 webhookPool.close();
+            }
+            if (listenPool != null) {
+                listenPool.close();
             }
             if (sampler != null) {
                 sampler.close();
@@ -317,6 +340,9 @@ public final class DispatcherService implements AutoCloseable {
             webhookPool.close();
         }
         dispatcher.stop();
+        if (listenPool != null) {
+            listenPool.close();
+        }
         sampler.close();
         metrics.close();
         transports.values().forEach(ResilientTransport::close);
@@ -453,10 +479,33 @@ public final class DispatcherService implements AutoCloseable {
         pool.getHikariConfigMXBean().setMinimumIdle(pool.getMaximumPoolSize());
     }
 
+    /** One session straight to the server (no pooler in between), for LISTEN. */
+    private static HikariDataSource directPool(ServiceConfig config, String url, String name, String applicationName) {
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(JdbcUrls.withKeepAlive(url));
+        hc.addDataSourceProperty("ApplicationName", applicationName);
+        hc.setMinimumIdle(0);
+        if (config.dbUser() != null) {
+            hc.setUsername(config.dbUser());
+        }
+        if (config.dbPassword() != null) {
+            hc.setPassword(config.dbPassword());
+        }
+        hc.setMaximumPoolSize(1);
+        hc.setPoolName(name);
+        hc.setConnectionTimeout(5_000);
+        hc.setInitializationFailTimeout(-1);
+        return new HikariDataSource(hc);
+    }
+
     private static HikariDataSource pool(ServiceConfig config, int size, String name, String applicationName) {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
         hc.addDataSourceProperty("ApplicationName", applicationName);
+        if (config.db().pooled()) {
+            // unnamed statements only: a named one lives on one server session, the next transaction may get another
+            hc.addDataSourceProperty("prepareThreshold", "0");
+        }
         hc.setMinimumIdle(0);
         if (config.dbUser() != null) {
             hc.setUsername(config.dbUser());

@@ -50,11 +50,20 @@ final class RetentionSchedule implements AutoCloseable {
     private ScheduledFuture<?> next;
 
     RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval) {
-        this(dataSource, config, interval, DEFAULT_RETRY_FIRST, DEFAULT_RETRY_MAX);
+        this(dataSource, config, interval, io.mailroom.outbox.SessionSettings.SESSION);
+    }
+
+    RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval, io.mailroom.outbox.SessionSettings settings) {
+        this(dataSource, config, interval, DEFAULT_RETRY_FIRST, DEFAULT_RETRY_MAX, settings);
     }
 
     RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval, Duration retryFirst, Duration retryMax) {
-        this.maintainer = new PartitionMaintainer(dataSource, config);
+        this(dataSource, config, interval, retryFirst, retryMax, io.mailroom.outbox.SessionSettings.SESSION);
+    }
+
+    RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval, Duration retryFirst, Duration retryMax,
+                      io.mailroom.outbox.SessionSettings settings) {
+        this.maintainer = new PartitionMaintainer(dataSource, config, settings);
         this.cleaner = new HistoryCleaner(dataSource, config);
         this.interval = interval;
         this.retryFirst = retryFirst;

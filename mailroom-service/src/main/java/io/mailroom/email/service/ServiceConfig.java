@@ -36,6 +36,9 @@ import java.util.Map;
  * @param http      the HTTP mail API's settings, null when no topic sends through it
  * @param smtpAmbiguity what an unknown SMTP outcome leads to, null without SMTP
  * @param httpAmbiguity what an unknown HTTP outcome leads to, null without HTTP
+ * @param db        direct or through a transaction-mode pooler, and the direct URLs for LISTEN and
+ *                  migrations ({@code MAILROOM_DB_POOLER}, {@code MAILROOM_DB_SESSION_SETTINGS},
+ *                  {@code MAILROOM_LISTEN_DB_URL}, {@code MAILROOM_MIGRATE_DB_URL})
  */
 public record ServiceConfig(
         String jdbcUrl, String dbUser, String dbPassword, int poolSize, boolean migrate, Duration dbStartupTimeout,
@@ -43,7 +46,7 @@ public record ServiceConfig(
         TransportPolicyConfig policies, MailSettings mail, DispatcherConfig dispatcher,
         RetentionConfig retention, Duration retentionInterval, Duration metricsSampleInterval,
         SupportConfig support, String host, int port, EmailTopics topics, WebhookConfig webhooks,
-        SuppressionConfig suppression) {
+        SuppressionConfig suppression, DbTopology db) {
 
     public static final int DEFAULT_PORT = 8082;
     public static final String DEFAULT_HOST = "0.0.0.0";
@@ -94,6 +97,7 @@ public record ServiceConfig(
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }
+        DbTopology db = DbTopology.fromEnv(env, bool(s, "MAILROOM_MIGRATE", true));
         DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
                 .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
@@ -105,6 +109,7 @@ public record ServiceConfig(
                 .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
                 .claimLinger(s.duration("MAILROOM_CLAIM_LINGER", DispatcherConfig.DEFAULT_CLAIM_LINGER))
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
+                .sessionSettings(db.sessionSettings())
                 .build());
         int fixed = fixedSessions(dispatcher);
         int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", fixed + defaultReservationSessions(dispatcher.concurrency()));
@@ -146,7 +151,7 @@ public record ServiceConfig(
                 smtpAmbiguity, httpAmbiguity,
                 TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics,
-                WebhookConfig.fromEnv(env), WebhookConfig.suppression(env));
+                WebhookConfig.fromEnv(env), WebhookConfig.suppression(env), db);
     }
 
     /** The policy for an unknown outcome of {@code transportName}. */
@@ -245,12 +250,12 @@ public record ServiceConfig(
     public ServiceConfig withPort(int newPort) {
         return new ServiceConfig(jdbcUrl, dbUser, dbPassword, poolSize, migrate, dbStartupTimeout, transport, smtp, http,
                 smtpAmbiguity, httpAmbiguity, policies, mail, dispatcher, retention, retentionInterval, metricsSampleInterval, support, host, newPort, topics,
-                webhooks, suppression);
+                webhooks, suppression, db);
     }
 
     @Override
     public String toString() {
-        return "ServiceConfig[db=" + maskUrl(jdbcUrl) + (dbUser == null ? "" : ", dbUser=" + dbUser)
+        return "ServiceConfig[db=" + maskUrl(jdbcUrl) + " (" + db + ")" + (dbUser == null ? "" : ", dbUser=" + dbUser)
                 + ", dbPassword=" + Settings.mask(dbPassword) + ", poolSize=" + poolSize + " (dispatcher " + dispatcherSessions()
                 + " + reservations " + reservationSessions() + ")" + ", migrate=" + migrate
                 + ", dbStartupTimeout=" + (dbStartupTimeout == null ? "none" : Settings.format(dbStartupTimeout))

@@ -3,6 +3,7 @@ package io.mailroom.chaos;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.testing.ChildJvm;
+import io.mailroom.testing.PgBouncer;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.jooq.DSLContext;
@@ -42,6 +43,8 @@ import java.util.stream.Stream;
  * scripts/chaos.sh                      # the short HTTP run (what CI runs through ChaosShortRunTest)
  * scripts/chaos.sh --transport smtp     # the short SMTP run, review mode
  * scripts/chaos.sh --long               # 25 minutes, 24,000 orders, one PostgreSQL restart (by hand only)
+ * scripts/chaos-pgbouncer.sh            # the short HTTP run with every dispatcher and the order writer
+ *                                       # going through a PgBouncer of its own in transaction mode
  * </pre>
  *
  * Exit status 0 when every check passed, 1 when any failed, 2 for bad options.
@@ -58,7 +61,11 @@ public final class ChaosRun {
     record Fault(long at, String kind, String detail) {
     }
 
+    /** Server sessions PgBouncer keeps for the whole fleet and the order writer, in a run through it. */
+    static final int PGBOUNCER_SERVER_SESSIONS = 20;
+
     private final ChaosOptions o;
+    private final boolean throughPgBouncer;
     private final Random random;
     private final List<Fault> faults = Collections.synchronizedList(new ArrayList<>());
     private final String token = newToken();
@@ -71,14 +78,26 @@ public final class ChaosRun {
     private volatile long outageEnd;
 
     public ChaosRun(ChaosOptions options) {
+        this(options, false);
+    }
+
+    /**
+     * @param throughPgBouncer the dispatchers and the order writer reach PostgreSQL through a PgBouncer
+     *                         process of this run ({@code pool_mode = transaction}), with
+     *                         {@code MAILROOM_DB_POOLER=pgbouncer} and a direct LISTEN session; the
+     *                         orchestrator's checks and session kills stay direct
+     */
+    public ChaosRun(ChaosOptions options, boolean throughPgBouncer) {
         this.o = options;
+        this.throughPgBouncer = throughPgBouncer;
         this.random = new Random(options.seed());
     }
 
     public static void main(String[] args) {
         ChaosOptions options;
+        boolean pgbouncer = java.util.Arrays.asList(args).contains("--pgbouncer");
         try {
-            options = ChaosOptions.parse(args);
+            options = ChaosOptions.parse(java.util.Arrays.stream(args).filter(a -> !a.equals("--pgbouncer")).toArray(String[]::new));
         } catch (IllegalArgumentException e) {
             System.err.println("chaos: " + e.getMessage());
             System.exit(2);
@@ -86,7 +105,7 @@ public final class ChaosRun {
         }
         ChaosReport report;
         try {
-            report = new ChaosRun(options).run();
+            report = new ChaosRun(options, pgbouncer).run();
         } catch (Exception e) {
             log.error("Chaos run could not complete", e);
             System.exit(1);
@@ -104,8 +123,9 @@ public final class ChaosRun {
         TestDatabase db = TestDatabases.create();
         boolean keepDatabase = false;
         HikariDataSource control = pool(db, "chaos-orchestrator", 4);
-        HikariDataSource orders = pool(db, "chaos-orders", 4);
         DSLContext dsl = DSL.using(control, SQLDialect.POSTGRES);
+        PgBouncer bouncer = throughPgBouncer ? startPgBouncer(db, dsl) : null;
+        HikariDataSource orders = bouncer == null ? pool(db, "chaos-orders", 4) : pooled(bouncer, "chaos-orders", 4);
         DispatcherFleet fleet = null;
         OrderWriter writer = null;
         BreakerWatch watch = null;
@@ -113,7 +133,13 @@ public final class ChaosRun {
                 Thread.ofPlatform().name("chaos-fault-", 0).daemon().factory());
         try {
             Map<String, String> env = startProvider(dir);
-            fleet = new DispatcherFleet(o.dispatchers(), db.jdbcUrlWithCredentials(), env, dir);
+            String fleetUrl = db.jdbcUrlWithCredentials();
+            if (bouncer != null) {
+                fleetUrl = bouncer.jdbcUrlDefaults(); // the service adds prepareThreshold=0 itself
+                env.put("MAILROOM_DB_POOLER", "pgbouncer");
+                env.put("MAILROOM_LISTEN_DB_URL", db.jdbcUrlWithCredentials());
+            }
+            fleet = new DispatcherFleet(o.dispatchers(), fleetUrl, env, dir);
             for (DispatcherFleet.Slot s : fleet.slots()) {
                 fleet.start(s);
             }
@@ -140,14 +166,19 @@ public final class ChaosRun {
             ChaosCheck check = new ChaosCheck(o, dsl, writer, fleet, watch, List.copyOf(faults), dir, loadStart, loadEnd,
                     outageStart, outageEnd);
             ChaosReport report = check.run(drained);
+            if (bouncer != null) {
+                report.note("dispatchers and order writer through PgBouncer " + "(pool_mode = transaction, "
+                        + PGBOUNCER_SERVER_SESSIONS + " server sessions); LISTEN and the checks direct");
+            }
             keepDatabase = !report.passed();
             if (keepDatabase) {
                 report.note("database " + db.name() + " kept for inspection (dropped by the test harness after 3 hours)");
             }
             String table = report.markdown();
             System.out.println(table);
-            Files.writeString(o.summaryFile(), table);
-            log.info("Summary written to {}", o.summaryFile());
+            Path summary = summaryFile();
+            Files.writeString(summary, table);
+            log.info("Summary written to {}", summary);
             return report;
         } finally {
             timeline.shutdownNow();
@@ -167,6 +198,9 @@ public final class ChaosRun {
             http.close();
             control.close();
             orders.close();
+            if (bouncer != null) {
+                bouncer.close();
+            }
             if (!keepDatabase) {
                 db.close();
             }
@@ -174,6 +208,29 @@ public final class ChaosRun {
     }
 
     // ------------------------------------------------------------------------------------ set-up
+
+    /** The summary table's file: beside the plain run's, with {@code -pgbouncer} through the pooler. */
+    Path summaryFile() {
+        Path plain = o.summaryFile();
+        return throughPgBouncer ? plain.resolveSibling(plain.getFileName().toString().replace(".md", "-pgbouncer.md")) : plain;
+    }
+
+    private static PgBouncer startPgBouncer(TestDatabase db, DSLContext direct) throws IOException {
+        URI uri = URI.create(db.jdbcUrl().substring("jdbc:".length()));
+        String user = String.valueOf(direct.fetchValue("SELECT current_user"));
+        PgBouncer bouncer = PgBouncer.start(uri.getHost(), uri.getPort(), db.name(), user, PGBOUNCER_SERVER_SESSIONS);
+        log.info("PgBouncer (transaction mode) on port {} in front of {}", bouncer.port(), db.name());
+        return bouncer;
+    }
+
+    private static HikariDataSource pooled(PgBouncer bouncer, String applicationName, int size) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(bouncer.jdbcUrl() + "&ApplicationName=" + applicationName);
+        c.setMaximumPoolSize(size);
+        c.setPoolName(applicationName);
+        c.setConnectionTimeout(10_000);
+        return new HikariDataSource(c);
+    }
 
     private static void prepare(Path dir) throws IOException {
         Files.createDirectories(dir);

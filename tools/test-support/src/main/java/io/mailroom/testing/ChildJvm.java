@@ -72,6 +72,7 @@ public final class ChildJvm implements AutoCloseable {
         private boolean appendLog;
         private boolean controlled;
         private String classPath;
+        private List<String> launcher = List.of();
 
         private Builder(String name, String mainClass) {
             this.name = Objects.requireNonNull(name, "name");
@@ -81,6 +82,15 @@ public final class ChildJvm implements AutoCloseable {
         /** The child's class path instead of this JVM's (e.g. another build of the same programs, to compare). */
         public Builder classPath(String path) {
             this.classPath = Objects.requireNonNull(path, "path");
+            return this;
+        }
+
+        /**
+         * A command the JVM is started through, which must exec it in place (same pid), e.g.
+         * {@code ip netns exec <namespace>}: a dispatcher "host" in a network namespace of its own.
+         */
+        public Builder launcher(List<String> command) {
+            this.launcher = List.copyOf(command);
             return this;
         }
 
@@ -122,7 +132,7 @@ public final class ChildJvm implements AutoCloseable {
             if (log == null) {
                 throw new IllegalStateException(name + ": no log file given");
             }
-            List<String> command = new ArrayList<>();
+            List<String> command = new ArrayList<>(launcher);
             command.add(ProcessHandle.current().info().command().orElse("java"));
             command.addAll(jvmOptions);
             command.add("-cp");

@@ -1,0 +1,82 @@
+package io.mailroom.email.service;
+
+import io.mailroom.outbox.InvalidSettingException;
+import io.mailroom.outbox.SessionSettings;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * How the service reaches PostgreSQL: directly, or through a transaction-mode pooler (PgBouncer
+ * {@code pool_mode = transaction}), and which direct URLs carry what a pooled "session" cannot.
+ *
+ * @param pooler          {@code none} or {@code pgbouncer} ({@code MAILROOM_DB_POOLER}); behind
+ *                        pgbouncer the pools use {@code prepareThreshold=0}, since PgBouncer before 1.21
+ *                        does not carry pgjdbc's named server-side statements from one server session to the next
+ * @param sessionSettings where the dispatcher's timeouts and isolation are set ({@code MAILROOM_DB_SESSION_SETTINGS}:
+ *                        {@code session}, the default directly; {@code transaction}, the default behind a pooler;
+ *                        {@code server}: set on the role, nothing per transaction)
+ * @param listenUrl       a direct URL for the one LISTEN session ({@code MAILROOM_LISTEN_DB_URL}); null: the
+ *                        pool's sessions directly, polling behind a pooler
+ * @param migrateUrl      a direct URL for Flyway ({@code MAILROOM_MIGRATE_DB_URL}); Flyway holds a session-level
+ *                        advisory lock across its transactions, which a transaction-mode pooler cannot keep
+ */
+public record DbTopology(String pooler, SessionSettings sessionSettings, String listenUrl, String migrateUrl) {
+
+    public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null);
+
+    /** Whether the pools' sessions come through a transaction-mode pooler. */
+    public boolean pooled() {
+        return !"none".equals(pooler);
+    }
+
+    static DbTopology fromEnv(Map<String, String> env, boolean migrate) {
+        String pooler = trimmed(env.get("MAILROOM_DB_POOLER"));
+        pooler = pooler == null ? "none" : pooler.toLowerCase(Locale.ROOT);
+        if (!pooler.equals("none") && !pooler.equals("pgbouncer")) {
+            throw new InvalidSettingException("MAILROOM_DB_POOLER",
+                    "MAILROOM_DB_POOLER must be 'none' or 'pgbouncer' (any pooler in transaction mode), got '" + pooler + "'");
+        }
+        boolean pooled = pooler.equals("pgbouncer");
+        String settingsValue = trimmed(env.get("MAILROOM_DB_SESSION_SETTINGS"));
+        SessionSettings settings;
+        try {
+            settings = settingsValue == null ? (pooled ? SessionSettings.TRANSACTION : SessionSettings.SESSION)
+                    : SessionSettings.parse("MAILROOM_DB_SESSION_SETTINGS", settingsValue);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSettingException("MAILROOM_DB_SESSION_SETTINGS", e.getMessage());
+        }
+        if (pooled && settings == SessionSettings.SESSION) {
+            throw new InvalidSettingException("MAILROOM_DB_SESSION_SETTINGS", "MAILROOM_DB_SESSION_SETTINGS=session cannot"
+                    + " work behind MAILROOM_DB_POOLER=pgbouncer: each transaction may get another server session;"
+                    + " use 'transaction' (SET LOCAL per transaction) or 'server' (ALTER ROLE ... SET)");
+        }
+        String listenUrl = url(env, "MAILROOM_LISTEN_DB_URL");
+        String migrateUrl = url(env, "MAILROOM_MIGRATE_DB_URL");
+        if (pooled && migrate && migrateUrl == null) {
+            throw new InvalidSettingException("MAILROOM_MIGRATE_DB_URL", "behind MAILROOM_DB_POOLER=pgbouncer, migrations"
+                    + " need a direct URL (MAILROOM_MIGRATE_DB_URL): Flyway's session-level lock cannot live in a"
+                    + " transaction-mode pooler; or set MAILROOM_MIGRATE=false and migrate elsewhere");
+        }
+        return new DbTopology(pooler, settings, listenUrl, migrateUrl);
+    }
+
+    private static String url(Map<String, String> env, String name) {
+        String v = trimmed(env.get(name));
+        if (v != null && !v.startsWith("jdbc:postgresql://")) {
+            throw new InvalidSettingException(name, name + " must be a jdbc:postgresql:// URL");
+        }
+        return v;
+    }
+
+    private static String trimmed(String v) {
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    @Override
+    public String toString() {
+        return "pooler=" + pooler + ", sessionSettings=" + sessionSettings.name().toLowerCase(Locale.ROOT)
+                + ", listenDb=" + (listenUrl == null ? "pool" : ServiceConfig.maskUrl(listenUrl))
+                + ", migrateDb=" + (migrateUrl == null ? "pool" : ServiceConfig.maskUrl(migrateUrl));
+    }
+}
