@@ -33,13 +33,10 @@ import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.support.BindAddress;
-import io.mailroom.support.ClosingErrorHandler;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
 import org.eclipse.jetty.server.Connector;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -533,18 +530,7 @@ public final class DispatcherService implements AutoCloseable {
     private static Javalin health(ServiceConfig config, java.util.function.Supplier<DispatcherService> service,
                                   DatabaseStartup database, MetricsRegistry metrics) {
         Javalin app = Javalin.create(c -> {
-            c.startup.showJavalinBanner = false;
-            c.startup.showOldJavalinVersionWarning = false;
-            QueuedThreadPool threads = new QueuedThreadPool(8, 2);
-            threads.setName("dispatcher-http");
-            c.jetty.threadPool = threads;
-            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
-            c.jetty.addConnector((server, httpConfig) -> {
-                ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
-                connector.setHost(config.host());
-                connector.setPort(config.port());
-                return connector;
-            });
+            HttpListeners.listen(c, "dispatcher-http", 8, config.host(), config.port());
             c.routes.get("/health/live", ctx -> ctx.json(Map.of("status", "UP")));
             c.routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.scrape()));
             c.routes.get("/health/ready", ctx -> {

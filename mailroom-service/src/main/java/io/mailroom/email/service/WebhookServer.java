@@ -10,10 +10,6 @@ import io.mailroom.delivery.webhook.MalformedEventException;
 import io.mailroom.delivery.webhook.WebhookSecrets;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.support.BindAddress;
-import io.mailroom.support.ClosingErrorHandler;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
@@ -74,19 +70,8 @@ public final class WebhookServer implements AutoCloseable {
         adapters.forEach(a -> bySource.put(a.source(), a));
         Handler handler = new Handler(pool, config, store, bySource, verifier, verpKey);
         Javalin app = Javalin.create(c -> {
-            c.startup.showJavalinBanner = false;
-            c.startup.showOldJavalinVersionWarning = false;
             // room for the bounded handlers, the 429 answers beyond them, the acceptor and the selector
-            QueuedThreadPool threads = new QueuedThreadPool(config.maxInFlight() + 8, 2);
-            threads.setName("webhooks-http");
-            c.jetty.threadPool = threads;
-            c.jetty.modifyServer(server -> server.setErrorHandler(new ClosingErrorHandler()));
-            c.jetty.addConnector((server, httpConfig) -> {
-                ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(httpConfig));
-                connector.setHost(config.host());
-                connector.setPort(config.port());
-                return connector;
-            });
+            HttpListeners.listen(c, "webhooks-http", config.maxInFlight() + 8, config.host(), config.port());
             // the body is read by the handler, bounded; Javalin's own limit is kept above it
             c.http.maxRequestSize = config.maxBodyBytes() + 1L;
             c.routes.post("/webhooks/{source}", handler::handle);
