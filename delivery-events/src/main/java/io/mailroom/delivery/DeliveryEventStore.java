@@ -194,24 +194,35 @@ public final class DeliveryEventStore {
         return forms;
     }
 
-    /** Sets the email's state to this event's kind if that is a step forward; true if it was. */
+    /**
+     * Sets the email's state to this event's kind if that is a step forward; true if it was. Within
+     * {@code bounced}, a hard bounce is a step past a soft one (the mailbox that was full is now gone);
+     * the bounce type lives in {@code delivery_detail}, which {@link #detail} always starts with it.
+     */
     private static boolean moveForward(DSLContext tx, String key, DeliveryEvent event, Instant now) {
         if (event.kind().rank() <= 0) {
             return false;
         }
-        Field<Integer> currentRank = DSL.case_(OUTBOX_EFFECT.DELIVERY_STATE)
-                .when(DeliveryKind.DEFERRED.dbValue(), DeliveryKind.DEFERRED.rank())
-                .when(DeliveryKind.DELIVERED.dbValue(), DeliveryKind.DELIVERED.rank())
-                .when(DeliveryKind.BOUNCED.dbValue(), DeliveryKind.BOUNCED.rank())
-                .when(DeliveryKind.COMPLAINED.dbValue(), DeliveryKind.COMPLAINED.rank())
+        Field<Integer> currentRank = DSL.when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DEFERRED.dbValue()), rank(DeliveryKind.DEFERRED, null))
+                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DELIVERED.dbValue()), rank(DeliveryKind.DELIVERED, null))
+                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue())
+                        .and(OUTBOX_EFFECT.DELIVERY_DETAIL.startsWith(BounceType.HARD.dbValue() + " bounce")),
+                        rank(DeliveryKind.BOUNCED, BounceType.HARD))
+                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue()), rank(DeliveryKind.BOUNCED, BounceType.SOFT))
+                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.COMPLAINED.dbValue()), rank(DeliveryKind.COMPLAINED, null))
                 .else_(0);
         return tx.update(OUTBOX_EFFECT)
                 .set(OUTBOX_EFFECT.DELIVERY_STATE, event.kind().dbValue())
                 .set(OUTBOX_EFFECT.DELIVERY_DETAIL, detail(event))
                 .set(OUTBOX_EFFECT.DELIVERY_UPDATED_AT, now)
                 .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key))
-                .and(OUTBOX_EFFECT.DELIVERY_STATE.isNull().or(currentRank.lt(event.kind().rank())))
+                .and(OUTBOX_EFFECT.DELIVERY_STATE.isNull().or(currentRank.lt(rank(event.kind(), event.bounceType()))))
                 .execute() == 1;
+    }
+
+    /** The kind's rank, doubled so a hard bounce can sit one step above a soft one. */
+    static int rank(DeliveryKind kind, BounceType bounce) {
+        return kind.rank() * 2 + (bounce == BounceType.HARD ? 1 : 0);
     }
 
     /** What support reads beside the state: the bounce type and the provider's diagnostic. */

@@ -156,6 +156,21 @@ class DeliveryEventStoreTest {
     }
 
     @Test
+    void aHardBounceAfterASoftOneIsAStepForward_butNotTheOtherWayRound(TestInfo info) {
+        String key = sentEmail(info, "prov-" + IDS.incrementAndGet());
+
+        ingest("wh-s1-" + key, event(DeliveryKind.BOUNCED, BounceType.SOFT, null, key));
+        ingest("wh-h-" + key, event(DeliveryKind.BOUNCED, BounceType.HARD, null, key));
+        ingest("wh-s2-" + key, event(DeliveryKind.BOUNCED, BounceType.SOFT, null, key));
+
+        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_DETAIL)).startsWith("hard bounce");
+        assertThat(pg.dsl().select(DELIVERY_EVENT.BOUNCE_TYPE, DELIVERY_EVENT.APPLIED).from(DELIVERY_EVENT)
+                .where(DELIVERY_EVENT.IDEMPOTENCY_KEY.eq(key)).orderBy(DELIVERY_EVENT.ID).fetch()
+                .map(r -> r.value1() + ":" + r.value2()))
+                .containsExactly("soft:true", "hard:true", "soft:false");
+    }
+
+    @Test
     void anEventForNoKnownEmailIsKeptAsAnOrphan_andUnknownTypesAreStoredButNotApplied(TestInfo info) {
         String key = sentEmail(info, "prov-" + IDS.incrementAndGet());
         String delivery = "wh-orphan-" + key;
