@@ -227,7 +227,11 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         for (Work w : batch) {
             Optional<Suppression> stop = SuppressionList.blocking(active.get(addressOf.get(w)),
                     suppressions.policy(w.message.topic()));
-            if (stop.isPresent()) {
+            if (stop.isPresent() && alreadySent(tx, w.message.idempotencyKey())) {
+                // sent before its address was suppressed (the bounce is about that send): the
+                // reservation answers "already sent" and the message ends done, not failed
+                sendable.add(w);
+            } else if (stop.isPresent()) {
                 w.suppressed = stop.get();
                 log.info("Effect {} not sent: its recipient {} is suppressed ({})", w.message.idempotencyKey(),
                         w.email.to().masked(), stop.get().reason().words());
@@ -240,6 +244,10 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
 
     private static boolean retryAlone(RuntimeException e) {
         return SqlStates.is(e, SqlStates.DEADLOCK_DETECTED) || e instanceof ReservationConflictException;
+    }
+
+    private boolean alreadySent(DSLContext tx, String key) {
+        return store.find(tx, key).map(r -> r.state() == io.mailroom.idempotency.EffectState.SUCCEEDED).orElse(false);
     }
 
     /** Decides by the reservation's answer; sends only under a reservation this attempt holds. */

@@ -93,6 +93,28 @@ class SuppressedRecipientTest {
     }
 
     @Test
+    void anEmailSentBeforeItsAddressWasSuppressedEndsDone_notFailed() {
+        // order 4's email goes out before its address bounces
+        pg.dsl().deleteFrom(SUPPRESSION).where(SUPPRESSION.ADDRESS.eq("customer4@example.com")).execute();
+        var first = new BatchReservationTest.AcceptingTransport();
+        dispatcher(new BatchReservationTest.Census(pg.dataSource()), first, SuppressionPolicy.STRICT).runOnce();
+        assertThat(first.keys).contains(DispatchFixture.key(4));
+        // the bounce suppresses the address; the message comes round again (as after a lease that
+        // expired before its completion was written)
+        suppress("customer4@example.com", "hard_bounce", "smtp; 550 5.1.1 user unknown");
+        pg.dsl().update(OUTBOX_MESSAGE).set(OUTBOX_MESSAGE.STATUS, "pending").set(OUTBOX_MESSAGE.AVAILABLE_AT, Instant.now().minusSeconds(1))
+                .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(DispatchFixture.key(4))).execute();
+        var second = new BatchReservationTest.AcceptingTransport();
+
+        dispatcher(new BatchReservationTest.Census(pg.dataSource()), second, SuppressionPolicy.STRICT).runOnce();
+
+        assertThat(second.keys).isEmpty();
+        assertThat(pg.dsl().select(OUTBOX_MESSAGE.STATUS).from(OUTBOX_MESSAGE)
+                .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(DispatchFixture.key(4))).fetchOne().value1())
+                .as("it was sent: done (deduplicated), not failed as suppressed").isEqualTo("done");
+    }
+
+    @Test
     void aLiftedSuppressionLetsTheNextEmailGo() {
         pg.dsl().transaction(c -> list.lift(c.dsl(), "customer4@example.com", "mailbox exists again", "bob", "support"));
         var transport = new BatchReservationTest.AcceptingTransport();

@@ -28,6 +28,7 @@ public final class MailroomCli implements Callable<Integer> {
         cli.addSubcommand("support", io.mailroom.support.cli.SupportCli.commandLine(new io.mailroom.support.cli.SupportCli()));
         cli.addSubcommand("templates", new CommandLine(new TemplatesCommand()));
         cli.addSubcommand("dsn", new CommandLine(new DsnCommand()));
+        cli.addSubcommand("webhooks", new CommandLine(new WebhooksCommand()));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());
