@@ -87,15 +87,8 @@ class BounceSuppressionEndToEndTest {
         provider.stubFor(com.github.tomakehurst.wiremock.client.WireMock.post(urlEqualTo("/v1/emails"))
                 .willReturn(aResponse().withStatus(200).withHeader("Content-Type", "application/json")
                         .withBody("{\"id\":\"prov-{{request.headers.[Idempotency-Key]}}\"}").withTransformers("response-template")));
-        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), 1);
-        env.put("MAILROOM_MIGRATE", "true");
-        env.put("MAILROOM_TRANSPORT", "http");
-        env.put("MAILROOM_HTTP_BASE_URL", provider.baseUrl());
-        env.put("MAILROOM_HTTP_TOKEN", "tok_test");
-        env.put("MAILROOM_WEBHOOKS", "on");
-        env.put("MAILROOM_WEBHOOKS_HOST", "127.0.0.1");
-        env.put("MAILROOM_WEBHOOKS_PORT", "0");
-        env.put("MAILROOM_WEBHOOK_SECRETS", "resend:" + SECRET);
+        Map<String, String> env = ServiceEnv.httpWithWebhooks(pg.database().jdbcUrlWithCredentials(), provider.baseUrl(),
+                "resend:" + SECRET);
         env.put("MAILROOM_SUPPORT", "on");
         env.put("MAILROOM_SUPPORT_HOST", "127.0.0.1");
         env.put("MAILROOM_SUPPORT_PORT", "0");

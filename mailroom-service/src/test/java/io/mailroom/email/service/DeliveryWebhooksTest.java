@@ -62,17 +62,10 @@ class DeliveryWebhooksTest {
         provider.stubFor(com.github.tomakehurst.wiremock.client.WireMock.post(urlEqualTo("/v1/emails")).willReturn(aResponse().withStatus(200)
                 .withHeader("Content-Type", "application/json").withBody("{\"id\":\"prov-{{request.headers.[Idempotency-Key]}}\"}")
                 .withTransformers("response-template")));
-        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), 1);
-        env.put("MAILROOM_MIGRATE", "true");
-        env.put("MAILROOM_TRANSPORT", "http");
-        env.put("MAILROOM_HTTP_BASE_URL", provider.baseUrl());
-        env.put("MAILROOM_HTTP_TOKEN", "tok_test");
-        env.put("MAILROOM_WEBHOOKS", "on");
-        env.put("MAILROOM_WEBHOOKS_HOST", "127.0.0.1");
-        env.put("MAILROOM_WEBHOOKS_PORT", "0");
+        Map<String, String> env = ServiceEnv.httpWithWebhooks(pg.database().jdbcUrlWithCredentials(), provider.baseUrl(),
+                "neutral:" + NEUTRAL_SECRET + ",resend:" + RESEND_SECRET);
         env.put("MAILROOM_WEBHOOKS_MAX_BODY_BYTES", "4096");
         env.put("MAILROOM_WEBHOOKS_MAX_IN_FLIGHT", "1");
-        env.put("MAILROOM_WEBHOOK_SECRETS", "neutral:" + NEUTRAL_SECRET + ",resend:" + RESEND_SECRET);
         env.put("MAILROOM_DSN_TOKEN", DSN_TOKEN);
         service = DispatcherService.start(ServiceConfig.fromEnv(env));
     }
@@ -89,15 +82,7 @@ class DeliveryWebhooksTest {
 
     /** Sends one email through the service and waits until the provider accepted it. */
     static String sentEmail(String to) {
-        String key = "email-order-" + (500 + IDS.incrementAndGet());
-        pg.dsl().transaction(c -> new EmailOutbox(new OutboxEnqueuer()).enqueue(c.dsl(),
-                OutgoingEmail.template("order_shipped").to(to, "Ann").about("order", key).idempotencyKey(key)
-                        .data(Map.of("customer", Map.of("name", "Ann"), "order", Map.of("id", key),
-                                "shipment", Map.of("carrier", "DHL", "trackingNumber", "1Z", "trackingUrl", "https://track.example/1Z",
-                                        "shippedAt", "2026-12-03T09:15:00Z"))).build()));
-        await().atMost(Duration.ofSeconds(20)).until(() -> "done".equals(pg.dsl().select(OUTBOX_EFFECT.STATUS).from(OUTBOX_EFFECT)
-                .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).fetchOne(OUTBOX_EFFECT.STATUS)));
-        return key;
+        return ServiceEnv.sendShippedAndWait(pg.dsl(), "email-order-" + (500 + IDS.incrementAndGet()), to);
     }
 
     static HttpResponse<String> post(String source, byte[] body, Map<String, String> headers) throws Exception {

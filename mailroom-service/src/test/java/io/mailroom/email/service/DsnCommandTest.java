@@ -31,10 +31,10 @@ class DsnCommandTest {
             + "Diagnostic-Code: smtp; 550 5.1.1 no such user\r\n\r\n"
             + "--b\r\nContent-Type: text/rfc822-headers\r\n\r\nMessage-ID: <never-sent-by-us@shop.example>\r\n\r\n--b--\r\n";
 
-    private record Run(int code, String out, String err) {
+    record Run(int code, String out, String err) {
     }
 
-    private static Run run(Map<String, String> env, String stdin, String... args) {
+    static Run run(Map<String, String> env, String stdin, String... args) {
         DsnCommand.Ingest ingest = new DsnCommand.Ingest();
         ingest.env = env;
         ingest.stdin = new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8));

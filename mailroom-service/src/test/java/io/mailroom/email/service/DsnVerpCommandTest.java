@@ -41,20 +41,8 @@ class DsnVerpCommandTest {
                 + "Diagnostic-Code: smtp; 550 5.1.1 no such user\r\n\r\n--b--\r\n";
     }
 
-    private record Run(int code, String out, String err) {
-    }
-
-    private static Run run(Map<String, String> env, String stdin, String... args) {
-        DsnCommand.Ingest ingest = new DsnCommand.Ingest();
-        ingest.env = env;
-        ingest.stdin = new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8));
-        CommandLine cli = new CommandLine(ingest);
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static DsnCommandTest.Run run(Map<String, String> env, String stdin, String... args) {
+        return DsnCommandTest.run(env, stdin, args);
     }
 
     private static void sentEmail(String key, long messageId) {
@@ -92,7 +80,7 @@ class DsnVerpCommandTest {
         sentEmail(key, 102);
         Map<String, String> env = Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(), "MAILROOM_SMTP_VERP", TEMPLATE);
 
-        Run r = run(env, bounce("<dsn-verp-1@mx.example>", "bounces@shop.example"), "--recipient", VERP.addressFor(key), "-");
+        DsnCommandTest.Run r = run(env, bounce("<dsn-verp-1@mx.example>", "bounces@shop.example"), "--recipient", VERP.addressFor(key), "-");
 
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("<dsn-verp-1@mx.example> stored, 1 event(s), 1 matched, 0 orphan(s)");
@@ -108,13 +96,13 @@ class DsnVerpCommandTest {
         sentEmail(key, 103);
         String report = bounce("<dsn-verp-2@mx.example>", "Bounces <" + VERP.addressFor(key) + ">");
 
-        Run withoutVerp = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials()),
+        DsnCommandTest.Run withoutVerp = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials()),
                 bounce("<dsn-verp-3@mx.example>", "<" + VERP.addressFor(key) + ">"), "-");
         assertThat(withoutVerp.code()).as(withoutVerp.err()).isZero();
         assertThat(withoutVerp.out()).contains("0 matched, 1 orphan(s)");
         assertThat(state(key)).isNull();
 
-        Run withVerp = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(), "MAILROOM_SMTP_VERP", TEMPLATE), report, "-");
+        DsnCommandTest.Run withVerp = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(), "MAILROOM_SMTP_VERP", TEMPLATE), report, "-");
         assertThat(withVerp.code()).as(withVerp.err()).isZero();
         assertThat(withVerp.out()).contains("1 matched, 0 orphan(s)");
         assertThat(state(key)).isEqualTo("bounced");
@@ -122,7 +110,7 @@ class DsnVerpCommandTest {
 
     @Test
     void aBadVerpTemplateIs78NamingTheSetting() {
-        Run r = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(), "MAILROOM_SMTP_VERP", "bounces@shop.example"),
+        DsnCommandTest.Run r = run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials(), "MAILROOM_SMTP_VERP", "bounces@shop.example"),
                 bounce("<dsn-verp-4@mx.example>", "bounces@shop.example"), "-");
 
         assertThat(r.code()).isEqualTo(78);

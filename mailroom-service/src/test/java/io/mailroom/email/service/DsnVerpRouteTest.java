@@ -43,14 +43,7 @@ class DsnVerpRouteTest {
     static final String DSN_TOKEN = "dsn-token-0123456789abcdefghij";
 
     private static String sendAndWait(String key, String to) {
-        pg.dsl().transaction(c -> new EmailOutbox(new OutboxEnqueuer()).enqueue(c.dsl(),
-                OutgoingEmail.template("order_shipped").to(to, "Ann").about("order", key).idempotencyKey(key)
-                        .data(Map.of("customer", Map.of("name", "Ann"), "order", Map.of("id", key),
-                                "shipment", Map.of("carrier", "DHL", "trackingNumber", "1Z", "trackingUrl", "https://track.example/1Z",
-                                        "shippedAt", "2026-12-03T09:15:00Z"))).build()));
-        await().atMost(Duration.ofSeconds(20)).until(() -> "done".equals(pg.dsl().select(OUTBOX_EFFECT.STATUS).from(OUTBOX_EFFECT)
-                .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).fetchOne(OUTBOX_EFFECT.STATUS)));
-        return key;
+        return ServiceEnv.sendShippedAndWait(pg.dsl(), key, to);
     }
 
     private static String bounce(String ownId, String to, String failed) {

@@ -25,4 +25,36 @@ final class ServiceEnv {
         env.put("MAILROOM_POLL_INTERVAL", "200ms");
         return env;
     }
+
+    /**
+     * A dispatcher that sends by the HTTP mail API at {@code providerBaseUrl}, migrates, and serves
+     * the delivery-event endpoint on a free loopback port with {@code secrets}
+     * ({@code MAILROOM_WEBHOOK_SECRETS}); a mutable map.
+     */
+    static Map<String, String> httpWithWebhooks(String dbUrl, String providerBaseUrl, String secrets) {
+        Map<String, String> env = smtp(dbUrl, 1);
+        env.put("MAILROOM_MIGRATE", "true");
+        env.put("MAILROOM_TRANSPORT", "http");
+        env.put("MAILROOM_HTTP_BASE_URL", providerBaseUrl);
+        env.put("MAILROOM_HTTP_TOKEN", "tok_test");
+        env.put("MAILROOM_WEBHOOKS", "on");
+        env.put("MAILROOM_WEBHOOKS_HOST", "127.0.0.1");
+        env.put("MAILROOM_WEBHOOKS_PORT", "0");
+        env.put("MAILROOM_WEBHOOK_SECRETS", secrets);
+        return env;
+    }
+
+    /** Enqueues a shipping notice to {@code to} under {@code key} and waits until the running service has sent it. */
+    static String sendShippedAndWait(org.jooq.DSLContext dsl, String key, String to) {
+        dsl.transaction(c -> new io.mailroom.email.api.EmailOutbox(new io.mailroom.outbox.OutboxEnqueuer()).enqueue(c.dsl(),
+                io.mailroom.email.api.OutgoingEmail.template("order_shipped").to(to, "Ann").about("order", key).idempotencyKey(key)
+                        .data(Map.of("customer", Map.of("name", "Ann"), "order", Map.of("id", key),
+                                "shipment", Map.of("carrier", "DHL", "trackingNumber", "1Z", "trackingUrl", "https://track.example/1Z",
+                                        "shippedAt", "2026-12-03T09:15:00Z"))).build()));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "done".equals(
+                dsl.select(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT.STATUS).from(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT)
+                        .where(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key))
+                        .fetchOne(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT.STATUS)));
+        return key;
+    }
 }
