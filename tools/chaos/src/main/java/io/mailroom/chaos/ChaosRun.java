@@ -66,6 +66,8 @@ public final class ChaosRun {
 
     private final ChaosOptions o;
     private final boolean throughPgBouncer;
+    /** {@code host:port,host:port} of a primary and its replica, or null: every URL becomes multi-host, targetServerType=primary. */
+    private String failoverHosts;
     private final Random random;
     private final List<Fault> faults = Collections.synchronizedList(new ArrayList<>());
     private final String token = newToken();
@@ -96,8 +98,17 @@ public final class ChaosRun {
     public static void main(String[] args) {
         ChaosOptions options;
         boolean pgbouncer = java.util.Arrays.asList(args).contains("--pgbouncer");
+        String failover = null;
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--failover-hosts") && i + 1 < args.length) {
+                failover = args[++i];
+            } else if (!args[i].equals("--pgbouncer")) {
+                rest.add(args[i]);
+            }
+        }
         try {
-            options = ChaosOptions.parse(java.util.Arrays.stream(args).filter(a -> !a.equals("--pgbouncer")).toArray(String[]::new));
+            options = ChaosOptions.parse(rest.toArray(String[]::new));
         } catch (IllegalArgumentException e) {
             System.err.println("chaos: " + e.getMessage());
             System.exit(2);
@@ -105,7 +116,9 @@ public final class ChaosRun {
         }
         ChaosReport report;
         try {
-            report = new ChaosRun(options, pgbouncer).run();
+            ChaosRun run = new ChaosRun(options, pgbouncer);
+            run.failoverHosts = failover;
+            report = run.run();
         } catch (Exception e) {
             log.error("Chaos run could not complete", e);
             System.exit(1);
@@ -122,10 +135,10 @@ public final class ChaosRun {
                 o.load(), o.ordersPerSecond(), o.dispatchers(), dir);
         TestDatabase db = TestDatabases.create();
         boolean keepDatabase = false;
-        HikariDataSource control = pool(db, "chaos-orchestrator", 4);
+        HikariDataSource control = pool(db, "chaos-orchestrator", 4, failoverHosts);
         DSLContext dsl = DSL.using(control, SQLDialect.POSTGRES);
         PgBouncer bouncer = throughPgBouncer ? startPgBouncer(db, dsl) : null;
-        HikariDataSource orders = bouncer == null ? pool(db, "chaos-orders", 4) : pooled(bouncer, "chaos-orders", 4);
+        HikariDataSource orders = bouncer == null ? pool(db, "chaos-orders", 4, failoverHosts) : pooled(bouncer, "chaos-orders", 4);
         DispatcherFleet fleet = null;
         OrderWriter writer = null;
         BreakerWatch watch = null;
@@ -133,7 +146,7 @@ public final class ChaosRun {
                 Thread.ofPlatform().name("chaos-fault-", 0).daemon().factory());
         try {
             Map<String, String> env = startProvider(dir);
-            String fleetUrl = db.jdbcUrlWithCredentials();
+            String fleetUrl = multiHost(db.jdbcUrlWithCredentials(), failoverHosts);
             if (bouncer != null) {
                 fleetUrl = bouncer.jdbcUrlDefaults(); // the service adds prepareThreshold=0 itself
                 env.put("MAILROOM_DB_POOLER", "pgbouncer");
@@ -201,7 +214,7 @@ public final class ChaosRun {
             if (bouncer != null) {
                 bouncer.close();
             }
-            if (!keepDatabase) {
+            if (!keepDatabase && failoverHosts == null) { // after a failover the old primary is gone: the cluster goes with it
                 db.close();
             }
         }
@@ -212,6 +225,9 @@ public final class ChaosRun {
     /** The summary table's file: beside the plain run's, with {@code -pgbouncer} through the pooler. */
     Path summaryFile() {
         Path plain = o.summaryFile();
+        if (failoverHosts != null) {
+            return plain.resolveSibling("chaos-summary-" + o.workDir().getFileName() + ".md");
+        }
         return throughPgBouncer ? plain.resolveSibling(plain.getFileName().toString().replace(".md", "-pgbouncer.md")) : plain;
     }
 
@@ -243,9 +259,23 @@ public final class ChaosRun {
         }
     }
 
-    private static HikariDataSource pool(TestDatabase db, String applicationName, int size) {
+    /** {@code url} with its host:port replaced by {@code hosts} and {@code targetServerType=primary}; as it is when null. */
+    static String multiHost(String url, String hosts) {
+        if (hosts == null) {
+            return url;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^jdbc:postgresql://([^/]+)(/.*)$").matcher(url);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not a jdbc:postgresql://host:port/... URL");
+        }
+        String rest = m.group(2);
+        return "jdbc:postgresql://" + hosts + rest + (rest.contains("?") ? "&" : "?") + "targetServerType=primary";
+    }
+
+    private static HikariDataSource pool(TestDatabase db, String applicationName, int size, String failoverHosts) {
         HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(db.jdbcUrl() + (db.jdbcUrl().contains("?") ? "&" : "?") + "ApplicationName=" + applicationName);
+        String url = multiHost(db.jdbcUrl(), failoverHosts);
+        c.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + applicationName);
         if (db.user() != null) {
             c.setUsername(db.user());
         }
