@@ -22,7 +22,7 @@ import java.util.List;
  * message id; {@code tags.idempotency_key} (an object of tags, or the array form
  * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it. A bounce of type
  * {@code Permanent} is hard; {@code Transient} and {@code Undetermined} are soft. Every other event
- * type (sent, opened, clicked, ...) is kept as unknown. One event per request.
+ * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}.
  */
 public final class ResendEventAdapter implements DeliveryEventAdapter {
 
@@ -64,26 +64,36 @@ public final class ResendEventAdapter implements DeliveryEventAdapter {
             diagnostic = Json.text(b, "message", "data.bounce.message", false);
             description = bounceType + (sub == null ? "" : "/" + sub);
         }
-        return List.of(new DeliveryEvent(kind, bounce, type,
-                Json.text(data, "email_id", "data.email_id", false),
-                tag(data.get("tags")),
-                firstRecipient(data.get("to")),
-                Json.instant(root, "created_at", "created_at"),
-                diagnostic, description));
+        // one event per affected recipient, as Resend lists them (Mailroom's own emails have one)
+        String providerId = Json.text(data, "email_id", "data.email_id", false);
+        String key = tag(data.get("tags"));
+        java.time.Instant at = Json.instant(root, "created_at", "created_at");
+        List<DeliveryEvent> events = new java.util.ArrayList<>();
+        for (String recipient : recipients(data.get("to"))) {
+            events.add(new DeliveryEvent(kind, bounce, type, providerId, key, recipient, at, diagnostic, description));
+        }
+        return events;
     }
 
-    private static String firstRecipient(JsonNode to) throws MalformedEventException {
+    /** {@code data.to}: an array of addresses (or one string); a list with one null when absent. */
+    private static List<String> recipients(JsonNode to) throws MalformedEventException {
         if (to == null || to.isNull()) {
-            return null;
+            return java.util.Collections.singletonList(null);
         }
         if (to.isTextual()) {
-            return to.asText();
+            return List.of(to.asText());
         }
         if (!to.isArray()) {
             throw new MalformedEventException("data.to", "must be an array of addresses");
         }
-        // Mailroom sends one recipient per email; a multi-recipient email's event names the first
-        return to.isEmpty() || !to.get(0).isTextual() ? null : to.get(0).asText();
+        List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < to.size(); i++) {
+            if (!to.get(i).isTextual()) {
+                throw new MalformedEventException("data.to[" + i + "]", "must be an address");
+            }
+            out.add(to.get(i).asText());
+        }
+        return out.isEmpty() ? java.util.Collections.singletonList(null) : out;
     }
 
     private static String tag(JsonNode tags) {

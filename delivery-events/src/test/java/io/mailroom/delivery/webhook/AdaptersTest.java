@@ -89,6 +89,17 @@ class AdaptersTest {
     }
 
     @Test
+    void resendGivesOneEventPerAffectedRecipient() throws Exception {
+        List<DeliveryEvent> events = resend.parse(b("""
+                {"type":"email.bounced","data":{"email_id":"e-9","to":["a@example.com","B@example.com"],
+                 "bounce":{"type":"Permanent","message":"550 gone"}}}"""));
+        assertThat(events).extracting(DeliveryEvent::recipient).containsExactly("a@example.com", "B@example.com");
+        assertThat(events).allSatisfy(e -> assertThat(e.providerMessageId()).isEqualTo("e-9"));
+        assertThat(resend.parse(b("{\"type\":\"email.delivered\",\"data\":{\"email_id\":\"e\"}}"))).singleElement()
+                .satisfies(e -> assertThat(e.recipient()).isNull());
+    }
+
+    @Test
     void resendNamesTheFieldThatIsWrong() {
         assertThatThrownBy(() -> resend.parse(b("{\"type\":\"email.bounced\",\"data\":{\"email_id\":\"e\"}}")))
                 .hasMessage("data.bounce: is required for email.bounced");

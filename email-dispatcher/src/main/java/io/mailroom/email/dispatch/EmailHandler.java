@@ -178,7 +178,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private void reserveInOneTransaction(List<Work> batch) {
-        inTransaction(tx -> {
+        Reserved reserved = inTransaction(tx -> {
             List<Work> sendable = withoutSuppressed(tx, batch);
             List<Reservation> got = sendable.isEmpty() ? List.of()
                     : store.reserveAll(tx, sendable.stream().map(Work::request).toList(), worker);
@@ -191,13 +191,16 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
                 }
             }
             renderings.upsert(tx, sending);
-            // published only once the transaction commits: a rolled-back attempt leaves the batch as it was
-            return (Runnable) () -> {
-                for (int i = 0; i < sendable.size(); i++) {
-                    sendable.get(i).reservation = got.get(i);
-                }
-            };
-        }).run();
+            return new Reserved(sendable, got);
+        });
+        // published only once the transaction committed: a rolled-back attempt leaves the batch as it was
+        for (int i = 0; i < reserved.works().size(); i++) {
+            reserved.works().get(i).reservation = reserved.answers().get(i);
+        }
+    }
+
+    /** The emails a batch reservation reserved keys for, and the store's answer for each. */
+    private record Reserved(List<Work> works, List<Reservation> answers) {
     }
 
     /**
