@@ -80,14 +80,10 @@ echo "primary 127.0.0.1:$p1, replica 127.0.0.1:$p2 ($mode), streaming; data in $
   echo "$bin/pg_ctl -D $dir/replica promote -w"
 } >"$dir/failover.sh"
 chmod 755 "$dir/failover.sh"
-. scripts/jdk.sh
-mailroom_use_jdk
 export MAILROOM_TEST_DB_URL="jdbc:postgresql://127.0.0.1:$p1/postgres?user=postgres"
-./mvnw -q -B -pl tools/chaos -am compile dependency:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
-cp="tools/chaos/target/classes:$(cat tools/chaos/target/classpath.txt)"
+. scripts/chaos-lib.sh
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then args=(--load 40s --outage-at 8s --outage 5s); fi
-java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.ChaosRun \
+chaos_java io.mailroom.chaos.ChaosRun \
   --work-dir "tools/chaos/target/chaos-failover-$mode" --failover-hosts "127.0.0.1:$p1,127.0.0.1:$p2" \
   --restart-postgres --restart-command "runuser -u postgres -- sh $dir/failover.sh" "${args[@]}"

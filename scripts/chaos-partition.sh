@@ -18,11 +18,6 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v socat >/dev
   echo "chaos-partition: skipped, needs root, iproute2 (ip, tc) and socat"
   exit 0
 fi
-. scripts/jdk.sh
-mailroom_use_jdk
-export MAILROOM_TEST_DB_URL=${MAILROOM_TEST_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
-./mvnw -q -B -pl tools/chaos -am compile dependency:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
-cp="tools/chaos/target/classes:$(cat tools/chaos/target/classpath.txt)"
-exec java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.PartitionRun \
+. scripts/chaos-lib.sh
+chaos_java io.mailroom.chaos.PartitionRun \
   --work-dir tools/chaos/target/chaos-partition "$@"

@@ -20,19 +20,14 @@ if ! { [ -x /usr/sbin/pgbouncer ] || [ -x /usr/bin/pgbouncer ] || [ -x /usr/loca
   echo "chaos-pgbouncer: skipped, pgbouncer is not installed (apt-get install pgbouncer)"
   exit 0
 fi
-. scripts/jdk.sh
-mailroom_use_jdk
-export MAILROOM_TEST_DB_URL=${MAILROOM_TEST_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
-./mvnw -q -B -pl tools/chaos -am compile dependency:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
-cp="tools/chaos/target/classes:$(cat tools/chaos/target/classpath.txt)"
+. scripts/chaos-lib.sh
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
   args=(--load 30s --outage-at 10s --outage 6s)
 fi
 status=0
-java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.ChaosRun \
+chaos_java io.mailroom.chaos.ChaosRun \
   --work-dir tools/chaos/target/chaos-http-pgbouncer --pgbouncer "${args[@]}" || status=$?
-java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.PoolerThroughput \
+chaos_java io.mailroom.chaos.PoolerThroughput \
   --messages "${THROUGHPUT_MESSAGES:-4000}" --rounds "${THROUGHPUT_ROUNDS:-3}" --out tools/chaos/target/pooler-throughput.md || status=1
 exit $status

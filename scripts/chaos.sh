@@ -14,13 +14,8 @@
 # tools/chaos/target/chaos-http/ (or chaos-smtp/). Exit status 0 = passed, 1 = a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/jdk.sh
-mailroom_use_jdk
-export MAILROOM_TEST_DB_URL=${MAILROOM_TEST_DB_URL:-jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres}
-./mvnw -q -B -pl tools/chaos -am compile dependency:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
-cp="tools/chaos/target/classes:$(cat tools/chaos/target/classpath.txt)"
+. scripts/chaos-lib.sh
 transport=http
 for a in "$@"; do case "$a" in smtp|--transport=smtp) transport=smtp ;; esac; done
-exec java --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile=chaos-logback.xml -cp "$cp" io.mailroom.chaos.ChaosRun \
+chaos_java io.mailroom.chaos.ChaosRun \
   --work-dir "tools/chaos/target/chaos-$transport" "$@"
