@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -35,14 +36,17 @@ import java.util.stream.Collectors;
 
 /**
  * Dispatchers on separate "hosts": three network namespaces of this run's own, each with one veth on
- * a bridge in a private range only this run uses ({@value #SUBNET}.0/24), 50 ms of netem delay on
- * each host's link, PostgreSQL and the provider stub reached through socat forwarders on the
- * bridge's address (the server's own configuration stays as it is). One host is cut off
+ * a bridge in a private range only this run uses ({@value #SUBNET}.0/24), PostgreSQL and the provider
+ * stub reached through forwarders of the run's own on the bridge's address (the server's own
+ * configuration stays as it is). The forwarders hold what the hosts send for an adjustable delay
+ * ({@link DelayingForwarder}; this kernel has no {@code sch_netem} for {@code tc netem}), so the same
+ * fleet is measured first with no added latency, then with {@code --latency} (50 ms) per round trip:
+ * throughput of a burst and commit-to-accept latency of a paced trickle. Then one host is cut off
  * ({@code ip link set eth0 down} in its namespace) for longer than the lease while its process keeps
  * running and holds claims; its claims must be rescued and finished elsewhere, and when it comes
- * back it must record nothing over the new holders (claim_version fencing), send nothing twice, and
+ * go on working. Everything this run creates is removed at the end. Without root or
  * go on working. Everything this run creates is removed at the end. Without root, {@code ip} or
- * {@code socat} it says so and exits 0.
+ * {@code ip} it says so and exits 0.
  *
  * <pre>
  * scripts/chaos-partition.sh                       # short: 240 emails, a 20 s cut (lease 8 s), then new ones until the cut host sends again
@@ -63,9 +67,15 @@ public final class PartitionRun {
     private final Duration cut;
     private final Path dir;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    private final List<Process> forwarders = new ArrayList<>();
-    /** Whether the links got their 50 ms (false where the kernel has no netem). */
-    private boolean netem = true;
+    private final List<DelayingForwarder> forwarders = new ArrayList<>();
+    private Duration latency = Duration.ofMillis(50);
+    private int burst = 200;
+    private int paceRate = 20;
+    private Duration paceFor = Duration.ofSeconds(5);
+
+    /** One pass of the latency comparison: a burst's throughput and a paced trickle's commit-to-accept latency. */
+    record LatencyPhase(Duration added, int burst, double burstPerSecond, int paced, int rate, long p50, long p99, long max) {
+    }
 
     PartitionRun(int messages, Duration lease, Duration cut, Path dir) {
         if (cut.compareTo(lease.plusSeconds(2)) <= 0) {
@@ -86,6 +96,10 @@ public final class PartitionRun {
         }
         PartitionRun run = new PartitionRun(a.integer("messages", 240), a.duration("lease", Duration.ofSeconds(8)),
                 a.duration("cut", Duration.ofSeconds(20)), Path.of(a.string("work-dir", "tools/chaos/target/chaos-partition")));
+        run.latency = a.duration("latency", run.latency);
+        run.burst = a.integer("burst", run.burst);
+        run.paceRate = a.integer("pace-rate", run.paceRate);
+        run.paceFor = a.duration("pace-for", run.paceFor);
         boolean passed;
         try {
             passed = run.run();
@@ -101,10 +115,8 @@ public final class PartitionRun {
         if (!"root".equals(System.getProperty("user.name"))) {
             return "network namespaces need root";
         }
-        for (String tool : List.of("/usr/sbin/ip", "/usr/bin/socat", "/usr/sbin/tc")) {
-            if (!Files.isExecutable(Path.of(tool))) {
-                return tool + " is missing (apt-get install iproute2 socat)";
-            }
+        if (!Files.isExecutable(Path.of("/usr/sbin/ip"))) {
+            return "/usr/sbin/ip is missing (apt-get install iproute2)";
         }
         return null;
     }
@@ -134,9 +146,10 @@ public final class PartitionRun {
                     .jvmOptions(List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"))
                     .args(List.of("--record", dir.resolve("provider.rec").toString(), "--port-file", portFile.toString(),
                             "--seed", "16", "--p500", "0", "--p429", "0",
-                            // every send accepted and answered after 300 ms, well within the 2 s timeout: a
-                            // provider slow enough that each host always has sends (and so claims) in flight
-                            "--p-hang", "1", "--hang", "300ms",
+                            // answered at once for the latency comparison; then (control/hang) every send
+                            // answered after 300 ms, well within the 2 s timeout: a provider slow enough that
+                            // each host always has sends (and so claims) in flight when one is cut off
+                            "--p-hang", "0", "--hang", "300ms",
                             "--key-window", "1800000ms"))
                     .env(Map.of(ChaosRun.TOKEN_ENV, token)).log(dir.resolve("provider-stub.log")).start();
             int providerPort = awaitPort(portFile, provider);
@@ -150,7 +163,12 @@ public final class PartitionRun {
             for (int h = 1; h <= HOSTS; h++) {
                 awaitLive(h, dispatchers.get(h - 1));
             }
-            log.info("{} dispatcher hosts live ({}); enqueuing {} emails", HOSTS, netem ? "50 ms links" : "no added latency", messages);
+            List<LatencyPhase> phases = new ArrayList<>();
+            for (Duration added : List.of(Duration.ZERO, latency)) {
+                phases.add(measure(dsl, added, phases.size()));
+            }
+            control(providerPort, "/control/hang?p=1");
+            log.info("{} dispatcher hosts live ({} ms added per round trip); enqueuing {} emails", HOSTS, latency.toMillis(), messages);
             List<Long> firstBatch = enqueue(dsl, 1, messages);
 
             String zombie = worker(1);
@@ -194,7 +212,7 @@ public final class PartitionRun {
             long drained = drain(dsl);
             boolean zombieAliveAtEnd = dispatchers.get(0).isAlive();
             return report(dsl, dir.resolve("provider.rec"), firstBatch.size(), secondBatch.size(), held, zombie,
-                    cutAt, backAt, recoveredAt, zombieRanThrough, zombieAliveAtEnd, rescuedDuringCut, drained);
+                    cutAt, backAt, recoveredAt, zombieRanThrough, zombieAliveAtEnd, rescuedDuringCut, drained, phases);
         } finally {
             for (ChildJvm d : dispatchers) {
                 d.stop(15);
@@ -202,10 +220,7 @@ public final class PartitionRun {
             if (provider != null) {
                 provider.stop(5);
             }
-            for (Process p : forwarders) {
-                p.destroy();
-                p.waitFor(5, TimeUnit.SECONDS);
-            }
+            forwarders.forEach(DelayingForwarder::close);
             networkDown();
             http.close();
             control.close();
@@ -240,20 +255,7 @@ public final class PartitionRun {
             ip("-n", ns(h), "addr", "add", address(h) + "/24", "dev", "eth0");
             ip("-n", ns(h), "link", "set", "eth0", "up");
             ip("-n", ns(h), "link", "set", "lo", "up");
-            // 50 ms from each host towards the database and the provider, where the kernel has netem
-            if (netem) {
-                netem = tryRun(List.of("/usr/sbin/tc", "-n", ns(h), "qdisc", "add", "dev", "eth0", "root", "netem", "delay", "50ms"));
-                if (!netem) {
-                    log.warn("tc netem is not available in this kernel (sch_netem): the links get no added latency");
-                }
-            }
         }
-    }
-
-    private boolean tryRun(List<String> command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        return p.waitFor() == 0;
     }
 
     private void networkDown() {
@@ -292,24 +294,94 @@ public final class PartitionRun {
         }
     }
 
-    /** A socat on the bridge's address that carries the hosts' connections to a service on the loopback. */
-    private void forward(int listenPort, String toHost, int toPort) throws Exception {
-        Process p = new ProcessBuilder("/usr/bin/socat", "TCP-LISTEN:" + listenPort + ",bind=" + GATEWAY + ",fork,reuseaddr",
-                "TCP:" + toHost + ":" + toPort).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("socat-" + listenPort + ".log").toFile()).start();
-        forwarders.add(p);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            try (java.net.Socket s = new java.net.Socket()) {
-                s.connect(new java.net.InetSocketAddress(GATEWAY, listenPort), 200);
-                return;
-            } catch (IOException notYet) {
-                if (!p.isAlive() || System.nanoTime() > deadline) {
-                    throw new IllegalStateException("socat on " + GATEWAY + ":" + listenPort + " did not start; see "
-                            + dir.resolve("socat-" + listenPort + ".log"));
-                }
-                Thread.sleep(50);
+    /** A forwarder on the bridge's address that carries the hosts' connections to a service on the loopback. */
+    private void forward(int listenPort, String toHost, int toPort) throws IOException {
+        forwarders.add(DelayingForwarder.start(new InetSocketAddress(GATEWAY, listenPort), new InetSocketAddress(toHost, toPort)));
+    }
+
+    /** A control request to the provider stub (on the loopback, not through a forwarder). */
+    private void control(int providerPort, String pathAndQuery) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + providerPort + pathAndQuery))
+                .timeout(Duration.ofSeconds(5)).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException("provider control " + pathAndQuery + " answered " + r.statusCode() + ": " + r.body());
+        }
+    }
+
+    // ------------------------------------------------------------------------ latency comparison
+
+    /**
+     * The fleet with {@code added} delay on every link: first a burst of {@link #burst} emails committed in
+     * one transaction (emails/s from that commit to the provider's last accept), then a trickle at
+     * {@link #paceRate}/s for {@link #paceFor}, one transaction each (commit to the provider's accept,
+     * per email). Times are this host's clock in both processes.
+     */
+    private LatencyPhase measure(DSLContext dsl, Duration added, int phase) throws Exception {
+        forwarders.forEach(f -> f.delay(added));
+        Path record = dir.resolve("provider.rec");
+        int base = 200_000 + phase * 10_000;
+        List<NewMessage> burstMessages = new ArrayList<>();
+        for (int i = 1; i <= burst; i++) {
+            burstMessages.add(email(base, i));
+        }
+        OutboxEnqueuer enqueuer = new OutboxEnqueuer();
+        dsl.transaction(cfg -> {
+            for (NewMessage m : burstMessages) {
+                enqueuer.enqueue(cfg.dsl(), m);
             }
+        });
+        long burstCommit = System.currentTimeMillis();
+        Map<String, Long> burstAccepted = awaitAccepted(record, burstMessages.stream().map(NewMessage::idempotencyKey).toList());
+        long lastAccept = burstAccepted.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+        double perSecond = burst * 1000.0 / Math.max(1, lastAccept - burstCommit);
+
+        int paced = (int) (paceRate * paceFor.toMillis() / 1000);
+        Map<String, Long> committedAt = new LinkedHashMap<>();
+        long start = System.nanoTime();
+        for (int i = 1; i <= paced; i++) {
+            long due = start + TimeUnit.MILLISECONDS.toNanos(i * 1000L / paceRate);
+            long wait = due - System.nanoTime();
+            if (wait > 0) {
+                TimeUnit.NANOSECONDS.sleep(wait);
+            }
+            NewMessage m = email(base + 5_000, i);
+            dsl.transaction(cfg -> enqueuer.enqueue(cfg.dsl(), m));
+            committedAt.put(m.idempotencyKey(), System.currentTimeMillis());
+        }
+        Map<String, Long> accepted = awaitAccepted(record, List.copyOf(committedAt.keySet()));
+        List<Long> delays = new ArrayList<>();
+        committedAt.forEach((key, at) -> delays.add(accepted.get(key) - at));
+        delays.sort(Long::compare);
+        LatencyPhase p = new LatencyPhase(added, burst, perSecond, paced, paceRate, percentile(delays, 50), percentile(delays, 99),
+                delays.getLast());
+        log.info("Added latency {} ms: burst {} emails at {} emails/s; paced {} at {}/s: commit -> accept p50 {} ms, p99 {} ms",
+                added.toMillis(), burst, String.format(java.util.Locale.ROOT, "%.0f", perSecond), paced, paceRate, p.p50(), p.p99());
+        return p;
+    }
+
+    private static long percentile(List<Long> sorted, int p) {
+        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
+    }
+
+    /** Waits (up to 2 minutes) until the provider has accepted every key; their first accept times. */
+    private static Map<String, Long> awaitAccepted(Path record, List<String> keys) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + TimeUnit.MINUTES.toMillis(2);
+        while (true) {
+            Map<String, Long> first = new HashMap<>();
+            for (Records.ProviderLine l : Records.provider(record)) {
+                if (l.isEffect() && l.key() != null) {
+                    first.merge(l.key(), l.at(), Math::min);
+                }
+            }
+            first.keySet().retainAll(keys);
+            if (first.size() == keys.size()) {
+                return first;
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("the provider accepted only " + first.size() + " of " + keys.size()
+                        + " emails of the latency comparison within 2 minutes");
+            }
+            Thread.sleep(50);
         }
     }
 
@@ -379,14 +451,18 @@ public final class PartitionRun {
         OutboxEnqueuer enqueuer = new OutboxEnqueuer();
         List<Long> ids = new ArrayList<>();
         for (int i = 1; i <= n; i++) {
-            String order = batch + "-" + i;
-            NewMessage m = NewMessage.of(DispatcherService.TOPIC, "order", order, "email-order-" + order, """
-                    {"orderId":%d,"customerEmail":"c%s@example.com","customerName":"C","currency":"EUR",
-                     "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
-                     "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted(batch * 100_000 + i, order));
+            NewMessage m = email(batch, i);
             ids.add(dsl.transactionResult(cfg -> enqueuer.enqueue(cfg.dsl(), m)).id());
         }
         return ids;
+    }
+
+    private static NewMessage email(int batch, int i) {
+        String order = batch + "-" + i;
+        return NewMessage.of(DispatcherService.TOPIC, "order", order, "email-order-" + order, """
+                {"orderId":%d,"customerEmail":"c%s@example.com","customerName":"C","currency":"EUR",
+                 "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
+                 "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted((long) batch * 100_000 + i, order));
     }
 
     private static int running(DSLContext dsl, String worker) {
@@ -414,8 +490,9 @@ public final class PartitionRun {
 
     private boolean report(DSLContext dsl, Path providerRecord, int before, int after, Map<Long, Long> held, String zombie,
                            long cutAt, long backAt, long recoveredAt, boolean ranThrough, boolean aliveAtEnd,
-                           int rescuedDuringCut, long drained) throws IOException {
-        int total = before + after;
+                           int rescuedDuringCut, long drained, List<LatencyPhase> phases) throws IOException {
+        int measured = phases.stream().mapToInt(p -> p.burst() + p.paced()).sum();
+        int total = before + after + measured;
         Map<String, Integer> byStatus = dsl.fetch("SELECT status, count(*) FROM outbox_message GROUP BY status").stream()
                 .collect(Collectors.toMap(r -> r.get(0, String.class), r -> r.get(1, Integer.class)));
         int done = byStatus.getOrDefault("done", 0);
@@ -468,10 +545,11 @@ public final class PartitionRun {
         check(violations, zombieAfterReturn > 0, "the cut host sent nothing after it came back");
         check(violations, drained >= 0, "the queue did not drain within 3 minutes");
 
-        StringBuilder sb = new StringBuilder("## Partition run: 3 dispatcher hosts (network namespaces"
-                + (netem ? ", 50 ms links" : ", no added latency: no netem in this kernel") + "), one cut off\n\n");
+        StringBuilder sb = new StringBuilder("## Partition run: 3 dispatcher hosts (network namespaces, " + latency.toMillis()
+                + " ms added per round trip), one cut off\n\n");
         sb.append("| | |\n|---|---|\n");
-        row(sb, "messages", total + " (" + before + " before the cut, " + after + " after the return)");
+        row(sb, "messages", total + " (" + measured + " in the latency comparison, " + before + " before the cut, " + after
+                + " after the return)");
         row(sb, "faults", "host-1 cut off (`ip link set eth0 down`) for " + (backAt - cutAt) + " ms, lease " + lease.toMillis()
                 + " ms, process running throughout: " + ranThrough);
         row(sb, "lost", Integer.toString(lost));
@@ -488,6 +566,19 @@ public final class PartitionRun {
         row(sb, "emails the cut host sent after it came back", Integer.toString(zombieAfterReturn));
         row(sb, "the cut host's first send after it came back", recoveredAt < 0 ? "none within 120 s" : "after " + (recoveredAt - backAt) + " ms");
         row(sb, "drain after the last enqueue", drained < 0 ? "timed out" : drained + " ms");
+        sb.append("\nSame fleet, same run, before the cut: latency added by the forwarders on every link (towards the database"
+                + " and the provider), as `tc netem delay` on each host's link would add it\n\n");
+        sb.append("| added per round trip | burst: emails | burst: emails/s (commit -> last accept) | paced: emails at rate"
+                + " | commit -> provider accept p50 | p99 | max |\n|---:|---:|---:|---|---:|---:|---:|\n");
+        for (LatencyPhase p : phases) {
+            sb.append(String.format(java.util.Locale.ROOT, "| %d ms | %d | %.0f | %d at %d/s | %d ms | %d ms | %d ms |%n",
+                    p.added().toMillis(), p.burst(), p.burstPerSecond(), p.paced(), p.rate(), p.p50(), p.p99(), p.max()));
+        }
+        if (phases.size() == 2 && phases.get(0).burstPerSecond() > 0) {
+            sb.append(String.format(java.util.Locale.ROOT, "%nThroughput with %d ms ÷ without: %.2f; p50 latency %+d ms%n",
+                    phases.get(1).added().toMillis(), phases.get(1).burstPerSecond() / phases.get(0).burstPerSecond(),
+                    phases.get(1).p50() - phases.get(0).p50()));
+        }
         sb.append('\n').append(violations.isEmpty() ? "**PASSED**" : "**FAILED**: " + String.join("; ", violations)).append('\n');
         String table = sb.toString();
         System.out.println(table);

@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code p429} answers 429 with a {@code Retry-After} of 1..4 s, {@code pHang} accepts the email
  * (stores and records it) and then holds the answer for {@code hang} (longer than the client's
  * timeout), so the sender cannot know it went out. {@code POST /control/outage?millis=N} starts an
- * outage: every request answers 503 until it ends.
+ * outage: every request answers 503 until it ends; {@code POST /control/hang?p=P} changes
+ * {@code pHang} from then on (a run that measures latency first, then wants slow answers).
  *
  * <p>Every request is appended to the record file before it is answered, one line each (see
  * {@link ProviderRecord}); the file is written with unbuffered appends, so a line written is a line
@@ -74,15 +75,18 @@ public final class ProviderStub implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final RecordWriter record;
     private volatile long outageUntilMillis;
+    private volatile double pHang;
 
     private ProviderStub(Settings settings) throws IOException {
         this.settings = settings;
         this.random = new Random(settings.seed());
+        this.pHang = settings.pHang();
         this.record = new RecordWriter(settings.record());
         this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), settings.port()), 200);
         server.setExecutor(threads);
         server.createContext(PATH, this::emails);
         server.createContext("/control/outage", this::outage);
+        server.createContext("/control/hang", this::hang);
         server.createContext("/control/live", ex -> answer(ex, 200, "{\"status\":\"UP\"}", null));
         server.start();
     }
@@ -162,7 +166,7 @@ public final class ProviderStub implements AutoCloseable {
                 answer(ex, 429, "{\"message\":\"slow down\"}", Integer.toString(retryAfter));
                 return;
             }
-            boolean hang = draw < settings.p500() + settings.p429() + settings.pHang();
+            boolean hang = draw < settings.p500() + settings.p429() + pHang;
             Stored stored;
             String kind;
             synchronized (byKey) {
@@ -208,6 +212,25 @@ public final class ProviderStub implements AutoCloseable {
             outage(Duration.ofMillis(millis));
             write(null, "outage-start", null, Long.toString(millis), null);
             answer(ex, 200, "{\"outageMillis\":" + millis + "}", null);
+        }
+    }
+
+    private void hang(HttpExchange ex) throws IOException {
+        try (ex) {
+            String query = ex.getRequestURI().getQuery();
+            double p;
+            try {
+                p = Double.parseDouble(query != null && query.startsWith("p=") ? query.substring(2) : "");
+            } catch (NumberFormatException e) {
+                answer(ex, 400, "{\"message\":\"p must be a number: /control/hang?p=0.5\"}", null);
+                return;
+            }
+            if (p < 0 || settings.p500() + settings.p429() + p > 1) {
+                answer(ex, 400, "{\"message\":\"p must be >= 0 and, with p500 and p429, at most 1\"}", null);
+                return;
+            }
+            pHang = p;
+            answer(ex, 200, "{\"pHang\":" + p + "}", null);
         }
     }
 
