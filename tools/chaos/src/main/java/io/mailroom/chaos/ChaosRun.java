@@ -57,8 +57,8 @@ public final class ChaosRun {
     private static final List<String> SMALL_JVM = List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     static final String FROM = "Chaos Shop <shop@example.com>";
 
-    /** A fault the harness injected: when, what, and on what. */
-    record Fault(long at, String kind, String detail) {
+    /** A fault the harness injected: when it started and ended, what, and on what. */
+    record Fault(long at, long until, String kind, String detail) {
     }
 
     /** Server sessions PgBouncer keeps for the whole fleet and the order writer, in a run through it. */
@@ -494,8 +494,9 @@ public final class ChaosRun {
             Process p = new ProcessBuilder("sh", "-c", o.restartCommand()).redirectErrorStream(true)
                     .redirectOutput(o.workDir().toAbsolutePath().resolve("postgres-restart.log").toFile()).start();
             boolean done = p.waitFor(120, TimeUnit.SECONDS);
-            fault("postgres-restart", "'" + o.restartCommand() + "' " + (done ? "exit " + p.exitValue() : "timed out")
-                    + " after " + (System.currentTimeMillis() - started) + " ms");
+            long ended = System.currentTimeMillis();
+            fault(started, ended, "postgres-restart", "'" + o.restartCommand() + "' " + (done ? "exit " + p.exitValue() : "timed out")
+                    + " after " + (ended - started) + " ms");
         } catch (IOException e) {
             log.error("Could not restart PostgreSQL", e);
         } catch (InterruptedException e) {
@@ -504,7 +505,12 @@ public final class ChaosRun {
     }
 
     private void fault(String kind, String detail) {
-        faults.add(new Fault(System.currentTimeMillis(), kind, detail));
+        long now = System.currentTimeMillis();
+        fault(now, now, kind, detail);
+    }
+
+    private void fault(long at, long until, String kind, String detail) {
+        faults.add(new Fault(at, until, kind, detail));
         log.info("Fault: {} {}", kind, detail);
     }
 

@@ -32,6 +32,12 @@ final class OrderWriter implements AutoCloseable {
     private final OrderService service;
     private final long periodNanos;
     private final Map<Long, Long> committedAtMillis = new ConcurrentHashMap<>();
+    /** Every acknowledged order, in order: an id can come twice after a failover that rewound the sequence. */
+    private final List<Acknowledged> acknowledged = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    /** An order the database acknowledged: its id, the customer it was for, when. */
+    record Acknowledged(long orderId, String customerEmail, long atMillis) {
+    }
     private final Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
     private final AtomicInteger attempted = new AtomicInteger();
     private volatile boolean running = true;
@@ -56,8 +62,11 @@ final class OrderWriter implements AutoCloseable {
             }
             attempted.incrementAndGet();
             try {
-                PlacedOrder placed = service.placeOrder(order(i));
-                committedAtMillis.put(placed.orderId(), System.currentTimeMillis());
+                PlaceOrder order = order(i);
+                PlacedOrder placed = service.placeOrder(order);
+                long now = System.currentTimeMillis();
+                committedAtMillis.put(placed.orderId(), now);
+                acknowledged.add(new Acknowledged(placed.orderId(), order.customerEmail(), now));
             } catch (RuntimeException e) {
                 String state = SqlStates.sqlState(e);
                 failures.computeIfAbsent(state == null ? e.getClass().getSimpleName() : "SQLSTATE " + state,
@@ -79,6 +88,13 @@ final class OrderWriter implements AutoCloseable {
     /** Orders whose commit was acknowledged, with the time of the acknowledgement. */
     Map<Long, Long> committedAtMillis() {
         return committedAtMillis;
+    }
+
+    /** Every acknowledged order, in the order of acknowledgement. */
+    List<Acknowledged> acknowledged() {
+        synchronized (acknowledged) {
+            return List.copyOf(acknowledged);
+        }
     }
 
     /** Orders the database refused or that failed in flight, by SQLSTATE. */
