@@ -6,6 +6,7 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson;
 import io.javalin.security.RouteRole;
 import io.mailroom.db.sql.SqlStates;
+import io.mailroom.outbox.SessionSettings;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -67,8 +68,13 @@ public final class SupportServer implements AutoCloseable {
 
     /** Starts the server; {@code transports} reports the breaker state of each mail transport. */
     public static SupportServer start(DataSource dataSource, SupportConfig config, TransportStatus transports) {
+        return start(dataSource, config, transports, SessionSettings.SESSION);
+    }
+
+    /** As above, with the session settings of the pool's topology ({@link SessionSettings#TRANSACTION} behind a transaction-mode pooler). */
+    public static SupportServer start(DataSource dataSource, SupportConfig config, TransportStatus transports, SessionSettings settings) {
         Objects.requireNonNull(dataSource, "dataSource");
-        return start(new SupportService(dataSource, transports), config);
+        return start(new SupportService(dataSource, transports, settings), config);
     }
 
     /** Starts the server in front of {@code service}. */

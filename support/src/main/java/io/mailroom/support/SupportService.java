@@ -14,6 +14,7 @@ import io.mailroom.outbox.MessageActions;
 import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.SessionSettings;
 import io.mailroom.outbox.OutboxEnqueuer;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
@@ -85,10 +86,20 @@ public final class SupportService {
     private final SuppressionList suppressionList = new SuppressionList(SuppressionConfig.defaults(), null);
 
     public SupportService(DataSource dataSource, TransportStatus transports) {
+        this(dataSource, transports, SessionSettings.SESSION);
+    }
+
+    /**
+     * @param settings where the actions' session settings are made: {@link SessionSettings#TRANSACTION}
+     *                 behind a transaction-mode pooler (reads always use {@code SET LOCAL})
+     */
+    public SupportService(DataSource dataSource, TransportStatus transports, SessionSettings settings) {
         Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(settings, "settings");
         this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
-        this.messageActions = new MessageActions(dataSource);
-        this.control = new OutboxControl(dataSource);
+        this.messageActions = new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
+                MessageActions.DEFAULT_BUSY_BACKOFF, settings);
+        this.control = new OutboxControl(dataSource, settings);
         this.transports = Objects.requireNonNull(transports, "transports");
         this.statementTimeoutMillis = DEFAULT_STATEMENT_TIMEOUT.toMillis();
     }

@@ -232,7 +232,7 @@ public final class DispatcherService implements AutoCloseable {
                 List<ResilientTransport> all = List.copyOf(transports.values());
                 support = SupportServer.start(supportPool, config.support(), () -> all.stream()
                         .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT)))
-                        .toList());
+                        .toList(), config.dispatcher().sessionSettings());
             }
             if (config.webhooks() != null) {
                 // its own pool and threads: a flood of delivery events never takes what sending needs

@@ -242,6 +242,16 @@ class SupportCliTest {
         assertThat(down.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(down.err()).contains("cannot reach the database").doesNotContain("s3cret");
         assertThat(run(Map.of(), "stats", "--db-url", "mysql://x").err()).contains("must be a PostgreSQL JDBC URL");
+
+        // behind a pooler, as the services read it
+        Map<String, String> pooler = new java.util.HashMap<>(env());
+        pooler.put("MAILROOM_DB_POOLER", "pgpool");
+        assertThat(run(pooler, "stats").err()).contains("MAILROOM_DB_POOLER must be 'none' or 'pgbouncer'");
+        pooler.put("MAILROOM_DB_POOLER", "pgbouncer");
+        pooler.put("MAILROOM_DB_SESSION_SETTINGS", "session");
+        assertThat(run(pooler, "stats").err()).contains("MAILROOM_DB_SESSION_SETTINGS=session cannot work behind");
+        pooler.put("MAILROOM_DB_SESSION_SETTINGS", "transaction");
+        assertThat(run(pooler, "stats").code()).isZero(); // the URL here is direct: per-transaction settings work there too
     }
 
     @Test
