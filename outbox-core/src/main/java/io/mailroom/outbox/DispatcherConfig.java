@@ -140,6 +140,7 @@ public record DispatcherConfig(
         private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
         private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
         private Duration idleInTransactionTimeout = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT;
+        private boolean idleInTransactionTimeoutSet;
         private Duration controlPollInterval = DEFAULT_CONTROL_POLL_INTERVAL;
         private boolean orderingKeys = true;
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
@@ -182,8 +183,15 @@ public record DispatcherConfig(
         public Builder completionBatchSize(int v) { this.completionBatchSize = v; return this; }
         /** {@code statement_timeout} of the dispatcher's sessions (claim included); null leaves the server's. */
         public Builder statementTimeout(Duration v) { this.statementTimeout = v; return this; }
-        /** {@code idle_in_transaction_session_timeout} of the dispatcher's sessions; null leaves the server's. */
-        public Builder idleInTransactionTimeout(Duration v) { this.idleInTransactionTimeout = v; return this; }
+        /**
+         * {@code idle_in_transaction_session_timeout} of the dispatcher's sessions; null leaves the server's.
+         * At most the lease; by default {@link #DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT} or the lease if shorter.
+         */
+        public Builder idleInTransactionTimeout(Duration v) {
+            this.idleInTransactionTimeout = v;
+            this.idleInTransactionTimeoutSet = true;
+            return this;
+        }
         /** How often the pause switches in {@code outbox_control} are read. */
         public Builder controlPollInterval(Duration v) { this.controlPollInterval = v; return this; }
         /**
@@ -231,14 +239,28 @@ public record DispatcherConfig(
             if (statementTimeout != null) {
                 Checks.positive("statementTimeout", statementTimeout);
             }
-            if (idleInTransactionTimeout != null) {
-                Checks.positive("idleInTransactionTimeout", idleInTransactionTimeout);
+            // A dispatcher cut off from the database in the middle of a transaction (a host losing its
+            // network, measured in the partition run) leaves its server session idle in that transaction,
+            // holding the row locks of the claims it was completing; the rescue skips locked rows, so
+            // those claims come back only when this timeout ends the session. Longer than the lease, it
+            // would be what bounds the rescue, not the lease.
+            Duration idle = idleInTransactionTimeout;
+            if (idle != null) {
+                Checks.positive("idleInTransactionTimeout", idle);
+                if (idle.compareTo(lease) > 0) {
+                    if (idleInTransactionTimeoutSet) {
+                        throw new IllegalArgumentException("idleInTransactionTimeout (" + idle + ") must not be longer than"
+                                + " lease (" + lease + "): a dispatcher cut off in the middle of a transaction keeps its row"
+                                + " locks until that timeout ends its session, and its claims cannot be rescued before");
+                    }
+                    idle = lease;
+                }
             }
             linger("claimLinger", claimLinger);
             linger("completionLinger", completionLinger);
             return new DispatcherConfig(id, batchSize, concurrency, claimers, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
-                    completionBatchSize, statementTimeout, idleInTransactionTimeout, controlPollInterval, orderingKeys,
+                    completionBatchSize, statementTimeout, idle, controlPollInterval, orderingKeys,
                     claimLinger, completionLinger, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
         }
 

@@ -201,6 +201,23 @@ class ClaimAndFinishTest {
     }
 
     @Test
+    void idleInTransactionTimeoutIsNeverLongerThanTheLease() {
+        // a dispatcher cut off mid-transaction holds its row locks until this timeout ends its session
+        // (the partition run waited 30 s for a rescue against an 8 s lease before this)
+        assertThat(DispatcherConfig.builder().build().idleInTransactionTimeout())
+                .isEqualTo(DispatcherConfig.DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT);
+        assertThat(DispatcherConfig.builder().lease(Duration.ofSeconds(8)).build().idleInTransactionTimeout())
+                .isEqualTo(Duration.ofSeconds(8));
+        assertThat(DispatcherConfig.builder().lease(Duration.ofSeconds(8)).idleInTransactionTimeout(Duration.ofSeconds(5)).build()
+                .idleInTransactionTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(DispatcherConfig.builder().lease(Duration.ofSeconds(8)).idleInTransactionTimeout(null).build()
+                .idleInTransactionTimeout()).isNull();
+        assertThatThrownBy(() -> DispatcherConfig.builder().lease(Duration.ofSeconds(8))
+                .idleInTransactionTimeout(Duration.ofSeconds(30)).build())
+                .hasMessageStartingWith("idleInTransactionTimeout (PT30S) must not be longer than lease (PT8S)");
+    }
+
+    @Test
     void configurationRejectsBadValuesNamingTheSetting() {
         assertThatThrownBy(() -> DispatcherConfig.builder().batchSize(0).build()).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> DispatcherConfig.builder().concurrency(-1).build()).hasMessageContaining("concurrency");
