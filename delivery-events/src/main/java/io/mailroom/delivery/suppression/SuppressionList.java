@@ -144,8 +144,11 @@ public final class SuppressionList implements DeliveryEventListener {
             return Map.of();
         }
         Map<String, List<Suppression>> found = new LinkedHashMap<>();
+        // = any(array): one statement text for every batch size (an IN list made one per size, each
+        // parsed and planned afresh), as the claim and the completion's statements are
         tx.selectFrom(SUPPRESSION)
-                .where(SUPPRESSION.ADDRESS.in(distinct)).and(SUPPRESSION.LIFTED_AT.isNull())
+                .where(SUPPRESSION.ADDRESS.eq(org.jooq.impl.DSL.any(distinct.toArray(String[]::new))))
+                .and(SUPPRESSION.LIFTED_AT.isNull())
                 .orderBy(SUPPRESSION.ADDRESS, SUPPRESSION.ID)
                 .fetch()
                 .forEach(r -> found.computeIfAbsent(r.getAddress(), a -> new java.util.ArrayList<>()).add(of(r)));
