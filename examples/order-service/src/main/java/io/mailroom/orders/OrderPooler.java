@@ -1,6 +1,7 @@
 package io.mailroom.orders;
 
-import java.util.Locale;
+import io.mailroom.outbox.DbPooler;
+
 import java.util.Map;
 
 /**
@@ -15,23 +16,18 @@ import java.util.Map;
  */
 public record OrderPooler(boolean pooled, String migrateUrl) {
 
-    public static final String ENV_POOLER = "MAILROOM_DB_POOLER";
+    public static final String ENV_POOLER = DbPooler.ENV_POOLER;
     public static final String ENV_MIGRATE_URL = "MAILROOM_MIGRATE_DB_URL";
     public static final OrderPooler DIRECT = new OrderPooler(false, null);
 
     /** Reads the two variables; a bad value throws {@link IllegalArgumentException} naming the variable. */
     public static OrderPooler fromEnvironment(Map<String, String> env, boolean migrate) {
-        String pooler = env.get(ENV_POOLER);
-        pooler = pooler == null || pooler.isBlank() ? "none" : pooler.trim().toLowerCase(Locale.ROOT);
-        if (!pooler.equals("none") && !pooler.equals("pgbouncer")) {
-            throw new IllegalArgumentException(ENV_POOLER + " must be 'none' or 'pgbouncer', got '" + pooler + "'");
-        }
+        boolean pooled = DbPooler.pooled(env.get(ENV_POOLER));
         String url = env.get(ENV_MIGRATE_URL);
         url = url == null || url.isBlank() ? null : url.trim();
         if (url != null && !url.startsWith("jdbc:postgresql://")) {
             throw new IllegalArgumentException(ENV_MIGRATE_URL + " must be a jdbc:postgresql:// URL");
         }
-        boolean pooled = pooler.equals("pgbouncer");
         if (pooled && migrate && url == null) {
             throw new IllegalArgumentException("behind " + ENV_POOLER + "=pgbouncer, migrations need a direct URL ("
                     + ENV_MIGRATE_URL + "), or MAILROOM_MIGRATE=false");

@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.outbox.DbPooler;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.SessionSettings;
 
@@ -31,26 +32,9 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
     }
 
     static DbTopology fromEnv(Map<String, String> env, boolean migrate) {
-        String pooler = trimmed(env.get("MAILROOM_DB_POOLER"));
-        pooler = pooler == null ? "none" : pooler.toLowerCase(Locale.ROOT);
-        if (!pooler.equals("none") && !pooler.equals("pgbouncer")) {
-            throw new InvalidSettingException("MAILROOM_DB_POOLER",
-                    "MAILROOM_DB_POOLER must be 'none' or 'pgbouncer' (any pooler in transaction mode), got '" + pooler + "'");
-        }
-        boolean pooled = pooler.equals("pgbouncer");
-        String settingsValue = trimmed(env.get("MAILROOM_DB_SESSION_SETTINGS"));
-        SessionSettings settings;
-        try {
-            settings = settingsValue == null ? (pooled ? SessionSettings.TRANSACTION : SessionSettings.SESSION)
-                    : SessionSettings.parse("MAILROOM_DB_SESSION_SETTINGS", settingsValue);
-        } catch (IllegalArgumentException e) {
-            throw new InvalidSettingException("MAILROOM_DB_SESSION_SETTINGS", e.getMessage());
-        }
-        if (pooled && settings == SessionSettings.SESSION) {
-            throw new InvalidSettingException("MAILROOM_DB_SESSION_SETTINGS", "MAILROOM_DB_SESSION_SETTINGS=session cannot"
-                    + " work behind MAILROOM_DB_POOLER=pgbouncer: each transaction may get another server session;"
-                    + " use 'transaction' (SET LOCAL per transaction) or 'server' (ALTER ROLE ... SET)");
-        }
+        boolean pooled = DbPooler.pooled(env.get(DbPooler.ENV_POOLER));
+        String pooler = pooled ? "pgbouncer" : "none";
+        SessionSettings settings = DbPooler.sessionSettings(pooled, env.get(DbPooler.ENV_SESSION_SETTINGS));
         String listenUrl = url(env, "MAILROOM_LISTEN_DB_URL");
         String migrateUrl = url(env, "MAILROOM_MIGRATE_DB_URL");
         if (pooled && migrate && migrateUrl == null) {

@@ -157,37 +157,23 @@ public class SupportCli implements Callable<Integer> {
         return new Actor(name, Role.OPERATOR);
     }
 
-    /** {@code MAILROOM_DB_POOLER}, as the services read it: whether the URL goes through a transaction-mode pooler. */
+    /** {@code MAILROOM_DB_POOLER}, read as the services read it: whether the URL goes through a transaction-mode pooler. */
     private boolean pooled() {
-        String pooler = env.get("MAILROOM_DB_POOLER");
-        if (pooler == null || pooler.isBlank() || pooler.trim().equalsIgnoreCase("none")) {
-            return false;
+        try {
+            return io.mailroom.outbox.DbPooler.pooled(env.get(io.mailroom.outbox.DbPooler.ENV_POOLER));
+        } catch (io.mailroom.outbox.InvalidSettingException e) {
+            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
         }
-        if (pooler.trim().equalsIgnoreCase("pgbouncer")) {
-            return true;
-        }
-        throw new io.mailroom.support.InvalidParameterException("MAILROOM_DB_POOLER",
-                "MAILROOM_DB_POOLER must be 'none' or 'pgbouncer' (any pooler in transaction mode), got '" + pooler.trim() + "'");
     }
 
     /** Where the actions' timeouts are set: {@code MAILROOM_DB_SESSION_SETTINGS}, else per transaction behind a pooler. */
     private io.mailroom.outbox.SessionSettings sessionSettings() {
-        String value = env.get("MAILROOM_DB_SESSION_SETTINGS");
         boolean pooled = pooled();
-        if (value == null || value.isBlank()) {
-            return pooled ? io.mailroom.outbox.SessionSettings.TRANSACTION : io.mailroom.outbox.SessionSettings.SESSION;
-        }
-        io.mailroom.outbox.SessionSettings settings;
         try {
-            settings = io.mailroom.outbox.SessionSettings.parse("MAILROOM_DB_SESSION_SETTINGS", value);
-        } catch (IllegalArgumentException e) {
-            throw new io.mailroom.support.InvalidParameterException("MAILROOM_DB_SESSION_SETTINGS", e.getMessage());
+            return io.mailroom.outbox.DbPooler.sessionSettings(pooled, env.get(io.mailroom.outbox.DbPooler.ENV_SESSION_SETTINGS));
+        } catch (io.mailroom.outbox.InvalidSettingException e) {
+            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
         }
-        if (pooled && settings == io.mailroom.outbox.SessionSettings.SESSION) {
-            throw new io.mailroom.support.InvalidParameterException("MAILROOM_DB_SESSION_SETTINGS",
-                    "MAILROOM_DB_SESSION_SETTINGS=session cannot work behind MAILROOM_DB_POOLER=pgbouncer; use 'transaction' or 'server'");
-        }
-        return settings;
     }
 
     private DataSource dataSource() {

@@ -496,7 +496,7 @@ final class ChaosCheck {
         }
     }
 
-    private static long pct(List<Long> sorted, int p) {
+    static long pct(List<Long> sorted, int p) {
         int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
     }

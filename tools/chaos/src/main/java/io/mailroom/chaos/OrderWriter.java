@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,7 +32,6 @@ final class OrderWriter implements AutoCloseable {
 
     private final OrderService service;
     private final long periodNanos;
-    private final Map<Long, Long> committedAtMillis = new ConcurrentHashMap<>();
     /** Every acknowledged order, in order: an id can come twice after a failover that rewound the sequence. */
     private final List<Acknowledged> acknowledged = java.util.Collections.synchronizedList(new ArrayList<>());
 
@@ -64,9 +64,7 @@ final class OrderWriter implements AutoCloseable {
             try {
                 PlaceOrder order = order(i);
                 PlacedOrder placed = service.placeOrder(order);
-                long now = System.currentTimeMillis();
-                committedAtMillis.put(placed.orderId(), now);
-                acknowledged.add(new Acknowledged(placed.orderId(), order.customerEmail(), now));
+                acknowledged.add(new Acknowledged(placed.orderId(), order.customerEmail(), System.currentTimeMillis()));
             } catch (RuntimeException e) {
                 String state = SqlStates.sqlState(e);
                 failures.computeIfAbsent(state == null ? e.getClass().getSimpleName() : "SQLSTATE " + state,
@@ -85,9 +83,11 @@ final class OrderWriter implements AutoCloseable {
         return new PlaceOrder("customer" + i + "@example.com", "Customer " + i, "EUR", lines);
     }
 
-    /** Orders whose commit was acknowledged, with the time of the acknowledgement. */
+    /** Orders whose commit was acknowledged, with the time of the acknowledgement (the latest, for an id given twice). */
     Map<Long, Long> committedAtMillis() {
-        return committedAtMillis;
+        Map<Long, Long> at = new HashMap<>();
+        acknowledged().forEach(a -> at.put(a.orderId(), a.atMillis()));
+        return at;
     }
 
     /** Every acknowledged order, in the order of acknowledgement. */

@@ -31,6 +31,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -352,28 +353,24 @@ public final class PartitionRun {
         List<Long> delays = new ArrayList<>();
         committedAt.forEach((key, at) -> delays.add(accepted.get(key) - at));
         delays.sort(Long::compare);
-        LatencyPhase p = new LatencyPhase(added, burst, perSecond, paced, paceRate, percentile(delays, 50), percentile(delays, 99),
-                delays.getLast());
+        LatencyPhase p = new LatencyPhase(added, burst, perSecond, paced, paceRate, ChaosCheck.pct(delays, 50),
+                ChaosCheck.pct(delays, 99), delays.getLast());
         log.info("Added latency {} ms: burst {} emails at {} emails/s; paced {} at {}/s: commit -> accept p50 {} ms, p99 {} ms",
                 added.toMillis(), burst, String.format(java.util.Locale.ROOT, "%.0f", perSecond), paced, paceRate, p.p50(), p.p99());
         return p;
     }
 
-    private static long percentile(List<Long> sorted, int p) {
-        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
-    }
-
     /** Waits (up to 2 minutes) until the provider has accepted every key; their first accept times. */
     private static Map<String, Long> awaitAccepted(Path record, List<String> keys) throws InterruptedException {
+        Set<String> wanted = Set.copyOf(keys);
         long deadline = System.currentTimeMillis() + TimeUnit.MINUTES.toMillis(2);
         while (true) {
             Map<String, Long> first = new HashMap<>();
             for (Records.ProviderLine l : Records.provider(record)) {
-                if (l.isEffect() && l.key() != null) {
+                if (l.isEffect() && wanted.contains(l.key())) {
                     first.merge(l.key(), l.at(), Math::min);
                 }
             }
-            first.keySet().retainAll(keys);
             if (first.size() == keys.size()) {
                 return first;
             }
