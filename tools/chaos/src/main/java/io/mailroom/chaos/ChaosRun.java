@@ -172,7 +172,7 @@ public final class ChaosRun {
             restoreEverything(fleet, dir);
             long loadEnd = System.currentTimeMillis();
             log.info("Load over: {} orders attempted, {} acknowledged; draining", writer.attempted(),
-                    writer.committedAtMillis().size());
+                    writer.acknowledged().size());
 
             long drained = drain(dsl, fleet, dir);
             watch.close();
