@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.suppression.SuppressionException;
 import io.mailroom.delivery.suppression.SuppressionList;
@@ -197,7 +198,7 @@ public final class SupportService {
         requireRole(actor, Role.SUPPORT);
         SuppressionView added = write(tx -> SuppressionView.of(suppressionCall(
                 () -> suppressionList.add(tx, address, reason, actor.name(), actor.role().word()))));
-        log.info("{} suppressed by {} ({})", added.address(), actor.name(), actor.role().word());
+        log.info("{} suppressed by {} ({})", Addresses.masked(added.address()), actor.name(), actor.role().word());
         return added;
     }
 
