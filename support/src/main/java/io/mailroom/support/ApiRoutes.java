@@ -13,7 +13,8 @@ import java.util.Set;
 
 /**
  * The JSON API. Reads need {@code viewer}, email actions {@code support}, pause/resume
- * {@code operator}. Every error is an {@link ApiError}; 400 names the parameter.
+ * {@code operator}. Every error is an {@link ApiError}; 400 names the parameter, also one the route
+ * does not read ({@link #QUERY}).
  *
  * <ul>
  *   <li>{@code GET /api/orders/{orderId}/emails} → {@link OrderEmails}</li>
@@ -38,6 +39,18 @@ import java.util.Set;
  * </ul>
  */
 final class ApiRoutes {
+
+    /**
+     * The query parameters each route reads, by "METHOD path" as registered; a route not named
+     * here reads none. Any other parameter is refused with 400 before the route runs.
+     */
+    static final Map<String, Set<String>> QUERY = Map.of(
+            "GET /api/emails", Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
+                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
+            "GET /api/suppressions", Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
+                    SupportParams.LIMIT));
 
     private final SupportService service;
 
