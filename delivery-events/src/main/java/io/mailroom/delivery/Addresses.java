@@ -42,4 +42,21 @@ public final class Addresses {
         }
         return local + "@" + domain;
     }
+
+    /**
+     * {@code a***@example.com}, as the dispatcher's log lines show a recipient ({@code EmailAddress.masked}):
+     * enough for an operator to tell addresses apart in a log, no more. Something that is not an
+     * address at all shows as {@code ***}.
+     */
+    public static String masked(String address) {
+        if (address == null) {
+            return "***";
+        }
+        String a = address.strip();
+        int at = a.lastIndexOf('@');
+        if (at <= 0 || at == a.length() - 1) {
+            return "***";
+        }
+        return a.charAt(0) + "***@" + a.substring(at + 1);
+    }
 }

@@ -18,7 +18,15 @@ public sealed interface ActionResult {
     record NotFound(String key, String message) implements ActionResult {
     }
 
-    /** The action does not fit the email's current status; nothing changed. */
-    record NotAllowed(String key, EmailStatus current, String message) implements ActionResult {
+    /**
+     * The action does not fit the email's current status (or, {@code code} {@link ApiError#SUPPRESSED}, its
+     * recipient is suppressed); nothing changed.
+     *
+     * @param code the API's error code: {@link ApiError#NOT_ALLOWED} or {@link ApiError#SUPPRESSED}
+     */
+    record NotAllowed(String key, EmailStatus current, String message, String code) implements ActionResult {
+        public NotAllowed(String key, EmailStatus current, String message) {
+            this(key, current, message, ApiError.NOT_ALLOWED);
+        }
     }
 }

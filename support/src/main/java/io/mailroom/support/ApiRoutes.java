@@ -13,7 +13,8 @@ import java.util.Set;
 
 /**
  * The JSON API. Reads need {@code viewer}, email actions {@code support}, pause/resume
- * {@code operator}. Every error is an {@link ApiError}; 400 names the parameter.
+ * {@code operator}. Every error is an {@link ApiError}; 400 names the parameter, also one the route
+ * does not read ({@link #QUERY}).
  *
  * <ul>
  *   <li>{@code GET /api/orders/{orderId}/emails} → {@link OrderEmails}</li>
@@ -25,7 +26,8 @@ import java.util.Set;
  *   <li>{@code POST /api/emails/{key}/retry | resend | confirm-sent | cancel | close} with an optional JSON body
  *       {@code {"reason": "...", "providerMessageId": "..."}} (a reason is required for resend and close) →
  *       200 {@link ActionAnswer}; 409 {@code busy} when a dispatcher holds the email (with
- *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 404 when there is no such email</li>
+ *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 409 {@code suppressed} for a
+ *       retry while the recipient's suppression is in force (lift it first), 404 when there is no such email</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
  *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
@@ -37,6 +39,18 @@ import java.util.Set;
  * </ul>
  */
 final class ApiRoutes {
+
+    /**
+     * The query parameters each route reads, by "METHOD path" as registered; a route not named
+     * here reads none. Any other parameter is refused with 400 before the route runs.
+     */
+    static final Map<String, Set<String>> QUERY = Map.of(
+            "GET /api/emails", Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
+                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
+            "GET /api/suppressions", Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
+                    SupportParams.LIMIT));
 
     private final SupportService service;
 
@@ -128,7 +142,7 @@ final class ApiRoutes {
             case ActionResult.Applied a -> ctx.json(ActionAnswer.of(a, ctx.pathParam("key")));
             case ActionResult.Busy b -> ctx.status(409).header("Retry-After", "1").json(new ApiError(b.message(), "busy", null));
             case ActionResult.NotFound n -> ctx.status(404).json(new ApiError(n.message(), "not_found", SupportParams.KEY));
-            case ActionResult.NotAllowed n -> ctx.status(409).json(new ApiError(n.message(), "not_allowed", null, n.current().code()));
+            case ActionResult.NotAllowed n -> ctx.status(409).json(new ApiError(n.message(), n.code(), null, n.current().code()));
         }
     }
 

@@ -56,6 +56,19 @@ final class ConsoleRoutes {
         }
     }
 
+    /**
+     * The query parameters each page reads, by "METHOD path" as registered; a route not named here
+     * reads none. Any other parameter is refused with an error page (400) before the page runs.
+     */
+    static final Map<String, java.util.Set<String>> QUERY = Map.of(
+            "GET /console/login", java.util.Set.of("next"),
+            "GET /console/orders", java.util.Set.of(SupportParams.ORDER_ID),
+            "GET /console/emails", java.util.Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
+                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
+                    SupportParams.LIMIT));
+
     private final SupportService service;
     private final Authenticator auth;
     private final Sessions sessions;

@@ -41,6 +41,9 @@ import java.util.List;
  *                          preview route); null in lists and when none is stored (not sent yet, or sent
  *                          before renderings were kept)
  * @param delivery          what the provider reported after accepting it; null when nothing yet
+ * @param suppression       the suppression in force for the recipient, with its link; null when there is none.
+ *                          While it {@linkplain SuppressionNote#blocksRetry() blocks a retry}, retry is not
+ *                          among the actions: the same send would be stopped the same way
  */
 public record EmailView(String key, String topic, String kind, String aggregateType, String orderId,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -49,7 +52,8 @@ public record EmailView(String key, String topic, String kind, String aggregateT
                         String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
                         String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery) {
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery,
+                        SuppressionNote suppression) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -61,6 +65,19 @@ public record EmailView(String key, String topic, String kind, String aggregateT
         resentAs = List.copyOf(resentAs);
         actions = List.copyOf(actions);
         timeline = timeline == null ? null : List.copyOf(timeline);
+    }
+
+    /** An email whose recipient is not suppressed. */
+    public EmailView(String key, String topic, String kind, String aggregateType, String orderId,
+                     String recipient, String recipientName, String subject, EmailStatus status,
+                     int attempts, int maxAttempts, String lastError,
+                     Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
+                     String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
+                     String resendOf, List<String> resentAs, List<String> actions, String mainAction,
+                     List<TimelineEntry> timeline, Rendering rendering, Delivery delivery) {
+        this(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status, attempts, maxAttempts,
+                lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId, providerReply, deliveryRecord,
+                contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, null);
     }
 
     @JsonProperty("statusText")
@@ -98,7 +115,8 @@ public record EmailView(String key, String topic, String kind, String aggregateT
     public EmailView withoutTimeline() {
         return new EmailView(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
-                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering, delivery);
+                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering, delivery,
+                suppression);
     }
 
     /**
@@ -111,7 +129,8 @@ public record EmailView(String key, String topic, String kind, String aggregateT
     }
 
     /** What is known about an email that decides its actions, beyond its status. */
-    record Facts(boolean contentKept, boolean superseded, boolean failedPermanently, boolean providerAccepted) {
+    record Facts(boolean contentKept, boolean superseded, boolean failedPermanently, boolean providerAccepted,
+                 boolean suppressed) {
     }
 
     /**
@@ -119,15 +138,18 @@ public record EmailView(String key, String topic, String kind, String aggregateT
      * <ul>
      *   <li>failed: retry and close (won't send); close comes first after a permanent failure, which a
      *       retry repeats. An email that was resent (superseded) is never retried: the resend is its
-     *       second chance, and a retry would send it twice; it can only be closed.</li>
+     *       second chance, and a retry would send it twice; it can only be closed. Nor one whose recipient
+     *       is suppressed: the retry would be stopped again; it is offered once the suppression is lifted.</li>
+     *   <li>pending: retry now (not while the recipient is suppressed) and cancel.</li>
      *   <li>review: confirm it was sent, resend it (needs the content), or close it as won't send
      *       (unless the delivery record says the provider accepted it: then it was sent).</li>
      * </ul>
      */
     static List<String> actionsFor(EmailStatus status, Facts f) {
         return switch (status) {
-            case FAILED -> f.superseded() ? List.of(CLOSE) : f.failedPermanently() ? List.of(CLOSE, RETRY) : List.of(RETRY, CLOSE);
-            case PENDING -> List.of(RETRY, CANCEL);
+            case FAILED -> f.superseded() || f.suppressed() ? List.of(CLOSE)
+                    : f.failedPermanently() ? List.of(CLOSE, RETRY) : List.of(RETRY, CLOSE);
+            case PENDING -> f.suppressed() ? List.of(CANCEL) : List.of(RETRY, CANCEL);
             case SENT -> f.contentKept() ? List.of(RESEND) : List.of();
             case REVIEW -> {
                 List<String> open = new java.util.ArrayList<>(List.of(CONFIRM_SENT));

@@ -31,7 +31,29 @@ public final class Params {
     /** Longest look-back or "older than" accepted. */
     public static final Duration MAX_DURATION = Duration.ofDays(3660);
 
+    /** A parameter name shown back in an error: a plain word; anything else is called "query". */
+    private static final Pattern PARAMETER_NAME = Pattern.compile("^[A-Za-z][A-Za-z0-9_]{0,39}$");
+
     private Params() {
+    }
+
+    /**
+     * Refuses a query parameter the route does not read, naming it and listing the ones it
+     * accepts: an unknown filter silently ignored answers more than was asked for, as if it had
+     * been applied ({@code GET /api/emails?recipient=...} answered every email).
+     *
+     * @param given    the names in the query string
+     * @param accepted the names the route reads; empty for a route that takes none
+     */
+    public static void onlyKnown(java.util.Collection<String> given, java.util.Set<String> accepted) {
+        for (String name : given) {
+            if (!accepted.contains(name)) {
+                String shown = PARAMETER_NAME.matcher(name).matches() ? name : "query";
+                throw new InvalidParameterException(shown, "unknown parameter " + shown + (accepted.isEmpty()
+                        ? "; this route takes no query parameters"
+                        : "; accepted: " + String.join(", ", new java.util.TreeSet<>(accepted))));
+            }
+        }
     }
 
     /** An order number, e.g. {@code 102}, as the string stored in {@code aggregate_id}. */

@@ -16,6 +16,8 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.net.URI;
 import java.time.Clock;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -105,7 +107,10 @@ public final class SupportServer implements AutoCloseable {
             });
 
             c.routes.before(SupportServer::securityHeaders);
-            c.routes.beforeMatched(ctx -> authorize(ctx, auth, console));
+            c.routes.beforeMatched(ctx -> {
+                authorize(ctx, auth, console);
+                onlyKnownQuery(ctx);
+            });
             api.register(c);
             console.register(c);
 
@@ -183,6 +188,18 @@ public final class SupportServer implements AutoCloseable {
         if (!ctx.path().startsWith("/console/assets/")) {
             ctx.header("Cache-Control", "no-store");
         }
+    }
+
+    /** Runs before every matched route, once the asker is known: a query parameter the route does not read is a 400. */
+    private static void onlyKnownQuery(Context ctx) {
+        Map<String, List<String>> query = ctx.queryParamMap();
+        if (query.isEmpty()) {
+            return;
+        }
+        io.javalin.router.Endpoint route = ctx.endpoints().matchedHttpEndpoint();
+        String name = route.method.name() + " " + route.path;
+        Map<String, Set<String>> table = isApi(ctx) ? ApiRoutes.QUERY : ConsoleRoutes.QUERY;
+        Params.onlyKnown(query.keySet(), table.getOrDefault(name, Set.of()));
     }
 
     /** Runs before every matched route: who is asking, and may they? */

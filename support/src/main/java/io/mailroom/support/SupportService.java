@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.suppression.SuppressionException;
 import io.mailroom.delivery.suppression.SuppressionList;
@@ -68,6 +69,8 @@ public final class SupportService {
     static final Duration BUSY_BACKOFF = MessageActions.DEFAULT_BUSY_BACKOFF;
     static final int CHART_MINUTES = 60;
 
+    /** How the dispatcher's last error of an email stopped by a suppression begins. */
+    static final String SUPPRESSED_PREFIX = "suppressed (";
     private static final Pattern RESEND_SUFFIX = Pattern.compile("^(.+)-resend-[0-9]{1,9}$");
 
     private final DSLContext dsl;
@@ -197,7 +200,7 @@ public final class SupportService {
         requireRole(actor, Role.SUPPORT);
         SuppressionView added = write(tx -> SuppressionView.of(suppressionCall(
                 () -> suppressionList.add(tx, address, reason, actor.name(), actor.role().word()))));
-        log.info("{} suppressed by {} ({})", added.address(), actor.name(), actor.role().word());
+        log.info("{} suppressed by {} ({})", Addresses.masked(added.address()), actor.name(), actor.role().word());
         return added;
     }
 
@@ -361,10 +364,16 @@ public final class SupportService {
                     throw new Refused("email " + k + " was resent as " + String.join(", ", resends)
                             + ", so retrying it would send it twice; close it instead");
                 }
+                // read under the row lock: a lift committed before it is seen, one after it comes too late for this retry
+                SupportStore.EmailRow row = store.email(tx, k);
+                SuppressionNote suppression = row == null ? null : suppressionsOf(tx, List.of(row)).get(k);
+                if (suppression != null && suppression.blocksRetry()) {
+                    throw new Refused(ApiError.SUPPRESSED, suppression.retryRefusal(k));
+                }
                 store.insertAudit(tx, actor, AuditActions.RETRY, k, why, SupportJson.object(Map.of("from", before)));
             });
         } catch (Refused e) {
-            return new ActionResult.NotAllowed(k, EmailStatus.derive(before, null), e.getMessage());
+            return new ActionResult.NotAllowed(k, EmailStatus.derive(before, null), e.getMessage(), e.code);
         }
         return result(AuditActions.RETRY, actor, k, r, null, "only a failed or waiting email can be retried");
     }
@@ -623,8 +632,16 @@ public final class SupportService {
 
     /** An action refused for a reason the person can act on, found inside its transaction, which rolls back. */
     private static final class Refused extends RuntimeException {
+        final String code;
+
         Refused(String message) {
+            this(ApiError.NOT_ALLOWED, message);
+        }
+
+        /** @param code the API's error code for it ({@link ApiError#SUPPRESSED}, else not_allowed) */
+        Refused(String code, String message) {
             super(message, null, false, false);
+            this.code = code;
         }
     }
 
@@ -685,6 +702,7 @@ public final class SupportService {
                 audit.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a);
             }
         }
+        Map<String, SuppressionNote> suppressed = suppressionsOf(tx, rows);
         List<EmailView> out = new ArrayList<>(rows.size());
         for (SupportStore.EmailRow row : rows) {
             List<TimelineEntry.Attempt> tries = attempts.getOrDefault(row.key(), List.of()).stream()
@@ -713,9 +731,48 @@ public final class SupportService {
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
             out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
-                    renderings.get(row.key())));
+                    renderings.get(row.key()), suppressed.get(row.key())));
         }
         return out;
+    }
+
+    /** The suppression in force for each row's recipient, by key, in one query for the page; rows without one are absent. */
+    private Map<String, SuppressionNote> suppressionsOf(DSLContext tx, List<SupportStore.EmailRow> rows) {
+        Map<String, String> addressOf = new HashMap<>();
+        for (SupportStore.EmailRow row : rows) {
+            String address = normalizedRecipient(row);
+            if (address != null) {
+                addressOf.put(row.key(), address);
+            }
+        }
+        Map<String, List<io.mailroom.delivery.suppression.Suppression>> active = suppressionList.active(tx, addressOf.values());
+        Map<String, SuppressionNote> out = new HashMap<>();
+        for (SupportStore.EmailRow row : rows) {
+            List<io.mailroom.delivery.suppression.Suppression> entries = active.get(addressOf.get(row.key()));
+            if (entries != null) {
+                SuppressionNote.of(entries, stoppedBySuppression(row)).ifPresent(n -> out.put(row.key(), n));
+            }
+        }
+        return out;
+    }
+
+    /** The recipient as the suppression list stores addresses, or null when it is not known (or not an address). */
+    private static String normalizedRecipient(SupportStore.EmailRow row) {
+        String recipient = firstNonNull(row.descriptorRecipient(), row.payloadEmail());
+        if (recipient == null) {
+            return null;
+        }
+        try {
+            return Addresses.normalize(recipient);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** Whether the email's last error is the dispatcher's "suppressed (...)" ({@code Suppression#failureReason}). */
+    private static boolean stoppedBySuppression(SupportStore.EmailRow row) {
+        String error = row.queueStatus() != null ? row.queueLastError() : row.effectLastError();
+        return error != null && error.startsWith(SUPPRESSED_PREFIX);
     }
 
     private static TimelineEntry.Attempt attempt(SupportStore.AttemptRow a) {
@@ -739,7 +796,8 @@ public final class SupportService {
     }
 
     private static EmailView view(SupportStore.EmailRow row, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
-                                  boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering) {
+                                  boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering,
+                                  SuppressionNote suppression) {
         EmailStatus status = EmailStatus.derive(row.effectStatus(), row.queueStatus());
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
@@ -757,7 +815,7 @@ public final class SupportService {
             lastError = null;
         }
         List<String> actions = EmailView.actionsFor(status, new EmailView.Facts(contentKept, !resentAs.isEmpty(),
-                failedPermanently, "succeeded".equals(row.recordState())));
+                failedPermanently, "succeeded".equals(row.recordState()), suppression != null && suppression.blocksRetry()));
         return new EmailView(row.key(), row.topic(), kind(row.topic()), row.aggregateType(), row.aggregateId(),
                 firstNonNull(row.descriptorRecipient(), row.payloadEmail()),
                 firstNonNull(row.descriptorName(), row.payloadName()),
@@ -768,7 +826,8 @@ public final class SupportService {
                 status == EmailStatus.PENDING ? row.availableAt() : null,
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
                 row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering,
-                row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()));
+                row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()),
+                suppression);
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

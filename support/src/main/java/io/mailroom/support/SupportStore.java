@@ -56,8 +56,15 @@ final class SupportStore {
 
     static final Field<Instant> NOW = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
 
-    private static final Field<String> PAYLOAD_EMAIL = DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerEmail").as("payload_email");
-    private static final Field<String> PAYLOAD_NAME = DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerName").as("payload_name");
+    // the recipient as the business wrote it: email-api's envelope ({"to":{"address","name"}}), else an
+    // order payload's customerEmail; an email stopped before its reservation (a suppressed recipient)
+    // has no descriptor, and this is all that names its address
+    private static final Field<String> PAYLOAD_EMAIL = DSL.coalesce(
+            DSL.jsonbGetAttributeAsText(DSL.jsonbGetAttribute(M.PAYLOAD, "to"), "address"),
+            DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerEmail")).as("payload_email");
+    private static final Field<String> PAYLOAD_NAME = DSL.coalesce(
+            DSL.jsonbGetAttributeAsText(DSL.jsonbGetAttribute(M.PAYLOAD, "to"), "name"),
+            DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerName")).as("payload_name");
     private static final Field<String> DESCRIPTOR_RECIPIENT = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "recipient").as("descriptor_recipient");
     private static final Field<String> DESCRIPTOR_NAME = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "recipientName").as("descriptor_name");
     private static final Field<String> DESCRIPTOR_SUBJECT = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "subject").as("descriptor_subject");

@@ -47,7 +47,12 @@ final class TestMail {
         /** Accepted, by a transport that keeps no idempotency record (recipient then comes from the payload). */
         SENT_WITHOUT_RECORD,
         /** Not tried: the transport's circuit breaker is open; handed back at once, attempt not counted. */
-        NOT_ATTEMPTED
+        NOT_ATTEMPTED,
+        /**
+         * Not sent: the recipient is on the suppression list. Failed with the suppression's reason and
+         * no idempotency record, as the email handler ends it (the check comes before the reservation).
+         */
+        SUPPRESSED
     }
 
     /** The reason a {@link Result#NOT_ATTEMPTED} attempt gives, as the resilient transport words it. */
@@ -59,6 +64,12 @@ final class TestMail {
     static String payload(long orderId, String email, String name) {
         return "{\"orderId\":" + orderId + ",\"customerEmail\":\"" + email + "\",\"customerName\":\"" + name
                 + "\",\"currency\":\"EUR\",\"total\":\"25.00\",\"lines\":[]}";
+    }
+
+    /** The payload {@code EmailOutbox} writes (email-api's envelope): the recipient is {@code to.address}. */
+    static String envelope(String template, String email, String name) {
+        return "{\"v\":1,\"template\":\"" + template + "\",\"locale\":\"en\",\"to\":{\"address\":\"" + email
+                + "\",\"name\":\"" + name + "\"},\"headers\":{},\"data\":{}}";
     }
 
     /** The order confirmation of order {@code orderId}: key {@code email-order-N}. */
@@ -100,6 +111,15 @@ final class TestMail {
             Result result = script.apply(m.idempotencyKey());
             String key = m.idempotencyKey();
             int[] held = {1};
+            if (result == Result.SUPPRESSED) {
+                java.util.List<io.mailroom.delivery.suppression.Suppression> active = dsl.transactionResult(cfg ->
+                        new io.mailroom.delivery.suppression.SuppressionList(io.mailroom.delivery.suppression.SuppressionConfig.defaults(), null)
+                                .active(cfg.dsl(), java.util.List.of(recipient(m)))).get(recipient(m));
+                if (active == null || active.isEmpty()) {
+                    throw new IllegalStateException("test handler told to suppress " + key + ", but " + recipient(m) + " is not suppressed");
+                }
+                return new Outcome.Failed(active.getFirst().failureReason(), null, null);
+            }
             if (result != Result.SENT_WITHOUT_RECORD) {
                 String subject = "Your order " + m.aggregateId() + (m.topic().equals(SHIPPED) ? " is on its way" : " is confirmed");
                 String descriptor = "{\"recipient\":\"" + recipient(m) + "\",\"subject\":\"" + subject + "\"}";
@@ -121,6 +141,7 @@ final class TestMail {
                         tx -> store.recordFailed(tx, key, held[0], "HTTP 503"));
                 case NOT_ATTEMPTED -> new Outcome.NotAttempted(BREAKER_OPEN, java.time.Duration.ZERO, null,
                         tx -> store.release(tx, key, held[0]));
+                case SUPPRESSED -> throw new IllegalStateException("handled above");
                 case REVIEW -> new Outcome.Review("timeout after the message was sent; the outcome is unknown", null,
                         tx -> store.markAmbiguous(tx, key, held[0], "timeout after DATA"));
             };
@@ -129,7 +150,8 @@ final class TestMail {
 
     private static String recipient(ClaimedMessage m) {
         try {
-            return SupportJson.mapper().readTree(m.payloadJson()).path("customerEmail").asText("unknown@example.com");
+            com.fasterxml.jackson.databind.JsonNode payload = SupportJson.mapper().readTree(m.payloadJson());
+            return payload.path("to").path("address").asText(payload.path("customerEmail").asText("unknown@example.com"));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

@@ -204,7 +204,8 @@ public final class SuppressionList implements DeliveryEventListener {
         }
         tx.deleteFrom(SOFT_BOUNCE_RUN).where(SOFT_BOUNCE_RUN.ADDRESS.eq(a)).execute();
         audit(tx, actor, role, ACTION_LIFT, why, a);
-        log.info("Suppression of {} lifted by {}", a, actor);
+        // masked as the dispatcher masks a recipient in its log: the address itself is in the audit row
+        log.info("Suppression of {} lifted by {}", Addresses.masked(a), actor);
         return lifted;
     }
 

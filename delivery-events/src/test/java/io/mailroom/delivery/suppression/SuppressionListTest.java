@@ -156,4 +156,25 @@ class SuppressionListTest {
     void theSoftBounceLimitIsCheckedNamingTheSetting() {
         assertThatThrownBy(() -> new SuppressionConfig(0)).hasMessageContaining("MAILROOM_SOFT_BOUNCE_LIMIT");
     }
+
+    @Test
+    void theLiftsLogLineMasksTheAddress_asTheDispatchersSendLinesDo() {
+        inTx(tx -> list.add(tx, "frida.long@example.com", "asked by phone", "alice", "support"));
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SuppressionList.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged = new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            inTx(tx -> list.lift(tx, "frida.long@example.com", "mailbox works again", "alice", "support"));
+        } finally {
+            logger.detachAppender(logged);
+        }
+        assertThat(logged.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .anySatisfy(line -> assertThat(line).contains("lifted").contains("f***@example.com"))
+                .allSatisfy(line -> assertThat(line).doesNotContain("frida.long"));
+        // the audit row keeps the address itself: the log is not where support looks it up
+        String audited = pg.dsl().select(AUDIT_LOG.DETAIL).from(AUDIT_LOG).where(AUDIT_LOG.ACTION.eq(SuppressionList.ACTION_LIFT))
+                .fetchOne().value1().data();
+        assertThat(audited).contains("frida.long@example.com");
+    }
 }

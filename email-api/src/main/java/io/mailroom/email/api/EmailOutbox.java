@@ -76,7 +76,9 @@ public final class EmailOutbox {
             throw new InvalidEmailException("data", "makes a payload of " + bytes + " bytes, over the limit of " + maxPayloadBytes);
         }
         try {
-            return NewMessage.of(email.topic(), email.aggregateType(), email.aggregateId(), email.idempotencyKey(), payload);
+            NewMessage message = NewMessage.of(email.topic(), email.aggregateType(), email.aggregateId(), email.idempotencyKey(),
+                    payload);
+            return email.orderingKey() == null ? message : message.withOrderingKey(email.orderingKey());
         } catch (IllegalArgumentException e) {
             // NewMessage names the argument first ("idempotencyKey must not be blank"): keep it as the field
             String message = e.getMessage();

@@ -24,16 +24,20 @@ import java.util.regex.Pattern;
  *         .locale("vi")
  *         .about("order", "102")
  *         .idempotencyKey("email-order-102-shipped")
+ *         .orderingKey("order-102")
  *         .data(Map.of("order", Map.of("id", "102", "carrier", "VNPost")))
  *         .build();
  * }</pre>
  *
- * @param topic the outbox topic, {@code email.<template>} unless given: the dispatcher's topic
- *              configuration maps it to a template, a sender and a transport
+ * @param topic       the outbox topic, {@code email.<template>} unless given: the dispatcher's topic
+ *                    configuration maps it to a template, a sender and a transport
+ * @param orderingKey optional: emails with the same key go out one at a time, in the order they were
+ *                    enqueued (whatever their topics), e.g. {@code order-102} for every email of an
+ *                    order; null: no order is kept
  */
 public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                             Map<String, String> headers, Map<String, Object> data, String aggregateType,
-                            String aggregateId, String idempotencyKey) {
+                            String aggregateId, String idempotencyKey, String orderingKey) {
 
     public static final String TOPIC_PREFIX = "email.";
     public static final int MAX_HEADER_VALUE_LENGTH = 900;
@@ -73,6 +77,7 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         private String aggregateType;
         private String aggregateId;
         private String idempotencyKey;
+        private String orderingKey;
 
         private Builder(String template) {
             this.template = template;
@@ -127,6 +132,17 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             return this;
         }
 
+        /**
+         * Keeps this email behind every earlier email of the same key that is still waiting or being
+         * sent (a later one is not claimed before it), so a customer reads them in the order they
+         * were written: one key per business entity, {@code order-102}. An earlier email that failed
+         * for good, or was cancelled, no longer holds the later ones back. Unset: no order is kept.
+         */
+        public Builder orderingKey(String key) {
+            this.orderingKey = key;
+            return this;
+        }
+
         public OutgoingEmail build() {
             if (template == null || !TEMPLATE.matcher(template).matches()) {
                 throw new InvalidEmailException("template", "must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit, got "
@@ -157,7 +173,8 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             }
             Map<String, Object> copy = new LinkedHashMap<>();
             data.forEach((k, v) -> copy.put(k, v));
-            return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey);
+            return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey,
+                    orderingKey);
         }
 
         private static void mailbox(String field, Mailbox m) {

@@ -65,6 +65,16 @@ class EmailOutboxTest {
     }
 
     @Test
+    void anOrderingKeyIsWrittenWithTheMessage_noneWhenNotGiven() {
+        pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), shipped("email-ordered").orderingKey("order-102").build()));
+        pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), shipped("email-unordered").build()));
+        assertThat(pg.dsl().select(OUTBOX_MESSAGE.ORDERING_KEY).from(OUTBOX_MESSAGE)
+                .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-ordered")).fetchSingle().value1()).isEqualTo("order-102");
+        assertThat(pg.dsl().select(OUTBOX_MESSAGE.ORDERING_KEY).from(OUTBOX_MESSAGE)
+                .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-unordered")).fetchSingle().value1()).isNull();
+    }
+
+    @Test
     void aRolledBackTransactionLeavesNoEmail() {
         assertThatThrownBy(() -> pg.dsl().transaction(cfg -> {
             outbox.enqueue(cfg.dsl(), shipped("email-rollback").build());
@@ -108,6 +118,8 @@ class EmailOutboxTest {
         refused("data.bad", b -> b.data(Map.of("bad", "nul\u0000")));
         refused("data", b -> b.data(Map.of("notes", "x".repeat(5000))));
         refused("idempotencyKey", b -> b.idempotencyKey(" "));
+        refused("orderingKey", b -> b.orderingKey(" "));
+        refused("orderingKey", b -> b.orderingKey("o".repeat(201)));
         refused("aggregateType", b -> b.about(null, "102"));
     }
 

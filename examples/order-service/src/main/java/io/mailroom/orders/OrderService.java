@@ -321,6 +321,15 @@ public final class OrderService {
         return new CancellationReceipt(c.getOrderId(), c.getReason(), c.getCancelledAt(), cancelledKey(c.getOrderId()), replayed);
     }
 
+    /**
+     * The ordering key of every email of an order, {@code order-<id>}: the shipping notice (or the
+     * cancellation) is not claimed while the confirmation is still waiting or being sent, so the
+     * customer reads them in the order they happened.
+     */
+    public static String orderingKey(long orderId) {
+        return AGGREGATE_TYPE + "-" + orderId;
+    }
+
     private static OutgoingEmail email(String template, String key, long orderId, String address, String name, String locale,
                                        Map<String, ?> data) {
         return OutgoingEmail.template(template)
@@ -328,6 +337,7 @@ public final class OrderService {
                 .locale(locale)
                 .about(AGGREGATE_TYPE, Long.toString(orderId))
                 .idempotencyKey(key)
+                .orderingKey(orderingKey(orderId))
                 .data(data)
                 .build();
     }

@@ -179,6 +179,10 @@ public final class DispatcherService implements AutoCloseable {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
             http = health(config, self::get, database, metrics);
             database.await();
+            if (!config.migrate()) {
+                // another service owns the migrations (docker compose: the order service) and may not have run them yet
+                new SchemaWait(pool, ServiceConfig.maskUrl(config.jdbcUrl()), config.dbStartupTimeout()).await();
+            }
             if (config.db().pooled()) {
                 // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
                 log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"

@@ -63,6 +63,11 @@ final class Printer {
         out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
         out.println("  arrived?     " + Table.cell(e.arrivalText(), 300));
         out.println("  to:          " + Table.cell(e.recipient(), 200));
+        if (e.suppression() != null) {
+            out.println("  suppressed:  " + e.suppression().reasonText() + " since " + time(e.suppression().since())
+                    + " (support suppressions " + Table.cell(e.suppression().address(), 200) + ")"
+                    + (e.suppression().blocksRetry() ? "; lift it before retrying" : ""));
+        }
         Rendering r = e.rendering();
         if (r != null) {
             out.println("  template:    " + template(r));
