@@ -95,8 +95,11 @@ public final class OrderServiceApp implements AutoCloseable {
     }
 
     /**
-     * Creates the database if asked to, opens the pool, migrates if asked to, and starts the HTTP
-     * server. On failure, whatever was opened is closed again before the exception propagates.
+     * Waits for the database to answer (as long as {@code MAILROOM_DB_STARTUP_TIMEOUT} allows, one
+     * log line per attempt naming the URL with the password masked; {@link DatabaseWait.Failed} past
+     * it or on a refusal waiting will not change), creates the database if asked to, opens the pool,
+     * migrates if asked to, and starts the HTTP server. On failure, whatever was opened is closed
+     * again before the exception propagates.
      */
     public static OrderServiceApp start(OrderServiceConfig config) {
         return start(config, OrderPooler.DIRECT);
