@@ -88,6 +88,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     private final Clock clock;
     private final RenderingStore renderings = new RenderingStore();
     private final SuppressionCheck suppressions;
+    private final ReservationSession reservations;
 
     public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock) {
@@ -105,6 +106,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.clock = clock == null ? Clock.systemUTC() : clock;
+        this.reservations = new ReservationSession(dataSource, store, worker);
     }
 
     /**
@@ -178,7 +180,8 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private void reserveInOneTransaction(List<Work> batch) {
-        Reserved reserved = inTransaction(tx -> {
+        // one session; a lost connection goes again on a fresh one (see ReservationSession for why that is safe)
+        Reserved reserved = reservations.run(tx -> {
             List<Work> sendable = withoutSuppressed(tx, batch);
             List<Reservation> got = sendable.isEmpty() ? List.of()
                     : store.reserveAll(tx, sendable.stream().map(Work::request).toList(), worker);
@@ -192,7 +195,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             }
             renderings.upsert(tx, sending);
             return new Reserved(sendable, got);
-        });
+        }, r -> r.answers().stream().filter(Reservation.Reserved.class::isInstance).map(Reservation.Reserved.class::cast).toList());
         // published only once the transaction committed: a rolled-back attempt leaves the batch as it was
         for (int i = 0; i < reserved.works().size(); i++) {
             reserved.works().get(i).reservation = reserved.answers().get(i);

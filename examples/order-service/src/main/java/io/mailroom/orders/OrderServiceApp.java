@@ -4,6 +4,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
 import io.mailroom.outbox.ConnectionBudget;
+import io.mailroom.outbox.DatabaseWait;
+import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.db.sql.SqlStates;
 import org.jooq.CloseableDSLContext;
 import org.jooq.exception.DataAccessException;
@@ -36,7 +38,6 @@ public final class OrderServiceApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OrderServiceApp.class);
     /** SQLSTATE duplicate_database: another instance created it between our check and our CREATE. */
     private static final String DUPLICATE_DATABASE = "42P04";
-    private static final long CONNECTION_TIMEOUT_MILLIS = 5_000;
 
     private final HikariDataSource pool;
     private final OrderServer server;
@@ -67,6 +68,13 @@ public final class OrderServiceApp implements AutoCloseable {
         OrderServiceApp app;
         try {
             app = start(config, pooler);
+        } catch (DatabaseWait.Failed e) {
+            log.error("Order service failed to start: {}", e.getMessage()); // the message says it all: no stack trace
+            if (embedded != null) {
+                embedded.close();
+            }
+            System.exit(1);
+            return;
         } catch (RuntimeException e) {
             log.error("Order service failed to start", e);
             if (embedded != null) {
@@ -87,8 +95,11 @@ public final class OrderServiceApp implements AutoCloseable {
     }
 
     /**
-     * Creates the database if asked to, opens the pool, migrates if asked to, and starts the HTTP
-     * server. On failure, whatever was opened is closed again before the exception propagates.
+     * Waits for the database to answer (as long as {@code MAILROOM_DB_STARTUP_TIMEOUT} allows, one
+     * log line per attempt naming the URL with the password masked; {@link DatabaseWait.Failed} past
+     * it or on a refusal waiting will not change), creates the database if asked to, opens the pool,
+     * migrates if asked to, and starts the HTTP server. On failure, whatever was opened is closed
+     * again before the exception propagates.
      */
     public static OrderServiceApp start(OrderServiceConfig config) {
         return start(config, OrderPooler.DIRECT);
@@ -97,12 +108,19 @@ public final class OrderServiceApp implements AutoCloseable {
     /** As {@link #start(OrderServiceConfig)}, through a transaction-mode pooler when {@code pooler} says so. */
     public static OrderServiceApp start(OrderServiceConfig config, OrderPooler pooler) {
         log.info("Starting order service with {} ({})", config, pooler);
+        long started = System.nanoTime();
+        // a database that is not there yet (a pooler or server restarting) is waited for, as the dispatcher does
+        DatabaseWait wait = new DatabaseWait(log, OrderServiceConfig.maskUrl(config.jdbcUrl()), config.dbStartupTimeout(),
+                OrderServiceConfig.ENV_DB_STARTUP_TIMEOUT, "the order service", DatabaseWait.FIRST_PAUSE, DatabaseWait.MAX_PAUSE);
+        wait.announce();
         if (config.createDatabase()) {
+            awaitInterruptibly(wait, direct(config.jdbcUrlFor("postgres"), config), started); // the server, before its database exists
             createDatabaseIfMissing(config);
         }
         String applicationName = "mailroom-orders-" + HexFormat.of().toHexDigits(new SecureRandom().nextInt());
         HikariDataSource pool = newPool(config, applicationName, pooler.pooled());
         try {
+            awaitInterruptibly(wait, pool, started);
             if (pooler.pooled()) {
                 // PostgreSQL sees the pooler's server sessions, not this pool: the budget is the pooler's
                 log.info("Behind a transaction-mode pooler: {} client sessions to it; the server sessions are its"
@@ -113,7 +131,9 @@ public final class OrderServiceApp implements AutoCloseable {
             // opened only now, so that a service that does not fit takes no slot from the other clients
             pool.getHikariConfigMXBean().setMinimumIdle(config.dbPoolSize());
             if (config.migrate()) {
-                var result = Schema.migrate(pooler.migrateUrl() == null ? pool : direct(pooler.migrateUrl(), config));
+                // an index build may take minutes: the migration's reads get a bound of their own
+                var result = Schema.migrate(DbTimeouts.withSocketTimeout(pooler.migrateUrl() == null ? pool
+                        : direct(pooler.migrateUrl(), config), config.dbTimeouts().migration()));
                 // Flyway reports no target version when there was nothing to apply
                 log.info("Schema at version {} ({} migrations applied now)",
                         result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion,
@@ -158,9 +178,18 @@ public final class OrderServiceApp implements AutoCloseable {
         log.info("Connection budget: {} sessions for the order service; PostgreSQL has {}", config.dbPoolSize(), slots);
     }
 
+    private static void awaitInterruptibly(DatabaseWait wait, DataSource db, long startedNanos) {
+        try {
+            wait.untilAnswers(db, startedNanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the database", e);
+        }
+    }
+
     private static DataSource direct(String url, OrderServiceConfig config) {
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
-        ds.setURL(url);
+        ds.setURL(config.dbTimeouts().jdbcUrl(url));
         if (config.dbUser() != null) {
             ds.setUser(config.dbUser());
         }
@@ -180,7 +209,9 @@ public final class OrderServiceApp implements AutoCloseable {
         // its sessions by name in pg_stat_activity, and opened only once the budget is checked
         hikari.addDataSourceProperty("ApplicationName", applicationName);
         hikari.setMinimumIdle(0);
-        hikari.setJdbcUrl(config.jdbcUrl());
+        // network timeouts and keepalive (unless the URL sets its own): a half-open session fails instead of hanging
+        DbTimeouts timeouts = config.dbTimeouts();
+        hikari.setJdbcUrl(timeouts.jdbcUrl(config.jdbcUrl()));
         if (config.dbUser() != null) {
             hikari.setUsername(config.dbUser());
         }
@@ -189,7 +220,12 @@ public final class OrderServiceApp implements AutoCloseable {
         }
         hikari.setMaximumPoolSize(config.dbPoolSize());
         // a request should fail fast with 503 rather than hang while the database is away
-        hikari.setConnectionTimeout(CONNECTION_TIMEOUT_MILLIS);
+        hikari.setConnectionTimeout(timeouts.acquire().toMillis());
+        hikari.setValidationTimeout(timeouts.validation().toMillis());
+        hikari.setKeepaliveTime(timeouts.keepalive().toMillis());
+        hikari.setMaxLifetime(timeouts.maxLifetime().toMillis());
+        // never fail in the constructor: start() waits for the database, logging each attempt
+        hikari.setInitializationFailTimeout(-1);
         return new HikariDataSource(hikari);
     }
 
@@ -206,7 +242,7 @@ public final class OrderServiceApp implements AutoCloseable {
         if (config.dbPassword() != null) {
             props.setProperty("password", config.dbPassword());
         }
-        try (CloseableDSLContext dsl = DSL.using(config.jdbcUrlFor("postgres"), props)) {
+        try (CloseableDSLContext dsl = DSL.using(config.dbTimeouts().jdbcUrl(config.jdbcUrlFor("postgres")), props)) {
             boolean exists = dsl.fetchExists(DSL.selectOne()
                     .from(DSL.table(DSL.name("pg_catalog", "pg_database")))
                     .where(DSL.field(DSL.name("datname"), String.class).eq(name)));

@@ -1,5 +1,9 @@
 package io.mailroom.orders;
 
+import io.mailroom.outbox.DbTimeouts;
+import io.mailroom.outbox.Durations;
+
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -25,6 +29,8 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code MAILROOM_ORDERS_PORT}</td><td>{@value HttpSettings#DEFAULT_PORT}</td><td>HTTP port, 0 for any free one</td></tr>
  *   <tr><td>{@code MAILROOM_ORDERS_MAX_BODY_BYTES}</td><td>{@value HttpSettings#DEFAULT_MAX_BODY_BYTES}</td><td>largest request body</td></tr>
  *   <tr><td>{@code MAILROOM_ORDERS_HTTP_THREADS}</td><td>{@value HttpSettings#DEFAULT_MAX_THREADS}</td><td>HTTP worker threads</td></tr>
+ *   <tr><td>{@code MAILROOM_DB_STARTUP_TIMEOUT}</td><td>0 (as long as it takes)</td><td>how long start-up waits for the database to answer</td></tr>
+ *   <tr><td>{@code MAILROOM_DB_*_TIMEOUT}, {@code MAILROOM_DB_KEEPALIVE}, {@code MAILROOM_DB_MAX_LIFETIME}</td><td>see {@link DbTimeouts}</td><td>network timeouts of the pool</td></tr>
  * </table>
  *
  * @param jdbcUrl        {@code jdbc:postgresql://host[:port]/database[?params]}
@@ -34,9 +40,12 @@ import java.util.regex.Pattern;
  * @param migrate        whether to apply the Flyway migrations at start-up
  * @param dbPoolSize     maximum pool size
  * @param http           how the HTTP server listens
+ * @param dbTimeouts     how long the pool waits on the network ({@link DbTimeouts})
+ * @param dbStartupTimeout how long start-up waits for the database to answer; null: as long as it takes
  */
 public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPassword, boolean createDatabase,
-                                 boolean migrate, int dbPoolSize, HttpSettings http) {
+                                 boolean migrate, int dbPoolSize, HttpSettings http, DbTimeouts dbTimeouts,
+                                 Duration dbStartupTimeout) {
 
     public static final String DEFAULT_JDBC_URL = "jdbc:postgresql://127.0.0.1:5432/mailroom?user=postgres";
     public static final boolean DEFAULT_CREATE_DATABASE = false;
@@ -54,6 +63,7 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
     public static final String ENV_PORT = "MAILROOM_ORDERS_PORT";
     public static final String ENV_MAX_BODY_BYTES = "MAILROOM_ORDERS_MAX_BODY_BYTES";
     public static final String ENV_HTTP_THREADS = "MAILROOM_ORDERS_HTTP_THREADS";
+    public static final String ENV_DB_STARTUP_TIMEOUT = "MAILROOM_DB_STARTUP_TIMEOUT";
 
     /** host[:port] (or several, comma-separated), database, optional parameters. */
     private static final Pattern JDBC_URL = Pattern.compile("^jdbc:postgresql://([^/?]+)/([^/?]+)(\\?.*)?$");
@@ -73,6 +83,17 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
                     + MAX_POOL_SIZE + ", got " + dbPoolSize);
         }
         Objects.requireNonNull(http, "http");
+        Objects.requireNonNull(dbTimeouts, "dbTimeouts");
+        if (dbStartupTimeout != null && dbStartupTimeout.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("dbStartupTimeout (" + ENV_DB_STARTUP_TIMEOUT + ") must be 0 (wait as long"
+                    + " as it takes) or at least 1s, got " + Durations.format(dbStartupTimeout));
+        }
+    }
+
+    /** With the default network timeouts, waiting for the database as long as it takes. */
+    public OrderServiceConfig(String jdbcUrl, String dbUser, String dbPassword, boolean createDatabase,
+                              boolean migrate, int dbPoolSize, HttpSettings http) {
+        this(jdbcUrl, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, http, DbTimeouts.DEFAULTS, null);
     }
 
     /** Every default: the local {@code mailroom} database, migrations on, port {@value HttpSettings#DEFAULT_PORT}. */
@@ -99,27 +120,42 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
                 bool(env, ENV_DB_CREATE, DEFAULT_CREATE_DATABASE),
                 bool(env, ENV_MIGRATE, DEFAULT_MIGRATE),
                 integer(env, ENV_DB_POOL_SIZE, DEFAULT_POOL_SIZE),
-                http);
+                http, DbTimeouts.fromSettings(env::get), startupTimeout(env));
+    }
+
+    private static Duration startupTimeout(Map<String, String> env) {
+        String value = text(env, ENV_DB_STARTUP_TIMEOUT, null);
+        Duration d = value == null ? Duration.ZERO : Durations.parse(ENV_DB_STARTUP_TIMEOUT, value);
+        return d.isZero() ? null : d;
     }
 
     public OrderServiceConfig withJdbcUrl(String url) {
-        return new OrderServiceConfig(url, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, http);
+        return new OrderServiceConfig(url, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, http, dbTimeouts, dbStartupTimeout);
     }
 
     public OrderServiceConfig withCredentials(String user, String password) {
-        return new OrderServiceConfig(jdbcUrl, user, password, createDatabase, migrate, dbPoolSize, http);
+        return new OrderServiceConfig(jdbcUrl, user, password, createDatabase, migrate, dbPoolSize, http, dbTimeouts, dbStartupTimeout);
     }
 
     public OrderServiceConfig withCreateDatabase(boolean create) {
-        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, create, migrate, dbPoolSize, http);
+        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, create, migrate, dbPoolSize, http, dbTimeouts, dbStartupTimeout);
     }
 
     public OrderServiceConfig withMigrate(boolean migrateAtStart) {
-        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrateAtStart, dbPoolSize, http);
+        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrateAtStart, dbPoolSize, http, dbTimeouts, dbStartupTimeout);
     }
 
     public OrderServiceConfig withHttp(HttpSettings settings) {
-        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, settings);
+        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, settings, dbTimeouts, dbStartupTimeout);
+    }
+
+    public OrderServiceConfig withDbTimeouts(DbTimeouts timeouts) {
+        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, http, timeouts, dbStartupTimeout);
+    }
+
+    /** How long start-up waits for the database; null: as long as it takes. */
+    public OrderServiceConfig withDbStartupTimeout(Duration timeout) {
+        return new OrderServiceConfig(jdbcUrl, dbUser, dbPassword, createDatabase, migrate, dbPoolSize, http, dbTimeouts, timeout);
     }
 
     /** The database named in {@link #jdbcUrl()}. */
@@ -149,7 +185,8 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
                 + ", createDatabase=" + createDatabase
                 + ", migrate=" + migrate
                 + ", dbPoolSize=" + dbPoolSize
-                + ", http=" + http + "]";
+                + ", http=" + http + ", dbTimeouts[" + dbTimeouts + "], dbStartupTimeout="
+                + (dbStartupTimeout == null ? "none" : Durations.format(dbStartupTimeout)) + "]";
     }
 
     static String maskUrl(String url) {

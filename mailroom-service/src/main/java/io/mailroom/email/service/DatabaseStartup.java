@@ -1,15 +1,11 @@
 package io.mailroom.email.service;
 
 import io.mailroom.db.Schema;
-import io.mailroom.email.config.Settings;
-import io.mailroom.db.sql.SqlStates;
+import io.mailroom.outbox.DatabaseWait;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 
 /**
@@ -25,10 +21,8 @@ final class DatabaseStartup {
 
     private static final Logger log = LoggerFactory.getLogger(DatabaseStartup.class);
 
-    static final Duration FIRST_PAUSE = Duration.ofSeconds(1);
-    static final Duration MAX_PAUSE = Duration.ofSeconds(5);
-    /** SQLSTATE class 53, insufficient resources: too many connections, out of memory, disk full. */
-    private static final String INSUFFICIENT_RESOURCES = "53";
+    static final Duration FIRST_PAUSE = DatabaseWait.FIRST_PAUSE;
+    static final Duration MAX_PAUSE = DatabaseWait.MAX_PAUSE;
 
     private final DataSource pool;
     private final String maskedUrl;
@@ -40,6 +34,8 @@ final class DatabaseStartup {
     private volatile DataSource migrations;
     private volatile String migrationsUrl;
     private volatile boolean answered;
+    /** How long a migration's session waits for each read (an index build may take minutes); null: the pool's bound. */
+    private volatile Duration migrationReads;
 
     DatabaseStartup(DataSource pool, String maskedUrl, Duration timeout, boolean migrate) {
         this(pool, maskedUrl, timeout, migrate, FIRST_PAUSE, MAX_PAUSE);
@@ -52,6 +48,12 @@ final class DatabaseStartup {
         this.migrate = migrate;
         this.firstPause = firstPause;
         this.maxPause = maxPause;
+    }
+
+    /** Migrations wait up to {@code bound} for each read from the server instead of the pool's socket timeout. */
+    DatabaseStartup migrationReadsWithin(Duration bound) {
+        this.migrationReads = bound;
+        return this;
     }
 
     /** Whether the database has answered (start-up may still be migrating). */
@@ -67,86 +69,46 @@ final class DatabaseStartup {
      */
     void await() throws InterruptedException {
         long started = System.nanoTime();
-        log.info("Connecting to the database at {}{}", maskedUrl,
-                timeout == null ? " (waiting as long as it takes)" : " (waiting up to " + Settings.format(timeout) + ")");
+        DatabaseWait wait = new DatabaseWait(log, maskedUrl, timeout, "MAILROOM_DB_STARTUP_TIMEOUT", "the dispatcher",
+                firstPause, maxPause);
+        wait.announce();
         Duration pause = firstPause;
         for (int attempt = 1; ; attempt++) {
-            boolean connected = false;
             try {
-                try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-                    st.execute("SELECT 1");
-                }
-                connected = true;
-                answered = true;
-                if (attempt > 1) {
-                    log.info("Database at {} answers, after {} attempts in {}", maskedUrl, attempt, waited(started));
-                }
-                if (migrate) {
-                    var result = migrateNow();
-                    log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
-                            result.migrationsExecuted);
-                }
+                wait.untilAnswers(pool, started);
+            } catch (DatabaseWait.Failed e) {
+                throw new DatabaseStartupException(e.getMessage(), e.getCause());
+            }
+            answered = true;
+            if (!migrate) {
                 return;
-            } catch (SQLException | RuntimeException e) {
+            }
+            try {
+                var result = migrateNow();
+                log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
+                        result.migrationsExecuted);
+                return;
+            } catch (RuntimeException e) {
                 if (!worthWaitingFor(e)) {
-                    if (connected) {
-                        throw (RuntimeException) e; // the migration failed on its own: as Flyway said it
-                    }
-                    String message = "database at " + maskedUrl + " refused the dispatcher (SQLSTATE "
-                            + SqlStates.sqlState(e) + "): " + describe(e);
-                    log.error("{}; not retrying, this needs fixing", message);
-                    throw new DatabaseStartupException(message, e);
+                    throw e; // the migration failed on its own: as Flyway said it
                 }
-                Duration waited = Duration.ofNanos(System.nanoTime() - started);
-                if (timeout != null && waited.plus(pause).compareTo(timeout) > 0) {
-                    String message = "database at " + maskedUrl + " did not answer within " + Settings.format(timeout)
-                            + " (MAILROOM_DB_STARTUP_TIMEOUT; " + attempt + (attempt == 1 ? " attempt" : " attempts") + ", last SQLSTATE "
-                            + SqlStates.sqlState(e) + ": " + describe(e) + ")";
-                    log.error("Giving up: {}", message);
-                    throw new DatabaseStartupException(message, e);
+                try {
+                    pause = wait.pauseOrGiveUp(e, attempt, started, pause); // the connection was lost while migrating
+                } catch (DatabaseWait.Failed f) {
+                    throw new DatabaseStartupException(f.getMessage(), f.getCause());
                 }
-                log.warn("Database at {} unavailable (SQLSTATE {}): {}; attempt {}, waiting {} so far{}; trying again in {}",
-                        maskedUrl, SqlStates.sqlState(e), describe(e), attempt, waited(started),
-                        timeout == null ? "" : " of " + Settings.format(timeout), Settings.format(pause));
-                Thread.sleep(pause.toMillis());
-                pause = pause.multipliedBy(2).compareTo(maxPause) < 0 ? pause.multipliedBy(2) : maxPause;
             }
         }
     }
 
-    /**
-     * Whether {@code e} means the database is not there (yet): connection-level failures (class 08,
-     * shutdown, starting up or recovering, 57P0x), insufficient resources (class 53: too many
-     * connections), or a pool that got no connection and no SQLSTATE. Anything else is an answer.
-     */
+    /** See {@link DatabaseWait#worthWaitingFor}. */
     static boolean worthWaitingFor(Throwable e) {
-        if (SqlStates.isConnectionLoss(e)) {
-            return true;
-        }
-        String state = SqlStates.sqlState(e);
-        if (state == null) {
-            return SqlStates.sqlException(e).isPresent();
-        }
-        return state.startsWith(INSUFFICIENT_RESOURCES);
+        return DatabaseWait.worthWaitingFor(e);
     }
 
-    private static String waited(long startedNanos) {
-        return (System.nanoTime() - startedNanos) / 1_000_000_000L + "s";
-    }
-
-    /** The driver's own words, from the innermost SQLException (the pool's message only says it timed out). */
+    /** See {@link DatabaseWait#describe}. */
     static String describe(Throwable e) {
-        String message = null;
-        for (Throwable c = e; c != null && c.getCause() != c; c = c.getCause()) {
-            if (c instanceof SQLException && c.getMessage() != null) {
-                message = c.getMessage();
-            }
-        }
-        if (message == null) {
-            message = String.valueOf(e.getMessage());
-        }
-        int nl = message.indexOf('\n');
-        return nl < 0 ? message : message.substring(0, nl);
+        return DatabaseWait.describe(e);
     }
 
     /**
@@ -169,9 +131,14 @@ final class DatabaseStartup {
 
     private org.flywaydb.core.api.output.MigrateResult migrateNow() {
         if (migrations == null) {
-            return Schema.migrate(pool);
+            return Schema.migrate(longReads(pool));
         }
         log.info("Migrating through the direct URL {} (MAILROOM_MIGRATE_DB_URL)", migrationsUrl);
-        return Schema.migrate(migrations);
+        return Schema.migrate(longReads(migrations));
+    }
+
+    private DataSource longReads(DataSource ds) {
+        Duration bound = migrationReads;
+        return bound == null ? ds : io.mailroom.outbox.DbTimeouts.withSocketTimeout(ds, bound);
     }
 }

@@ -1,6 +1,7 @@
 package io.mailroom.email.service;
 
 import io.mailroom.outbox.DbPooler;
+import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.SessionSettings;
 
@@ -21,10 +22,13 @@ import java.util.Map;
  *                        pool's sessions directly, polling behind a pooler
  * @param migrateUrl      a direct URL for Flyway ({@code MAILROOM_MIGRATE_DB_URL}); Flyway holds a session-level
  *                        advisory lock across its transactions, which a transaction-mode pooler cannot keep
+ * @param timeouts        how long every pool and session waits on the network ({@code MAILROOM_DB_*_TIMEOUT},
+ *                        {@link DbTimeouts})
  */
-public record DbTopology(String pooler, SessionSettings sessionSettings, String listenUrl, String migrateUrl) {
+public record DbTopology(String pooler, SessionSettings sessionSettings, String listenUrl, String migrateUrl,
+                         DbTimeouts timeouts) {
 
-    public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null);
+    public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null, DbTimeouts.DEFAULTS);
 
     /** Whether the pools' sessions come through a transaction-mode pooler. */
     public boolean pooled() {
@@ -42,7 +46,7 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
                     + " need a direct URL (MAILROOM_MIGRATE_DB_URL): Flyway's session-level lock cannot live in a"
                     + " transaction-mode pooler; or set MAILROOM_MIGRATE=false and migrate elsewhere");
         }
-        return new DbTopology(pooler, settings, listenUrl, migrateUrl);
+        return new DbTopology(pooler, settings, listenUrl, migrateUrl, DbTimeouts.fromSettings(env::get));
     }
 
     private static String url(Map<String, String> env, String name) {
@@ -61,6 +65,6 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
     public String toString() {
         return "pooler=" + pooler + ", sessionSettings=" + sessionSettings.name().toLowerCase(Locale.ROOT)
                 + ", listenDb=" + (listenUrl == null ? "pool" : ServiceConfig.maskUrl(listenUrl))
-                + ", migrateDb=" + (migrateUrl == null ? "pool" : ServiceConfig.maskUrl(migrateUrl));
+                + ", migrateDb=" + (migrateUrl == null ? "pool" : ServiceConfig.maskUrl(migrateUrl)) + ", timeouts[" + timeouts + "]";
     }
 }

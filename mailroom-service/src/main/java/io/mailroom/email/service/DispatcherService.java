@@ -1,6 +1,5 @@
 package io.mailroom.email.service;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.javalin.Javalin;
 import io.mailroom.delivery.DeliveryEventStore;
@@ -30,7 +29,6 @@ import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
-import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.support.BindAddress;
 import io.mailroom.support.SupportServer;
@@ -154,14 +152,14 @@ public final class DispatcherService implements AutoCloseable {
         // one name for all this instance's sessions, so that the connection budget can tell them from
         // other clients' (and an operator can in pg_stat_activity)
         String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
-        HikariDataSource pool = pool(config, config.dispatcherSessions(), "mailroom-dispatcher", applicationName);
-        HikariDataSource reservationPool = pool(config, config.reservationSessions(), "mailroom-reservations", applicationName);
+        HikariDataSource pool = ServicePools.pool(config, config.dispatcherSessions(), "mailroom-dispatcher", applicationName);
+        HikariDataSource reservationPool = ServicePools.pool(config, config.reservationSessions(), "mailroom-reservations", applicationName);
         PolicyRegistries policies = PolicyRegistries.create();
         MetricsRegistry metrics = new MetricsRegistry(policies);
         DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
-                config.dbStartupTimeout(), config.migrate());
+                config.dbStartupTimeout(), config.migrate()).migrationReadsWithin(config.db().timeouts().migration());
         if (config.db().migrateUrl() != null) {
-            database.migrateThrough(config.db().migrateUrl(), ServiceConfig.maskUrl(config.db().migrateUrl()),
+            database.migrateThrough(config.db().timeouts().jdbcUrl(config.db().migrateUrl()), ServiceConfig.maskUrl(config.db().migrateUrl()),
                     config.dbUser(), config.dbPassword());
         }
         AtomicReference<DispatcherService> self = new AtomicReference<>();
@@ -190,9 +188,11 @@ public final class DispatcherService implements AutoCloseable {
             } else {
                 requireConnectionSlots(config, pool, applicationName);
             }
-            fill(pool);
-            fill(reservationPool);
-            retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval(),
+            ServicePools.fill(pool);
+            ServicePools.fill(reservationPool);
+            // retention statements may run for their statement timeout (minutes): reads wait that long, plus the usual bound
+            retention = new RetentionSchedule(io.mailroom.outbox.DbTimeouts.withSocketTimeout(pool,
+                    config.retention().statementTimeout().plus(config.db().timeouts().socket())), config.retention(), config.retentionInterval(),
                     config.dispatcher().sessionSettings());
             for (String name : config.transports()) {
                 MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
@@ -225,14 +225,14 @@ public final class DispatcherService implements AutoCloseable {
                 gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
             });
             if (config.dispatcher().listenForNotifications() && config.db().listenUrl() != null) {
-                listenPool = directPool(config, config.db().listenUrl(), "mailroom-listen", applicationName);
+                listenPool = ServicePools.direct(config, config.db().listenUrl(), "mailroom-listen", applicationName);
             }
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
-                supportPool = pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
-                fill(supportPool);
+                supportPool = ServicePools.pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
+                ServicePools.fill(supportPool);
                 List<ResilientTransport> all = List.copyOf(transports.values());
                 support = SupportServer.start(supportPool, config.support(), () -> all.stream()
                         .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(java.util.Locale.ROOT)))
@@ -240,7 +240,7 @@ public final class DispatcherService implements AutoCloseable {
             }
             if (config.webhooks() != null) {
                 // its own pool and threads: a flood of delivery events never takes what sending needs
-                webhookPool = pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
+                webhookPool = ServicePools.pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
                 DeliveryEventStore events = new DeliveryEventStore(
                         List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
                 webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
@@ -473,54 +473,6 @@ public final class DispatcherService implements AutoCloseable {
             log.error("{}", e.getMessage());
             throw new DatabaseStartupException(e.getMessage(), e);
         }
-    }
-
-    /** Opens the pool's sessions now (pools start empty, so that the budget is checked before they take slots). */
-    private static void fill(HikariDataSource pool) {
-        pool.getHikariConfigMXBean().setMinimumIdle(pool.getMaximumPoolSize());
-    }
-
-    /** One session straight to the server (no pooler in between), for LISTEN. */
-    private static HikariDataSource directPool(ServiceConfig config, String url, String name, String applicationName) {
-        HikariConfig hc = new HikariConfig();
-        hc.setJdbcUrl(JdbcUrls.withKeepAlive(url));
-        hc.addDataSourceProperty("ApplicationName", applicationName);
-        hc.setMinimumIdle(0);
-        if (config.dbUser() != null) {
-            hc.setUsername(config.dbUser());
-        }
-        if (config.dbPassword() != null) {
-            hc.setPassword(config.dbPassword());
-        }
-        hc.setMaximumPoolSize(1);
-        hc.setPoolName(name);
-        hc.setConnectionTimeout(5_000);
-        hc.setInitializationFailTimeout(-1);
-        return new HikariDataSource(hc);
-    }
-
-    private static HikariDataSource pool(ServiceConfig config, int size, String name, String applicationName) {
-        HikariConfig hc = new HikariConfig();
-        hc.setJdbcUrl(JdbcUrls.withKeepAlive(config.jdbcUrl()));
-        hc.addDataSourceProperty("ApplicationName", applicationName);
-        if (config.db().pooled()) {
-            // unnamed statements only: a named one lives on one server session, the next transaction may get another
-            hc.addDataSourceProperty("prepareThreshold", "0");
-        }
-        hc.setMinimumIdle(0);
-        if (config.dbUser() != null) {
-            hc.setUsername(config.dbUser());
-        }
-        if (config.dbPassword() != null) {
-            hc.setPassword(config.dbPassword());
-        }
-        hc.setMaximumPoolSize(size);
-        hc.setPoolName(name);
-        hc.setConnectionTimeout(5_000);
-        // Never fail in the constructor: DatabaseStartup waits for the database, logging each attempt,
-        // and the pool connects in the background as soon as the database answers.
-        hc.setInitializationFailTimeout(-1);
-        return new HikariDataSource(hc);
     }
 
     private static void stopQuietly(Javalin http) {

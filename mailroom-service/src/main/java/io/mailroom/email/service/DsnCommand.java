@@ -80,14 +80,15 @@ final class DsnCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             Verp verp;
+            DataSource db;
             try {
                 String template = env.get("MAILROOM_SMTP_VERP");
                 verp = template == null || template.isBlank() ? null : Verp.parse(template);
+                db = dataSource();
             } catch (InvalidSettingException e) {
                 err.println("mailroom dsn: " + e.getMessage());
                 return EX_CONFIG;
             }
-            DataSource db = dataSource();
             DsnIngest ingest = new DsnIngest(new DeliveryEventStore(
                     List.of(new SuppressionList(WebhookConfig.suppression(env), null)), null), verp == null ? null : verp::keyOf);
             int worst = 0;
@@ -129,7 +130,8 @@ final class DsnCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("no database given: pass --db-url jdbc:postgresql://host:5432/db or set MAILROOM_DB_URL");
             }
             PGSimpleDataSource ds = new PGSimpleDataSource();
-            ds.setURL(url);
+            // network timeouts and keepalive, unless the URL sets its own: the mail server's pipe must not hang on a lost session
+            ds.setURL(io.mailroom.outbox.DbTimeouts.fromSettings(env::get).jdbcUrl(url));
             if (env.get("MAILROOM_DB_USER") != null) {
                 ds.setUser(env.get("MAILROOM_DB_USER"));
             }
@@ -137,7 +139,6 @@ final class DsnCommand implements Callable<Integer> {
                 ds.setPassword(env.get("MAILROOM_DB_PASSWORD"));
             }
             ds.setApplicationName("mailroom-dsn-ingest");
-            ds.setConnectTimeout(10);
             return ds;
         }
     }

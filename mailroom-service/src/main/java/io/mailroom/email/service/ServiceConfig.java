@@ -111,6 +111,9 @@ public record ServiceConfig(
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
                 .sessionSettings(db.sessionSettings())
                 .build());
+        requireSocketTimeoutFits(db.timeouts().effectiveSocket(url), dispatcher,
+                db.timeouts().effectiveSocket(url).equals(db.timeouts().socket()) ? io.mailroom.outbox.DbTimeouts.ENV_SOCKET
+                        : "socketTimeout in MAILROOM_DB_URL");
         int fixed = fixedSessions(dispatcher);
         int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", fixed + defaultReservationSessions(dispatcher.concurrency()));
         if (poolSize <= fixed || poolSize > MAX_POOL_SIZE) {
@@ -152,6 +155,25 @@ public record ServiceConfig(
                 TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics,
                 WebhookConfig.fromEnv(env), WebhookConfig.suppression(env), db);
+    }
+
+    /**
+     * A session silent for the socket timeout is dropped: shorter than the lease, so that a half-open
+     * session gives up (and its claims go back) before the lease runs out under it; longer than the
+     * statement timeout, so that the server cancels a slow statement before the client drops its session.
+     */
+    private static void requireSocketTimeoutFits(Duration socket, DispatcherConfig dispatcher, String setting) {
+        if (socket.isZero() || socket.compareTo(dispatcher.lease()) >= 0) {
+            throw new InvalidSettingException(setting, setting + " (" + (socket.isZero() ? "0, none" : Settings.format(socket))
+                    + ") must be shorter than MAILROOM_LEASE (" + Settings.format(dispatcher.lease()) + "): a session"
+                    + " cut off without a close must be given up before the claims it holds expire");
+        }
+        Duration statement = dispatcher.statementTimeout();
+        if (statement != null && socket.compareTo(statement) <= 0) {
+            throw new InvalidSettingException(setting, setting + " (" + Settings.format(socket) + ") must be longer than"
+                    + " the statement timeout (" + Settings.format(statement) + "), which lets the server cancel a slow"
+                    + " statement first");
+        }
     }
 
     /** The policy for an unknown outcome of {@code transportName}. */

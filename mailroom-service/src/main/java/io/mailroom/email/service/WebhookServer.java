@@ -10,9 +10,8 @@ import io.mailroom.delivery.webhook.MalformedEventException;
 import io.mailroom.delivery.webhook.WebhookSecrets;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.support.BindAddress;
-import org.jooq.SQLDialect;
+import io.mailroom.outbox.OneSession;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -144,8 +143,8 @@ public final class WebhookServer implements AutoCloseable {
                     return;
                 }
                 var events = adapter.parse(body);
-                var stored = DSL.using(pool, SQLDialect.POSTGRES)
-                        .transactionResult(c -> store.ingest(c.dsl(), source, ok.webhookId(), events));
+                // one session for the whole transaction: a refusing database answers 503 after one pool timeout, not three
+                var stored = OneSession.transactionResult(pool, c -> store.ingest(c.dsl(), source, ok.webhookId(), events));
                 log.debug("Webhook {} from {}: {}", ok.webhookId(), source, stored);
                 boolean acted = events.stream().anyMatch(e -> e.kind().rank() > 0);
                 ctx.status(stored.replay() || acted ? 200 : 202).json(Map.of("webhookId", ok.webhookId(),
@@ -175,8 +174,8 @@ public final class WebhookServer implements AutoCloseable {
             }
             // before any transaction: a bad report writes nothing
             DsnParser.Dsn report = DsnParser.parse(body, verpKey, ctx.queryParam("recipient"));
-            var stored = DSL.using(pool, SQLDialect.POSTGRES)
-                    .transactionResult(c -> store.ingest(c.dsl(), DsnIngest.SOURCE, report.deliveryId(), report.events()));
+            var stored = OneSession.transactionResult(pool,
+                    c -> store.ingest(c.dsl(), DsnIngest.SOURCE, report.deliveryId(), report.events()));
             ctx.status(200).json(Map.of("deliveryId", report.deliveryId(), "replay", stored.replay(),
                     "stored", stored.stored(), "matched", stored.matched(), "orphans", stored.orphans()));
         }

@@ -188,9 +188,16 @@ public class SupportCli implements Callable<Integer> {
         if (!url.toLowerCase(Locale.ROOT).startsWith("jdbc:postgresql:")) {
             throw new io.mailroom.support.InvalidParameterException("db-url", "--db-url must be a PostgreSQL JDBC URL (jdbc:postgresql://...)");
         }
+        io.mailroom.outbox.DbTimeouts timeouts;
+        try {
+            timeouts = io.mailroom.outbox.DbTimeouts.fromSettings(env::get);
+        } catch (io.mailroom.outbox.InvalidSettingException e) {
+            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
+        }
         PGSimpleDataSource ds = new PGSimpleDataSource();
         try {
-            ds.setURL(url);
+            // network timeouts and keepalive, unless the URL sets its own: a half-open session fails instead of hanging
+            ds.setURL(timeouts.jdbcUrl(url));
         } catch (IllegalArgumentException e) {
             throw new io.mailroom.support.InvalidParameterException("db-url", "--db-url is not a valid PostgreSQL JDBC URL");
         }
@@ -206,7 +213,6 @@ public class SupportCli implements Callable<Integer> {
             ds.setPrepareThreshold(0); // no named server-side statements through a transaction-mode pooler
         }
         ds.setApplicationName("mailroom-support-cli");
-        ds.setConnectTimeout(10);
         return ds;
     }
 
