@@ -51,8 +51,11 @@ public final class WebhookVerifier {
         record BadTimestamp(String value) implements Result {
         }
 
-        /** The timestamp is more than the tolerance away from now. */
-        record Stale(Instant timestamp, Instant now) implements Result {
+        /**
+         * The timestamp is more than the tolerance away from now; kept in seconds, since a value
+         * far enough out ({@code 100000000000000000}) is no {@link Instant} at all.
+         */
+        record Stale(long timestampSeconds, Instant now) implements Result {
         }
 
         /** No {@code v1} signature matched any configured secret. */
@@ -80,17 +83,19 @@ public final class WebhookVerifier {
         if (signatures == null) {
             return new Result.MissingHeader("webhook-signature");
         }
-        long seconds;
-        try {
-            seconds = Long.parseLong(timestamp.strip());
-        } catch (NumberFormatException e) {
+        Long parsed = seconds(timestamp.strip());
+        if (parsed == null) {
             return new Result.BadTimestamp(timestamp.length() > 40 ? timestamp.substring(0, 40) : timestamp);
         }
-        Instant sent = Instant.ofEpochSecond(seconds);
+        long seconds = parsed;
         Instant now = clock.instant();
-        if (Duration.between(sent, now).abs().compareTo(TOLERANCE) > 0) {
-            return new Result.Stale(sent, now);
+        // compared in seconds, without building an Instant or a Duration of the sender's number: either
+        // overflows for a value like 100000000000000000, which is simply far from now
+        long nowSeconds = now.getEpochSecond();
+        if (seconds < nowSeconds - TOLERANCE.toSeconds() || seconds > nowSeconds + TOLERANCE.toSeconds()) {
+            return new Result.Stale(seconds, now);
         }
+        Instant sent = Instant.ofEpochSecond(seconds);
         byte[] signed = signedContent(id, timestamp.strip(), body);
         int seen = 0;
         for (String entry : signatures.strip().split(" +")) {
@@ -137,6 +142,24 @@ public final class WebhookVerifier {
             }
         }
         return null;
+    }
+
+    /** ASCII digits with an optional minus sign, as the spec's integer; null otherwise or past a long. */
+    private static Long seconds(String text) {
+        int start = text.startsWith("-") ? 1 : 0;
+        if (text.length() == start || text.length() > 20) {
+            return null;
+        }
+        for (int i = start; i < text.length(); i++) {
+            if (text.charAt(i) < '0' || text.charAt(i) > '9') {
+                return null; // Long.parseLong would take other scripts' digits (U+FF11) and a leading '+'
+            }
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return null; // beyond a long
+        }
     }
 
     private static byte[] signedContent(String id, String timestamp, byte[] body) {

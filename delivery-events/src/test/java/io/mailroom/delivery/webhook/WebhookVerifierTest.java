@@ -115,4 +115,18 @@ class WebhookVerifierTest {
         assertThatThrownBy(() -> WebhookSecrets.of("x", List.of())).hasMessageContaining("at least one");
         assertThat(SECRETS.toString()).doesNotContain("MfKQ");
     }
+
+    @Test
+    void aTimestampBeyondWhatAnInstantHoldsIsStale_andOverflowOrNonNumbersAreBad_neverAnException() {
+        for (String far : List.of("100000000000000000", "9223372036854775807", "-9223372036854775808", "-100000000000000000")) {
+            Map<String, String> h = specHeaders();
+            h.put("webhook-timestamp", far);
+            assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).as(far).isInstanceOf(WebhookVerifier.Result.Stale.class);
+        }
+        for (String bad : List.of("9223372036854775808", "1e10", "0x10", "1614265330.5", "+-1", "１２３")) {
+            Map<String, String> h = specHeaders();
+            h.put("webhook-timestamp", bad);
+            assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).as(bad).isInstanceOf(WebhookVerifier.Result.BadTimestamp.class);
+        }
+    }
 }

@@ -1,0 +1,109 @@
+package io.mailroom.email.service;
+
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.mailroom.delivery.DeliveryEventStore;
+import io.mailroom.delivery.webhook.NeutralEventAdapter;
+import io.mailroom.delivery.webhook.ResendEventAdapter;
+import io.mailroom.delivery.webhook.WebhookSecrets;
+import io.mailroom.delivery.webhook.WebhookVerifier;
+import io.mailroom.testing.PostgresExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The webhook server alone (no dispatcher) against requests from the internet that are not what a
+ * provider sends: numbers past any clock, headers and bodies past their limits, data PostgreSQL
+ * cannot store. Each gets its own answer and one log line, and nothing is stored.
+ */
+class WebhookHostileRequestsTest {
+
+    @RegisterExtension
+    static final PostgresExtension pg = new PostgresExtension();
+
+    static final String NEUTRAL_SECRET = "whsec_" + java.util.Base64.getEncoder().encodeToString("neutral-secret-0123456789".getBytes());
+    static final String RESEND_SECRET = "whsec_" + java.util.Base64.getEncoder().encodeToString("resend-secret-0123456789!".getBytes());
+    static final WebhookSecrets NEUTRAL = WebhookSecrets.of("t", List.of(NEUTRAL_SECRET));
+    static final WebhookSecrets RESEND = WebhookSecrets.of("t", List.of(RESEND_SECRET));
+    static final int MAX_BODY = 4096;
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    static WebhookServer server;
+    static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() {
+        WebhookConfig config = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL, "resend", RESEND), null, MAX_BODY, 8);
+        server = WebhookServer.start(pg.dataSource(), config, new DeliveryEventStore(List.of(), null),
+                List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    static HttpResponse<String> post(String source, byte[] body, Map<String, String> headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/webhooks/" + source))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).header("Content-Type", "application/json");
+        headers.forEach(b::header);
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> signed(String source, WebhookSecrets secrets, String json) throws Exception {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        return post(source, body, WebhookVerifier.headers(secrets, "msg_h_" + IDS.incrementAndGet(), Instant.now().getEpochSecond(), body));
+    }
+
+    /** Runs {@code action} and returns every log event of the service's loggers meanwhile. */
+    static List<ILoggingEvent> logsOf(ThrowingRunnable action) throws Exception {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        root.addAppender(logs);
+        try {
+            action.run();
+        } finally {
+            root.detachAppender(logs);
+        }
+        return List.copyOf(logs.list);
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    @Test
+    void aTimestampPastAnyClockIs401WithOneLogLine_notA500WithAStackTrace() throws Exception {
+        byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+        for (String ts : List.of("100000000000000000", "99999999999999999999999", "-100000000000000000", "1e10")) {
+            Map<String, String> h = new HashMap<>(WebhookVerifier.headers(NEUTRAL, "msg_ts_" + IDS.incrementAndGet(), 0, body));
+            h.put("webhook-timestamp", ts);
+            HttpResponse<String>[] answer = new HttpResponse[1];
+            List<ILoggingEvent> logs = logsOf(() -> answer[0] = post("neutral", body, h));
+            assertThat(answer[0].statusCode()).as(ts + ": " + answer[0].body()).isEqualTo(401);
+            assertThat(answer[0].body()).contains("webhook-timestamp");
+            assertThat(logs).as(ts).hasSize(1);
+            assertThat(logs.getFirst().getThrowableProxy()).as(ts).isNull();
+        }
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
+    }
+}
