@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Verifies a webhook request by the Standard Webhooks scheme before anything reads its body: an
@@ -29,12 +30,26 @@ import java.util.function.Function;
 public final class WebhookVerifier {
 
     public static final Duration TOLERANCE = Duration.ofMinutes(5);
+    /**
+     * Signature entries read from one header: a provider sends one per secret in force (two while it
+     * rotates); past this the header is refused before any HMAC, so it cannot buy CPU by the entry.
+     */
+    public static final int MAX_SIGNATURE_ENTRIES = 10;
+    /** Characters of a signature header: room for {@link #MAX_SIGNATURE_ENTRIES} asymmetric {@code v1a} entries. */
+    public static final int MAX_SIGNATURE_HEADER_LENGTH = 1024;
     private static final String[] PREFIXES = {"webhook-", "svix-"};
 
     private final Clock clock;
+    private final Supplier<Mac> macs;
 
     public WebhookVerifier(Clock clock) {
+        this(clock, WebhookVerifier::hmacSha256);
+    }
+
+    /** @param macs a new, uninitialised HmacSHA256 per call: a test counts the HMACs computed */
+    WebhookVerifier(Clock clock, Supplier<Mac> macs) {
         this.clock = clock == null ? Clock.systemUTC() : clock;
+        this.macs = Objects.requireNonNull(macs, "macs");
     }
 
     /** The answer: verified with the webhook id, or why not. */
@@ -56,6 +71,10 @@ public final class WebhookVerifier {
          * far enough out ({@code 100000000000000000}) is no {@link Instant} at all.
          */
         record Stale(long timestampSeconds, Instant now) implements Result {
+        }
+
+        /** A header is there but unacceptable before any signature is computed (too long, too many entries). */
+        record BadHeader(String header, String problem) implements Result {
         }
 
         /** No {@code v1} signature matched any configured secret. */
@@ -83,6 +102,14 @@ public final class WebhookVerifier {
         if (signatures == null) {
             return new Result.MissingHeader("webhook-signature");
         }
+        if (signatures.length() > MAX_SIGNATURE_HEADER_LENGTH) {
+            return new Result.BadHeader("webhook-signature", "is longer than " + MAX_SIGNATURE_HEADER_LENGTH + " characters");
+        }
+        String[] entries = signatures.strip().split(" +");
+        if (entries.length > MAX_SIGNATURE_ENTRIES) {
+            return new Result.BadHeader("webhook-signature", "has " + entries.length + " entries; at most "
+                    + MAX_SIGNATURE_ENTRIES + " are read");
+        }
         Long parsed = seconds(timestamp.strip());
         if (parsed == null) {
             return new Result.BadTimestamp(timestamp.length() > 40 ? timestamp.substring(0, 40) : timestamp);
@@ -97,8 +124,10 @@ public final class WebhookVerifier {
         }
         Instant sent = Instant.ofEpochSecond(seconds);
         byte[] signed = signedContent(id, timestamp.strip(), body);
+        // one HMAC per secret, computed when the first v1 entry needs it, then compared with every entry
+        byte[][] expected = new byte[secrets.keys().size()][];
         int seen = 0;
-        for (String entry : signatures.strip().split(" +")) {
+        for (String entry : entries) {
             int comma = entry.indexOf(',');
             if (comma < 0 || !entry.substring(0, comma).equals("v1")) {
                 continue; // another scheme (v1a is asymmetric) or garbage: not ours to judge
@@ -110,8 +139,11 @@ public final class WebhookVerifier {
             } catch (IllegalArgumentException e) {
                 continue;
             }
-            for (byte[] key : secrets.keys()) {
-                if (MessageDigest.isEqual(hmac(key, signed), given)) {
+            for (int k = 0; k < expected.length; k++) {
+                if (expected[k] == null) {
+                    expected[k] = hmac(macs.get(), secrets.keys().get(k), signed);
+                }
+                if (MessageDigest.isEqual(expected[k], given)) {
                     return new Result.Verified(id, sent);
                 }
             }
@@ -122,7 +154,7 @@ public final class WebhookVerifier {
     /** The {@code v1,<base64>} signature of a body: what a sender puts in {@code webhook-signature}. */
     public static String sign(WebhookSecrets secrets, String webhookId, long timestampSeconds, byte[] body) {
         return "v1," + Base64.getEncoder().encodeToString(
-                hmac(secrets.keys().getFirst(), signedContent(webhookId, Long.toString(timestampSeconds), body)));
+                hmac(hmacSha256(), secrets.keys().getFirst(), signedContent(webhookId, Long.toString(timestampSeconds), body)));
     }
 
     /** For a sender of signed requests (tests, tools): the three headers, by the spec's names. */
@@ -170,11 +202,18 @@ public final class WebhookVerifier {
         return all;
     }
 
-    private static byte[] hmac(byte[] key, byte[] content) {
+    private static byte[] hmac(Mac mac, byte[] key, byte[] content) {
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
             return mac.doFinal(content);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 keys of any length are valid", e);
+        }
+    }
+
+    private static Mac hmacSha256() {
+        try {
+            return Mac.getInstance("HmacSHA256");
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is required of every Java platform", e);
         }

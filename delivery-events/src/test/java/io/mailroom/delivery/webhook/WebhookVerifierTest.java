@@ -129,4 +129,36 @@ class WebhookVerifierTest {
             assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).as(bad).isInstanceOf(WebhookVerifier.Result.BadTimestamp.class);
         }
     }
+
+    @Test
+    void oneHmacPerSecretHoweverManyEntries_andEntriesPastTheCapAreRefusedBeforeAnyHmac() {
+        java.util.concurrent.atomic.AtomicInteger macs = new java.util.concurrent.atomic.AtomicInteger();
+        WebhookVerifier counting = new WebhookVerifier(Clock.fixed(Instant.ofEpochSecond(SPEC_TS), ZoneOffset.UTC), () -> {
+            macs.incrementAndGet();
+            try {
+                return javax.crypto.Mac.getInstance("HmacSHA256");
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new AssertionError(e);
+            }
+        });
+        WebhookSecrets two = WebhookSecrets.of("test", List.of("whsec_" + "b3RoZXItc2VjcmV0LWtleS0xMjM0NTY=", SPEC_SECRET));
+        String wrong = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+        Map<String, String> h = specHeaders();
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(WebhookVerifier.MAX_SIGNATURE_ENTRIES, wrong)));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.NoValidSignature(10));
+        assertThat(macs.get()).isEqualTo(2);
+
+        macs.set(0);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(9, wrong)) + " " + SPEC_SIGNATURE);
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+        assertThat(macs.get()).isEqualTo(2);
+
+        macs.set(0);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(11, "v1,")));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.BadHeader.class);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(1900, "v1,")));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.BadHeader("webhook-signature",
+                "is longer than " + WebhookVerifier.MAX_SIGNATURE_HEADER_LENGTH + " characters"));
+        assertThat(macs.get()).isZero();
+    }
 }

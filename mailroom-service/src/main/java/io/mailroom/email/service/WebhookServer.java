@@ -140,7 +140,11 @@ public final class WebhookServer implements AutoCloseable {
                 WebhookVerifier.Result verified = verifier.verify(secrets, ctx::header, body);
                 if (!(verified instanceof WebhookVerifier.Result.Verified ok)) {
                     log.info("Webhook from {} refused: {}", source, refusal(verified));
-                    answer(ctx, 401, "unauthenticated", refusal(verified));
+                    if (verified instanceof WebhookVerifier.Result.BadHeader) {
+                        answer(ctx, 400, "malformed", refusal(verified));
+                    } else {
+                        answer(ctx, 401, "unauthenticated", refusal(verified));
+                    }
                     return;
                 }
                 var events = adapter.parse(body);
@@ -208,6 +212,7 @@ public final class WebhookServer implements AutoCloseable {
             case WebhookVerifier.Result.BadTimestamp b -> "webhook-timestamp is not a number of seconds";
             case WebhookVerifier.Result.Stale s -> "webhook-timestamp is more than " + WebhookVerifier.TOLERANCE.toMinutes()
                     + " minutes from now";
+            case WebhookVerifier.Result.BadHeader b -> b.header() + " " + b.problem();
             case WebhookVerifier.Result.NoValidSignature n -> "no valid signature (" + n.signaturesSeen() + " v1 signature(s) checked)";
             case WebhookVerifier.Result.Verified v -> "verified";
         };

@@ -106,4 +106,40 @@ class WebhookHostileRequestsTest {
         }
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
     }
+
+    @Test
+    void aSignatureHeaderOf1900EntriesIsRefusedWithoutComputingThem() throws Exception {
+        byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+        Map<String, String> h = new HashMap<>(WebhookVerifier.headers(NEUTRAL, "msg_many_" + IDS.incrementAndGet(),
+                Instant.now().getEpochSecond(), body));
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(1900, "v1,")));
+        HttpResponse<String> r = post("neutral", body, h);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(r.body()).contains("webhook-signature").contains(String.valueOf(WebhookVerifier.MAX_SIGNATURE_HEADER_LENGTH));
+    }
+
+    @Test
+    void aDeclaredBodyOverTheLimitIs413BeforeAByteOfItIsSent_andAChunkedOneStopsAtTheLimit() throws Exception {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(5000);
+            s.getOutputStream().write(("POST /webhooks/neutral HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100000000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            // no body follows: the answer must not wait for it
+            assertThat(new String(s.getInputStream().readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 413");
+        }
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(5000);
+            java.io.OutputStream out = s.getOutputStream();
+            out.write(("POST /webhooks/neutral HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String chunk = "x".repeat(1024);
+            for (int i = 0; i <= MAX_BODY / 1024; i++) {
+                out.write((Integer.toHexString(chunk.length()) + "\r\n" + chunk + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            }
+            out.flush();
+            // the body has not ended (no last chunk): the answer comes at the limit
+            assertThat(new String(s.getInputStream().readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 413");
+        }
+    }
 }
