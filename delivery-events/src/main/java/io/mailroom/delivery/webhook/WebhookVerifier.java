@@ -9,7 +9,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -20,7 +19,8 @@ import java.util.function.Supplier;
  * HMAC-SHA256, keyed by the source's secret, over {@code webhook-id + "." + webhook-timestamp + "." +
  * body}, base64, sent as one or more space-separated {@code v1,<signature>} entries in
  * {@code webhook-signature}. Svix, which signs Resend's webhooks among others, sends the same scheme
- * under {@code svix-id}, {@code svix-timestamp} and {@code svix-signature}; both spellings are read.
+ * under {@code svix-id}, {@code svix-timestamp} and {@code svix-signature}; both spellings are read, and
+ * a request that carries both passes if either set verifies.
  *
  * <p>Any one {@code v1} entry valid under any one configured secret passes (providers send several
  * while they rotate, and so may we). Signatures are compared in constant time. A timestamp more than
@@ -90,24 +90,42 @@ public final class WebhookVerifier {
         Objects.requireNonNull(secrets, "secrets");
         Objects.requireNonNull(headers, "headers");
         Objects.requireNonNull(body, "body");
-        String id = header(headers, "id");
+        // Both spellings may come in one request (a relay adding its own, a library sending both):
+        // either set verifying is enough, as the Svix library, which reads only svix-*, would accept it.
+        // Refused, the answer is the first set's reason.
+        Result first = null;
+        for (String prefix : PREFIXES) {
+            String id = header(headers, prefix + "id");
+            String timestamp = header(headers, prefix + "timestamp");
+            String signatures = header(headers, prefix + "signature");
+            if (id == null && timestamp == null && signatures == null) {
+                continue;
+            }
+            Result r = verify(secrets, prefix, id, timestamp, signatures, body);
+            if (r instanceof Result.Verified) {
+                return r;
+            }
+            first = first == null ? r : first;
+        }
+        return first != null ? first : new Result.MissingHeader(PREFIXES[0] + "id");
+    }
+
+    private Result verify(WebhookSecrets secrets, String prefix, String id, String timestamp, String signatures, byte[] body) {
         if (id == null) {
-            return new Result.MissingHeader("webhook-id");
+            return new Result.MissingHeader(prefix + "id");
         }
-        String timestamp = header(headers, "timestamp");
         if (timestamp == null) {
-            return new Result.MissingHeader("webhook-timestamp");
+            return new Result.MissingHeader(prefix + "timestamp");
         }
-        String signatures = header(headers, "signature");
         if (signatures == null) {
-            return new Result.MissingHeader("webhook-signature");
+            return new Result.MissingHeader(prefix + "signature");
         }
         if (signatures.length() > MAX_SIGNATURE_HEADER_LENGTH) {
-            return new Result.BadHeader("webhook-signature", "is longer than " + MAX_SIGNATURE_HEADER_LENGTH + " characters");
+            return new Result.BadHeader(prefix + "signature", "is longer than " + MAX_SIGNATURE_HEADER_LENGTH + " characters");
         }
         String[] entries = signatures.strip().split(" +");
         if (entries.length > MAX_SIGNATURE_ENTRIES) {
-            return new Result.BadHeader("webhook-signature", "has " + entries.length + " entries; at most "
+            return new Result.BadHeader(prefix + "signature", "has " + entries.length + " entries; at most "
                     + MAX_SIGNATURE_ENTRIES + " are read");
         }
         Long parsed = seconds(timestamp.strip());
@@ -163,17 +181,9 @@ public final class WebhookVerifier {
                 "webhook-signature", sign(secrets, webhookId, timestampSeconds, body));
     }
 
-    private static String header(Function<String, String> headers, String suffix) {
-        for (String prefix : PREFIXES) {
-            String value = headers.apply(prefix + suffix);
-            if (value == null) {
-                value = headers.apply((prefix + suffix).toLowerCase(Locale.ROOT));
-            }
-            if (value != null && !value.isBlank()) {
-                return value;
-            }
-        }
-        return null;
+    private static String header(Function<String, String> headers, String name) {
+        String value = headers.apply(name);
+        return value == null || value.isBlank() ? null : value;
     }
 
     /** ASCII digits with an optional minus sign, as the spec's integer; null otherwise or past a long. */

@@ -161,4 +161,26 @@ class WebhookVerifierTest {
                 "is longer than " + WebhookVerifier.MAX_SIGNATURE_HEADER_LENGTH + " characters"));
         assertThat(macs.get()).isZero();
     }
+
+    @Test
+    void withBothSpellingsPresentEitherSetVerifying_isEnough() {
+        Map<String, String> h = specHeaders();
+        h.put("webhook-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        h.put("svix-id", SPEC_ID);
+        h.put("svix-timestamp", Long.toString(SPEC_TS));
+        h.put("svix-signature", SPEC_SIGNATURE);
+        assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+
+        Map<String, String> webhookOnly = specHeaders();
+        webhookOnly.put("svix-id", "msg_other");
+        webhookOnly.put("svix-timestamp", Long.toString(SPEC_TS));
+        webhookOnly.put("svix-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        assertThat(at(SPEC_TS).verify(SECRETS, webhookOnly::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+
+        h.put("svix-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.NoValidSignature(1));
+        // a set half there is named by its own prefix
+        assertThat(at(SPEC_TS).verify(SECRETS, Map.of("svix-id", SPEC_ID)::get, SPEC_BODY))
+                .isEqualTo(new WebhookVerifier.Result.MissingHeader("svix-timestamp"));
+    }
 }

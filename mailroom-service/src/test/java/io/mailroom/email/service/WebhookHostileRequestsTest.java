@@ -142,4 +142,20 @@ class WebhookHostileRequestsTest {
             assertThat(new String(s.getInputStream().readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 413");
         }
     }
+
+    @Test
+    void aRequestWithBothHeaderSetsWhereOnlySvixVerifiesIsAccepted() throws Exception {
+        byte[] body = "{\"type\":\"email.delivered\",\"data\":{\"email_id\":\"nobody\"}}".getBytes(StandardCharsets.UTF_8);
+        long now = Instant.now().getEpochSecond();
+        String id = "msg_both_" + IDS.incrementAndGet();
+        Map<String, String> h = new HashMap<>();
+        h.put("svix-id", id);
+        h.put("svix-timestamp", Long.toString(now));
+        h.put("svix-signature", WebhookVerifier.sign(RESEND, id, now, body));
+        h.put("webhook-id", id);
+        h.put("webhook-timestamp", Long.toString(now));
+        h.put("webhook-signature", WebhookVerifier.sign(NEUTRAL, id, now, body)); // another source's secret
+        HttpResponse<String> r = post("resend", body, h);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    }
 }
