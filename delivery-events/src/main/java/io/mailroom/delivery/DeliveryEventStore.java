@@ -43,7 +43,8 @@ public final class DeliveryEventStore {
     private static final Logger log = LoggerFactory.getLogger(DeliveryEventStore.class);
 
     static final int MAX_SOURCE = 100;
-    static final int MAX_DELIVERY_ID = 200;
+    /** Characters of a delivery id (a webhook-id, a report's Message-ID). */
+    public static final int MAX_DELIVERY_ID = 200;
     static final int MAX_PROVIDER_EVENT = 200;
     static final int MAX_PROVIDER_MESSAGE_ID = 500;
     static final int MAX_RECIPIENT = 320;

@@ -2,7 +2,9 @@ package io.mailroom.delivery.dsn;
 
 import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
+import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.DeliveryKind;
+import io.mailroom.delivery.webhook.DeliveryEventAdapter;
 import io.mailroom.delivery.webhook.MalformedEventException;
 import jakarta.mail.BodyPart;
 import jakarta.mail.MessagingException;
@@ -118,6 +120,10 @@ public final class DsnParser {
             if (blocks.size() < 2) {
                 throw new MalformedEventException("message/delivery-status", "has no per-recipient fields");
             }
+            if (blocks.size() - 1 > DeliveryEventAdapter.MAX_EVENTS) {
+                throw new MalformedEventException("message/delivery-status", "has " + (blocks.size() - 1)
+                        + " recipient blocks; at most " + DeliveryEventAdapter.MAX_EVENTS + " events are taken from one report");
+            }
             String reportingMta = value(blocks.getFirst(), "Reporting-MTA");
             String original = originalMessageId == null ? null : originalMessageId.strip();
             String key = keyOfAddress == null ? null : verpKey(report, keyOfAddress, deliveredTo);
@@ -125,9 +131,7 @@ public final class DsnParser {
             for (int i = 1; i < blocks.size(); i++) {
                 events.add(event(blocks.get(i), i, original, key));
             }
-            String own = report.getHeader("Message-ID", null);
-            return new Dsn(own == null || own.isBlank() ? "sha256:" + sha256(raw) : own.strip(), original, reportingMta,
-                    List.copyOf(events));
+            return new Dsn(deliveryId(report.getHeader("Message-ID", null), raw), original, reportingMta, List.copyOf(events));
         } catch (MessagingException e) {
             throw new MalformedEventException("body", "is not a readable MIME message (" + e.getClass().getSimpleName() + ")");
         } catch (IOException e) {
@@ -256,6 +260,19 @@ public final class DsnParser {
         } catch (ParseException e) {
             return null; // the time of arrival stands in; a bad date is no reason to lose a bounce
         }
+    }
+
+    /**
+     * The report's own Message-ID; a SHA-256 of its bytes without one, and of the Message-ID when it
+     * is longer than a delivery id may be (the same report sent again still has the same id).
+     */
+    private static String deliveryId(String own, byte[] raw) {
+        if (own == null || own.isBlank()) {
+            return "sha256:" + sha256(raw);
+        }
+        String id = own.strip();
+        return id.length() <= DeliveryEventStore.MAX_DELIVERY_ID ? id
+                : "sha256:" + sha256(id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private static String sha256(byte[] raw) {

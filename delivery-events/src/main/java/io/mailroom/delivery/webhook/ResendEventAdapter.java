@@ -22,7 +22,8 @@ import java.util.List;
  * message id; {@code tags.idempotency_key} (an object of tags, or the array form
  * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it. A bounce of type
  * {@code Permanent} is hard; {@code Transient} and {@code Undetermined} are soft. Every other event
- * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}.
+ * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}, at
+ * most {@link DeliveryEventAdapter#MAX_EVENTS}.
  */
 public final class ResendEventAdapter implements DeliveryEventAdapter {
 
@@ -85,6 +86,10 @@ public final class ResendEventAdapter implements DeliveryEventAdapter {
         }
         if (!to.isArray()) {
             throw new MalformedEventException("data.to", "must be an array of addresses");
+        }
+        if (to.size() > MAX_EVENTS) {
+            throw new MalformedEventException("data.to", "has " + to.size() + " addresses; at most " + MAX_EVENTS
+                    + " events are taken from one webhook");
         }
         List<String> out = new java.util.ArrayList<>();
         for (int i = 0; i < to.size(); i++) {

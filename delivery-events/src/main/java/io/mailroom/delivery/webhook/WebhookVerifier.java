@@ -1,5 +1,7 @@
 package io.mailroom.delivery.webhook;
 
+import io.mailroom.delivery.DeliveryEventStore;
+
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
@@ -119,6 +121,9 @@ public final class WebhookVerifier {
         }
         if (signatures == null) {
             return new Result.MissingHeader(prefix + "signature");
+        }
+        if (id.length() > DeliveryEventStore.MAX_DELIVERY_ID) {
+            return new Result.BadHeader(prefix + "id", "is longer than " + DeliveryEventStore.MAX_DELIVERY_ID + " characters");
         }
         if (signatures.length() > MAX_SIGNATURE_HEADER_LENGTH) {
             return new Result.BadHeader(prefix + "signature", "is longer than " + MAX_SIGNATURE_HEADER_LENGTH + " characters");

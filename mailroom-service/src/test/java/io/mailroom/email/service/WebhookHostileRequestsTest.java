@@ -41,7 +41,7 @@ class WebhookHostileRequestsTest {
     static final String RESEND_SECRET = "whsec_" + java.util.Base64.getEncoder().encodeToString("resend-secret-0123456789!".getBytes());
     static final WebhookSecrets NEUTRAL = WebhookSecrets.of("t", List.of(NEUTRAL_SECRET));
     static final WebhookSecrets RESEND = WebhookSecrets.of("t", List.of(RESEND_SECRET));
-    static final int MAX_BODY = 4096;
+    static final int MAX_BODY = 64 * 1024;
     private static final AtomicInteger IDS = new AtomicInteger();
 
     static WebhookServer server;
@@ -157,5 +157,22 @@ class WebhookHostileRequestsTest {
         h.put("webhook-signature", WebhookVerifier.sign(NEUTRAL, id, now, body)); // another source's secret
         HttpResponse<String> r = post("resend", body, h);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    }
+
+    @Test
+    void aWebhookIdOverItsLimitAndAResendEventOver100AddressesAre400NamingTheLimit() throws Exception {
+        byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+        String longId = "msg_" + "x".repeat(DeliveryEventStore.MAX_DELIVERY_ID);
+        HttpResponse<String> id = post("neutral", body, WebhookVerifier.headers(NEUTRAL, longId, Instant.now().getEpochSecond(), body));
+        assertThat(id.statusCode()).as(id.body()).isEqualTo(400);
+        assertThat(id.body()).contains("webhook-id").contains(String.valueOf(DeliveryEventStore.MAX_DELIVERY_ID));
+
+        String to = String.join(",", java.util.stream.IntStream.range(0, 1001).mapToObj(i -> "\"r" + i + "@example.com\"").toList());
+        HttpResponse<String> many = signed("resend", RESEND, "{\"type\":\"email.bounced\",\"data\":{\"email_id\":\"e\","
+                + "\"bounce\":{\"type\":\"Permanent\"},\"to\":[" + to + "]}}");
+        assertThat(many.statusCode()).as(many.body()).isEqualTo(400);
+        assertThat(many.body()).contains("data.to").contains("at most 100");
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.SOURCE.eq("resend").and(DELIVERY_EVENT.PROVIDER_EVENT.eq("email.bounced"))))
+                .isZero();
     }
 }
