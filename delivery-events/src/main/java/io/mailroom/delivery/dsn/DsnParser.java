@@ -1,5 +1,6 @@
 package io.mailroom.delivery.dsn;
 
+import io.mailroom.db.sql.PgValues;
 import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
 import io.mailroom.delivery.DeliveryEventStore;
@@ -105,7 +106,7 @@ public final class DsnParser {
                 } else if (pt.match("message/rfc822") || pt.match("message/global")) {
                     Object returned = part.getContent();
                     if (returned instanceof MimeMessage m) {
-                        originalMessageId = m.getHeader("Message-ID", null);
+                        originalMessageId = checked(m.getHeader("Message-ID", null), "returned message Message-ID");
                     } else {
                         originalMessageId = messageId(part.getInputStream());
                     }
@@ -124,14 +125,14 @@ public final class DsnParser {
                 throw new MalformedEventException("message/delivery-status", "has " + (blocks.size() - 1)
                         + " recipient blocks; at most " + DeliveryEventAdapter.MAX_EVENTS + " events are taken from one report");
             }
-            String reportingMta = value(blocks.getFirst(), "Reporting-MTA");
+            String reportingMta = value(blocks.getFirst(), "Reporting-MTA", "per-message fields");
             String original = originalMessageId == null ? null : originalMessageId.strip();
             String key = keyOfAddress == null ? null : verpKey(report, keyOfAddress, deliveredTo);
             List<DeliveryEvent> events = new ArrayList<>();
             for (int i = 1; i < blocks.size(); i++) {
                 events.add(event(blocks.get(i), i, original, key));
             }
-            return new Dsn(deliveryId(report.getHeader("Message-ID", null), raw), original, reportingMta, List.copyOf(events));
+            return new Dsn(deliveryId(checked(report.getHeader("Message-ID", null), "Message-ID"), raw), original, reportingMta, List.copyOf(events));
         } catch (MessagingException e) {
             throw new MalformedEventException("body", "is not a readable MIME message (" + e.getClass().getSimpleName() + ")");
         } catch (IOException e) {
@@ -142,15 +143,15 @@ public final class DsnParser {
     private static DeliveryEvent event(InternetHeaders fields, int index, String originalMessageId, String idempotencyKey)
             throws MalformedEventException {
         String at = "recipient block " + index;
-        String action = value(fields, "Action");
+        String action = value(fields, "Action", at);
         if (action == null) {
             throw new MalformedEventException(at + " Action", "is required");
         }
-        String status = value(fields, "Status");
+        String status = value(fields, "Status", at);
         String statusCode = status == null ? null : status.split("[\\s(]", 2)[0];
-        String recipient = address(value(fields, "Final-Recipient"));
+        String recipient = address(value(fields, "Final-Recipient", at));
         if (recipient == null) {
-            recipient = address(value(fields, "Original-Recipient"));
+            recipient = address(value(fields, "Original-Recipient", at));
         }
         DeliveryKind kind;
         BounceType bounce = null;
@@ -163,10 +164,10 @@ public final class DsnParser {
             case "delivered", "relayed", "expanded" -> kind = DeliveryKind.DELIVERED;
             default -> kind = DeliveryKind.UNKNOWN;
         }
-        String diagnostic = value(fields, "Diagnostic-Code");
+        String diagnostic = value(fields, "Diagnostic-Code", at);
         return new DeliveryEvent(kind, bounce, "dsn " + action.strip().toLowerCase(Locale.ROOT)
                 + (statusCode == null ? "" : " " + statusCode), originalMessageId, idempotencyKey, recipient,
-                date(value(fields, "Last-Attempt-Date")), diagnostic,
+                date(value(fields, "Last-Attempt-Date", at)), diagnostic,
                 statusCode == null ? null : "Status " + statusCode);
     }
 
@@ -220,11 +221,12 @@ public final class DsnParser {
         }
     }
 
-    private static String messageId(InputStream in) throws MessagingException {
-        return value(new InternetHeaders(in, true), "Message-ID");
+    private static String messageId(InputStream in) throws MessagingException, MalformedEventException {
+        return value(new InternetHeaders(in, true), "Message-ID", "returned message");
     }
 
-    private static String value(InternetHeaders headers, String name) {
+    /** The field's unfolded, decoded value, or null; refused when a text column could not hold it (U+0000). */
+    private static String value(InternetHeaders headers, String name, String where) throws MalformedEventException {
         String v = headers.getHeader(name, null);
         if (v == null) {
             return null;
@@ -234,8 +236,16 @@ public final class DsnParser {
         } catch (java.io.UnsupportedEncodingException e) {
             v = MimeUtility.unfold(v);
         }
-        v = v.strip();
+        v = checked(v.strip(), where + " " + name);
         return v.isEmpty() ? null : v;
+    }
+
+    private static String checked(String value, String field) throws MalformedEventException {
+        var problem = PgValues.textProblem(value);
+        if (problem.isPresent()) {
+            throw new MalformedEventException(field, problem.get());
+        }
+        return value;
     }
 
     /** {@code rfc822; ann@example.com} -> {@code ann@example.com}. */
@@ -251,14 +261,20 @@ public final class DsnParser {
         return a.isEmpty() ? null : a;
     }
 
+    /**
+     * The date, or null when it cannot be read or lies outside the times a column takes
+     * ({@link PgValues#timeProblem}): the time of arrival stands in, since a bad date is no reason to
+     * lose a bounce (and a mail server handed a refusal would bounce the report to the postmaster).
+     */
     private static Instant date(String value) {
         if (value == null) {
             return null;
         }
         try {
-            return new MailDateFormat().parse(value).toInstant();
+            Instant at = new MailDateFormat().parse(value).toInstant();
+            return PgValues.timeProblem(at).isPresent() ? null : at;
         } catch (ParseException e) {
-            return null; // the time of arrival stands in; a bad date is no reason to lose a bounce
+            return null;
         }
     }
 

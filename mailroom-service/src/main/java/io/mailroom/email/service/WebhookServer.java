@@ -2,6 +2,7 @@ package io.mailroom.email.service;
 
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.dsn.DsnIngest;
 import io.mailroom.delivery.dsn.DsnParser;
@@ -41,7 +42,8 @@ import java.util.concurrent.Semaphore;
  * dispatcher sends with. Logs name the source, the webhook id and counts, never anything of a body.
  *
  * <p>Answers: 200 stored (or a replay, stored before), 202 stored but no event type we act on,
- * 400 malformed (the field named), 401 missing, stale or bad signature (or DSN token), 404 unknown
+ * 400 malformed (the field named; "invalid data" for a value the database refused as a data
+ * exception, SQLSTATE class 22, which a retry cannot fix), 401 missing, stale or bad signature (or DSN token), 404 unknown
  * source, 413 too large, 429 busy, 503 database unavailable (the provider retries later).
  */
 public final class WebhookServer implements AutoCloseable {
@@ -158,6 +160,14 @@ public final class WebhookServer implements AutoCloseable {
             } catch (MalformedEventException e) {
                 answer(ctx, 400, "malformed", e.getMessage());
             } catch (DataAccessException e) {
+                if (SqlStates.isDataException(e)) {
+                    // a value the checks before SQL missed: the sender's data, which a retry cannot fix
+                    log.info("Delivery event from {} refused: invalid data (SQLSTATE {})", printable(ctx.pathParam("source")),
+                            SqlStates.sqlState(e));
+                    answer(ctx, 400, "malformed", "invalid data: a value the database cannot store (SQLSTATE "
+                            + SqlStates.sqlState(e) + ")");
+                    return;
+                }
                 log.warn("Delivery event not stored: database unavailable ({})", e.sqlState());
                 ctx.header("Retry-After", "30");
                 answer(ctx, 503, "unavailable", "the database is unavailable; retry later");

@@ -42,6 +42,7 @@ class WebhookHostileRequestsTest {
     static final WebhookSecrets NEUTRAL = WebhookSecrets.of("t", List.of(NEUTRAL_SECRET));
     static final WebhookSecrets RESEND = WebhookSecrets.of("t", List.of(RESEND_SECRET));
     static final int MAX_BODY = 64 * 1024;
+    static final String DSN_TOKEN = "dsn-token-0123456789abcdefghij";
     private static final AtomicInteger IDS = new AtomicInteger();
 
     static WebhookServer server;
@@ -49,7 +50,7 @@ class WebhookHostileRequestsTest {
 
     @BeforeAll
     static void start() {
-        WebhookConfig config = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL, "resend", RESEND), null, MAX_BODY, 8);
+        WebhookConfig config = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL, "resend", RESEND), DSN_TOKEN, MAX_BODY, 8);
         server = WebhookServer.start(pg.dataSource(), config, new DeliveryEventStore(List.of(), null),
                 List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null));
     }
@@ -174,5 +175,59 @@ class WebhookHostileRequestsTest {
         assertThat(many.body()).contains("data.to").contains("at most 100");
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.SOURCE.eq("resend").and(DELIVERY_EVENT.PROVIDER_EVENT.eq("email.bounced"))))
                 .isZero();
+    }
+
+    @Test
+    void aNulInAnyStringOrATimeOutOfRangeIs400NamingTheField_neverDatabaseUnavailable() throws Exception {
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put("neutral", "{\"type\":\"bounced\",\"bounce_type\":\"hard\",\"recipient\":\"a@example.com\",\"diagnostic_code\":\"550\\u0000x\"}");
+        cases.put("neutral ", "{\"type\":\"delivered\",\"occurred_at\":\"+300000-01-01T00:00:00Z\"}");
+        cases.put("resend", "{\"type\":\"email.delivered\",\"data\":{\"email_id\":\"e\",\"to\":[\"a@example.com\",\"b\\u0000@example.com\"]}}");
+        cases.put("resend ", "{\"type\":\"email.delivered\",\"data\":{\"email_id\":\"e\",\"tags\":{\"idempotency_key\":\"k\\u0000\"}}}");
+        Map<String, String> fields = Map.of("neutral", "diagnostic_code", "neutral ", "occurred_at", "resend", "data.to[1]",
+                "resend ", "data.tags.idempotency_key");
+        for (var c : cases.entrySet()) {
+            HttpResponse<String>[] answer = new HttpResponse[1];
+            List<ILoggingEvent> logs = logsOf(() -> answer[0] = signed(c.getKey().strip(), c.getKey().startsWith("resend") ? RESEND : NEUTRAL,
+                    c.getValue()));
+            assertThat(answer[0].statusCode()).as(c.getValue() + ": " + answer[0].body()).isEqualTo(400);
+            assertThat(answer[0].body()).contains(fields.get(c.getKey()));
+            assertThat(answer[0].headers().firstValue("Retry-After")).isEmpty();
+            assertThat(logs).extracting(ILoggingEvent::getFormattedMessage).noneMatch(m -> m.contains("database unavailable"));
+        }
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
+    }
+
+    @Test
+    void aDsnPostedWithANulIs400NamingItsField() throws Exception {
+        String dsn = "MIME-Version: 1.0\r\nMessage-ID: <nul@mx.example>\r\n"
+                + "Content-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
+                + "--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example\r\n\r\n"
+                + "Final-Recipient: rfc822; gone@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+                + "Diagnostic-Code: smtp; 550 \u0000 no such user\r\n\r\n--b--\r\n";
+        HttpResponse<String> r = post("dsn", dsn.getBytes(StandardCharsets.UTF_8), Map.of("Authorization", "Bearer " + DSN_TOKEN));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(r.body()).contains("Diagnostic-Code").contains("U+0000");
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
+    }
+
+    @Test
+    void aDataExceptionThatSlipsPastTheChecksIs400InvalidData_not503() throws Exception {
+        // a listener whose SQL the server refuses as a data exception (22008), in the ingesting transaction
+        io.mailroom.delivery.DeliveryEventListener refusing = (tx, stored) -> tx.execute("SELECT '300000-01-01'::timestamptz");
+        WebhookConfig config = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL), null, MAX_BODY, 8);
+        try (WebhookServer strict = WebhookServer.start(pg.dataSource(), config, new DeliveryEventStore(List.of(refusing), null),
+                List.of(new NeutralEventAdapter()), new WebhookVerifier(null))) {
+            byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + strict.port() + "/webhooks/neutral"))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            WebhookVerifier.headers(NEUTRAL, "msg_slip_" + IDS.incrementAndGet(), Instant.now().getEpochSecond(), body).forEach(b::header);
+            HttpResponse<String>[] answer = new HttpResponse[1];
+            List<ILoggingEvent> logs = logsOf(() -> answer[0] = http.send(b.build(), HttpResponse.BodyHandlers.ofString()));
+            assertThat(answer[0].statusCode()).as(answer[0].body()).isEqualTo(400);
+            assertThat(answer[0].body()).contains("invalid data").contains("22008");
+            assertThat(logs).extracting(ILoggingEvent::getFormattedMessage).noneMatch(m -> m.contains("database unavailable"));
+        }
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
     }
 }
