@@ -18,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -229,5 +230,56 @@ class WebhookHostileRequestsTest {
             assertThat(logs).extracting(ILoggingEvent::getFormattedMessage).noneMatch(m -> m.contains("database unavailable"));
         }
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT)).isZero();
+    }
+
+    @Test
+    void slowBodiesNeitherTakeTheSlotsNorBlockAValidWebhook_andAreClosedAtTheReadDeadline() throws Exception {
+        Duration deadline = Duration.ofSeconds(2);
+        WebhookConfig config = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL), null, MAX_BODY, 8, deadline);
+        List<java.net.Socket> slow = new java.util.ArrayList<>();
+        java.util.concurrent.ScheduledExecutorService trickle = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try (WebhookServer guarded = WebhookServer.start(pg.dataSource(), config, new DeliveryEventStore(List.of(), null),
+                List.of(new NeutralEventAdapter()), new WebhookVerifier(null))) {
+            // more slow senders than the slots (8) and than the listener's threads (8 + 8)
+            for (int i = 0; i < 24; i++) {
+                java.net.Socket s = new java.net.Socket("127.0.0.1", guarded.port());
+                s.getOutputStream().write(("POST /webhooks/neutral HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 1000\r\n\r\n{").getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream().flush();
+                slow.add(s);
+            }
+            long started = System.nanoTime();
+            // a byte every 200 ms on each: never idle, never done
+            trickle.scheduleAtFixedRate(() -> slow.forEach(s -> {
+                try {
+                    s.getOutputStream().write(' ');
+                    s.getOutputStream().flush();
+                } catch (java.io.IOException closed) {
+                    // the server closed it: what this test waits for
+                }
+            }), 200, 200, java.util.concurrent.TimeUnit.MILLISECONDS);
+
+            byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + guarded.port() + "/webhooks/neutral"))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).timeout(Duration.ofSeconds(10));
+            WebhookVerifier.headers(NEUTRAL, "msg_loris_" + IDS.incrementAndGet(), Instant.now().getEpochSecond(), body).forEach(b::header);
+            HttpResponse<String> valid = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(valid.statusCode()).as(valid.body()).isEqualTo(200);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("answered while the slow bodies trickle").isLessThan(deadline);
+
+            // every slow connection is answered or closed by the deadline (plus scheduling slack), not held
+            for (java.net.Socket s : slow) {
+                s.setSoTimeout((int) deadline.multipliedBy(3).toMillis());
+                byte[] got = s.getInputStream().readAllBytes(); // returns at the server's close
+                String head = new String(got, StandardCharsets.US_ASCII);
+                assertThat(head.isEmpty() || head.startsWith("HTTP/1.1 408")).as(head).isTrue();
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(deadline.multipliedBy(3));
+        } finally {
+            trickle.shutdownNow();
+            for (java.net.Socket s : slow) {
+                s.close();
+            }
+        }
     }
 }
