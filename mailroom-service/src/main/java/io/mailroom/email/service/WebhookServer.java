@@ -135,7 +135,10 @@ public final class WebhookServer implements AutoCloseable {
             try {
                 String source = ctx.pathParam("source");
                 if (source.equals(DsnIngest.SOURCE) && config.dsnToken() != null) {
-                    held = dsn(ctx);
+                    byte[] report = dsnBody(ctx);
+                    if (report != null && (held = slot(ctx))) {
+                        dsn(ctx, report);
+                    }
                     return;
                 }
                 DeliveryEventAdapter adapter = adapters.get(source);
@@ -203,25 +206,24 @@ public final class WebhookServer implements AutoCloseable {
             return false;
         }
 
-        /** Returns whether the DSN route took a slot, which the caller releases. */
-        private boolean dsn(Context ctx) throws MalformedEventException {
+        /** The DSN route's body once its bearer token is checked; null with the answer given otherwise. */
+        private byte[] dsnBody(Context ctx) {
             String auth = ctx.header("Authorization");
             byte[] expected = ("Bearer " + config.dsnToken()).getBytes(StandardCharsets.UTF_8);
             if (auth == null || !MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8), expected)) {
                 answer(ctx, 401, "unauthenticated", "a bearer token is required");
-                return false;
+                return null;
             }
-            byte[] body = body(ctx);
-            if (body == null || !slot(ctx)) {
-                return false;
-            }
+            return body(ctx);
+        }
+
+        private void dsn(Context ctx, byte[] body) throws MalformedEventException {
             // before any transaction: a bad report writes nothing
             DsnParser.Dsn report = DsnParser.parse(body, verpKey, ctx.queryParam("recipient"));
             var stored = DSL.using(pool, SQLDialect.POSTGRES)
                     .transactionResult(c -> store.ingest(c.dsl(), DsnIngest.SOURCE, report.deliveryId(), report.events()));
             ctx.status(200).json(Map.of("deliveryId", report.deliveryId(), "replay", stored.replay(),
                     "stored", stored.stored(), "matched", stored.matched(), "orphans", stored.orphans()));
-            return true;
         }
 
         /** The body, read within its size and deadline; null with the answer given when it is not to be had. */

@@ -282,4 +282,17 @@ class WebhookHostileRequestsTest {
             }
         }
     }
+
+    @Test
+    void aRefusedDsnGivesItsSlotBack() throws Exception {
+        WebhookConfig one = new WebhookConfig("127.0.0.1", 0, Map.of("neutral", NEUTRAL), DSN_TOKEN, MAX_BODY, 1);
+        try (WebhookServer single = WebhookServer.start(pg.dataSource(), one, new DeliveryEventStore(List.of(), null),
+                List.of(new NeutralEventAdapter()), new WebhookVerifier(null))) {
+            for (int i = 0; i < 3; i++) {
+                HttpRequest bad = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + single.port() + "/webhooks/dsn"))
+                        .POST(HttpRequest.BodyPublishers.ofString("not a report")).header("Authorization", "Bearer " + DSN_TOKEN).build();
+                assertThat(http.send(bad, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(400);
+            }
+        }
+    }
 }
