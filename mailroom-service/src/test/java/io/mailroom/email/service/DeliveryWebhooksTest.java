@@ -223,6 +223,44 @@ class DeliveryWebhooksTest {
     }
 
     @Test
+    void anEventNamingAnotherAddressSuppressesThatAddress_andTheMismatchIsInTheEmailsHistoryAndOnAMetric() throws Exception {
+        String sentTo = "sent-" + IDS.incrementAndGet() + "@example.com";
+        String named = "forwarded-" + IDS.get() + "@example.org";
+        String key = sentEmail(sentTo);
+        double before = mismatches();
+        HttpResponse<String> r = signed("neutral", NEUTRAL, "msg_mismatch_" + key, "{\"type\":\"bounced\",\"bounce_type\":\"hard\","
+                + "\"idempotency_key\":\"" + key + "\",\"recipient\":\"" + named.toUpperCase(java.util.Locale.ROOT) + "\"}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq(named))).isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq(sentTo))).isZero();
+        var audit = pg.dsl().selectFrom(io.mailroom.db.jooq.Tables.AUDIT_LOG)
+                .where(io.mailroom.db.jooq.Tables.AUDIT_LOG.IDEMPOTENCY_KEY.eq(key)).fetch();
+        assertThat(audit).singleElement().satisfies(a -> {
+            assertThat(a.getAction()).isEqualTo(io.mailroom.delivery.DeliveryEventStore.RECIPIENT_MISMATCH);
+            assertThat(a.getActor()).isEqualTo("event:neutral");
+            assertThat(a.getReason()).doesNotContain(sentTo).doesNotContain(named);
+            assertThat(a.getDetail().data()).contains("\"reported\": \"" + named + "\"").contains("\"sentTo\": \"" + sentTo + "\"");
+        });
+        assertThat(mismatches()).isEqualTo(before + 1);
+        assertThat(service.metrics().scrape()).contains("mailroom_delivery_event_recipient_mismatch_total{source=\"neutral\",topic=\"email.order_shipped\"}");
+
+        // the same address, in another case, is no mismatch
+        String address = "same-" + IDS.incrementAndGet() + "@example.com";
+        String same = sentEmail(address);
+        signed("neutral", NEUTRAL, "msg_same_" + same, "{\"type\":\"delivered\",\"idempotency_key\":\"" + same
+                + "\",\"recipient\":\"" + address.toUpperCase(java.util.Locale.ROOT) + "\"}");
+        assertThat(pg.dsl().fetchCount(io.mailroom.db.jooq.Tables.AUDIT_LOG, io.mailroom.db.jooq.Tables.AUDIT_LOG.IDEMPOTENCY_KEY.eq(same)))
+                .isZero();
+        assertThat(mismatches()).isEqualTo(before + 1);
+    }
+
+    static double mismatches() {
+        var counter = service.metrics().registry().find("mailroom.delivery.event.recipient.mismatch").tag("source", "neutral").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
     void requestsBeyondTheInFlightBoundAreAnswered429WithRetryAfter() throws Exception {
         // one request holds the only slot: its insert waits on the row lock of an uncommitted delivery
         // with the same id (a slow body no longer can: the slot is taken once the body is read)
