@@ -295,4 +295,17 @@ class WebhookHostileRequestsTest {
             }
         }
     }
+
+    @Test
+    void theReadTimeoutIsReadFromTheEnvironment_andABadOneIsRefusedNamingTheSetting() {
+        Map<String, String> env = new HashMap<>(Map.of("MAILROOM_WEBHOOKS", "on", "MAILROOM_WEBHOOK_SECRETS", "neutral:" + NEUTRAL_SECRET));
+        assertThat(WebhookConfig.fromEnv(env).readTimeout()).isEqualTo(WebhookConfig.DEFAULT_READ_TIMEOUT);
+        env.put("MAILROOM_WEBHOOKS_READ_TIMEOUT", "3s");
+        assertThat(WebhookConfig.fromEnv(env).readTimeout()).isEqualTo(Duration.ofSeconds(3));
+        for (String bad : List.of("0s", "5m")) {
+            env.put("MAILROOM_WEBHOOKS_READ_TIMEOUT", bad);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> WebhookConfig.fromEnv(env))
+                    .isInstanceOf(io.mailroom.outbox.InvalidSettingException.class).hasMessageContaining("MAILROOM_WEBHOOKS_READ_TIMEOUT");
+        }
+    }
 }
