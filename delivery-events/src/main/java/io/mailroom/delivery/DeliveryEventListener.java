@@ -24,8 +24,18 @@ public interface DeliveryEventListener {
      * @param idempotencyKey the email it matched, null for an orphan
      * @param topic          that email's topic, null for an orphan
      * @param applied        whether it moved the email's delivery state
+     * @param sentTo         the address the matched email was sent to, normalized; null for an orphan or when unknown
      */
     record StoredEvent(long eventId, String source, DeliveryEvent event, String address, String idempotencyKey,
-                       String topic, boolean applied) {
+                       String topic, boolean applied, String sentTo) {
+
+        /**
+         * The event names an address other than the one its email was sent to (a forward, an alias, a
+         * provider's or sender's mistake). The address it names is the one acted on (suppressed); the
+         * mismatch is recorded in the email's history and counted.
+         */
+        public boolean recipientMismatch() {
+            return address != null && sentTo != null && !address.equals(sentTo);
+        }
     }
 }

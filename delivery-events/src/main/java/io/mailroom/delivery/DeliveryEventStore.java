@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -43,13 +44,18 @@ public final class DeliveryEventStore {
     private static final Logger log = LoggerFactory.getLogger(DeliveryEventStore.class);
 
     static final int MAX_SOURCE = 100;
-    static final int MAX_DELIVERY_ID = 200;
+    /** Characters of a delivery id (a webhook-id, a report's Message-ID). */
+    public static final int MAX_DELIVERY_ID = 200;
     static final int MAX_PROVIDER_EVENT = 200;
     static final int MAX_PROVIDER_MESSAGE_ID = 500;
     static final int MAX_RECIPIENT = 320;
     static final int MAX_DIAGNOSTIC = 1000;
     static final int MAX_DESCRIPTION = 2000;
     static final int MAX_DETAIL = 2000;
+    /** {@code audit_log.action} of an event naming another address than its email was sent to. */
+    public static final String RECIPIENT_MISMATCH = "delivery_recipient_mismatch";
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final Field<String> SENT_TO = DSL.jsonbGetAttributeAsText(IDEMPOTENCY_RECORD.DESCRIPTOR, "recipient");
     /** More events than this in one delivery is not a provider's webhook; refused rather than stored in part. */
     public static final int MAX_EVENTS_PER_DELIVERY = 1000;
 
@@ -134,7 +140,11 @@ public final class DeliveryEventStore {
                 matched++;
             }
             DeliveryEventListener.StoredEvent stored = new DeliveryEventListener.StoredEvent(id, source, event, address,
-                    match == null ? null : match.key(), match == null ? null : match.topic(), applied);
+                    match == null ? null : match.key(), match == null ? null : match.topic(), applied,
+                    match == null || address == null ? null : sentTo(tx, match.key()));
+            if (stored.recipientMismatch()) {
+                recordMismatch(tx, stored, now);
+            }
             for (DeliveryEventListener listener : listeners) {
                 listener.onStored(tx, stored);
             }
@@ -177,6 +187,39 @@ public final class DeliveryEventStore {
                 .limit(1)
                 .fetchOne();
         return byRef == null ? null : new Match(byRef.value1(), byRef.value2());
+    }
+
+    /** The address the email was sent to, as its send recorded it (the idempotency record's descriptor), normalized. */
+    private static String sentTo(DSLContext tx, String key) {
+        String recipient = tx.select(SENT_TO).from(IDEMPOTENCY_RECORD)
+                .where(IDEMPOTENCY_RECORD.EFFECT_KEY.eq(key))
+                .orderBy(IDEMPOTENCY_RECORD.COMPLETED_AT.desc().nullsLast())
+                .limit(1)
+                .fetchOne(SENT_TO);
+        return normalizedOrNull(recipient);
+    }
+
+    /**
+     * The email's history says the event named another address: an {@code audit_log} row on the
+     * email's key, which the support console shows in its timeline. The reason has no addresses (the
+     * console masks them by role); the detail keeps both for whoever may read it.
+     */
+    private static void recordMismatch(DSLContext tx, DeliveryEventListener.StoredEvent stored, Instant now) {
+        log.info("Delivery event {} of {} names another address than email {} was sent to; the address it names is the one acted on",
+                stored.eventId(), stored.source(), stored.idempotencyKey());
+        var detail = JSON.createObjectNode()
+                .put("eventId", stored.eventId()).put("reported", stored.address()).put("sentTo", stored.sentTo());
+        tx.insertInto(AUDIT_LOG)
+                .set(AUDIT_LOG.AT, now)
+                .set(AUDIT_LOG.ACTOR, "event:" + stored.source())
+                .set(AUDIT_LOG.ROLE, "provider")
+                .set(AUDIT_LOG.ACTION, RECIPIENT_MISMATCH)
+                .set(AUDIT_LOG.IDEMPOTENCY_KEY, stored.idempotencyKey())
+                .set(AUDIT_LOG.REASON, "the " + stored.event().kind().dbValue() + " event names another address than the one"
+                        + " the email was sent to; the address it names is the one acted on (suppressed for a hard bounce or"
+                        + " a complaint), not the email's")
+                .set(AUDIT_LOG.DETAIL, org.jooq.JSONB.valueOf(detail.toString()))
+                .execute();
     }
 
     static Set<String> messageIdForms(String providerMessageId) {

@@ -47,6 +47,9 @@ public record Cursor(Instant updatedAt, String key) {
         } catch (DateTimeException e) {
             throw bad;
         }
+        if (io.mailroom.db.sql.PgValues.timeProblem(at).isPresent()) {
+            throw bad;
+        }
         String key = raw.substring(bar + 1);
         if (!Params.KEY.matcher(key).matches()) {
             throw bad;

@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.db.sql.PgValues;
 import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.InvalidSettingException;
 
@@ -106,15 +107,21 @@ public final class Params {
             checkDuration(parameter, ago);
             return now.minus(ago);
         }
+        Instant at;
         try {
-            return Instant.parse(v);
+            at = Instant.parse(v);
         } catch (DateTimeException e) {
             try {
-                return OffsetDateTime.parse(v).toInstant();
+                at = OffsetDateTime.parse(v).toInstant();
             } catch (DateTimeException e2) {
                 throw badTime(parameter);
             }
         }
+        // before SQL: the query would fail with a data exception (22008), not answer
+        PgValues.timeProblem(at).ifPresent(problem -> {
+            throw new InvalidParameterException(parameter, parameter + " " + problem);
+        });
+        return at;
     }
 
     /**

@@ -276,6 +276,12 @@ class SupportApiTest {
                 Arguments.of("GET", "/api/emails?status=failed&until=%3Cb%3E", null, "until"),
                 Arguments.of("GET", "/api/emails?status=failed&since=2025-01-02T00:00:00Z&until=2025-01-01T00:00:00Z", null, "since"),
                 Arguments.of("GET", "/api/emails?status=failed&since=0h", null, "since"),
+                // past what a timestamptz column holds (SQLSTATE 22008 if it reached the query)
+                Arguments.of("GET", "/api/emails?status=failed&since=%2B300000-01-01T00:00:00Z", null, "since"),
+                Arguments.of("GET", "/api/emails?status=failed&until=-200000-01-01T00:00:00Z", null, "until"),
+                Arguments.of("GET", "/api/emails?status=failed&cursor=" + java.util.Base64.getUrlEncoder().withoutPadding()
+                        .encodeToString("+300000-01-01T00:00:00Z|email-order-1".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                        null, "cursor"),
                 Arguments.of("GET", "/api/emails?status=pending&olderThan=forever", null, "olderThan"),
                 Arguments.of("GET", "/api/emails?status=pending&olderThan=-PT1H", null, "olderThan"),
                 Arguments.of("GET", "/api/emails?status=failed&limit=0", null, "limit"),

@@ -21,6 +21,9 @@ public final class SqlStates {
     /** untranslatable_character: e.g. a JSON {@code \\u0000} escape, which jsonb cannot hold. */
     public static final String UNTRANSLATABLE_CHARACTER = "22P05";
 
+    /** Class 22, data exception: the statement's data (NUL in text 22021, a time out of range 22008), not the database. */
+    public static final String DATA_EXCEPTION_CLASS = "22";
+
     private SqlStates() {
     }
 
@@ -61,6 +64,15 @@ public final class SqlStates {
                 .filter(e -> e instanceof PSQLException)
                 .map(e -> ((PSQLException) e).getServerErrorMessage())
                 .map(ServerErrorMessage::getConstraint);
+    }
+
+    /**
+     * A data exception (SQLSTATE class 22): bad input that slipped past the checks before SQL. The
+     * caller's data is wrong and a retry will fail the same way: never "database unavailable".
+     */
+    public static boolean isDataException(Throwable t) {
+        String state = sqlState(t);
+        return state != null && state.startsWith(DATA_EXCEPTION_CLASS);
     }
 
     /** Connection-level failure (class 08, admin shutdown, crash recovery): the session is gone. */

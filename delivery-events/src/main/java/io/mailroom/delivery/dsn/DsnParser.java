@@ -1,8 +1,11 @@
 package io.mailroom.delivery.dsn;
 
+import io.mailroom.db.sql.PgValues;
 import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
+import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.DeliveryKind;
+import io.mailroom.delivery.webhook.DeliveryEventAdapter;
 import io.mailroom.delivery.webhook.MalformedEventException;
 import jakarta.mail.BodyPart;
 import jakarta.mail.MessagingException;
@@ -103,7 +106,7 @@ public final class DsnParser {
                 } else if (pt.match("message/rfc822") || pt.match("message/global")) {
                     Object returned = part.getContent();
                     if (returned instanceof MimeMessage m) {
-                        originalMessageId = m.getHeader("Message-ID", null);
+                        originalMessageId = checked(m.getHeader("Message-ID", null), "returned message Message-ID");
                     } else {
                         originalMessageId = messageId(part.getInputStream());
                     }
@@ -118,16 +121,18 @@ public final class DsnParser {
             if (blocks.size() < 2) {
                 throw new MalformedEventException("message/delivery-status", "has no per-recipient fields");
             }
-            String reportingMta = value(blocks.getFirst(), "Reporting-MTA");
+            if (blocks.size() - 1 > DeliveryEventAdapter.MAX_EVENTS) {
+                throw new MalformedEventException("message/delivery-status", "has " + (blocks.size() - 1)
+                        + " recipient blocks; at most " + DeliveryEventAdapter.MAX_EVENTS + " events are taken from one report");
+            }
+            String reportingMta = value(blocks.getFirst(), "Reporting-MTA", "per-message fields");
             String original = originalMessageId == null ? null : originalMessageId.strip();
             String key = keyOfAddress == null ? null : verpKey(report, keyOfAddress, deliveredTo);
             List<DeliveryEvent> events = new ArrayList<>();
             for (int i = 1; i < blocks.size(); i++) {
                 events.add(event(blocks.get(i), i, original, key));
             }
-            String own = report.getHeader("Message-ID", null);
-            return new Dsn(own == null || own.isBlank() ? "sha256:" + sha256(raw) : own.strip(), original, reportingMta,
-                    List.copyOf(events));
+            return new Dsn(deliveryId(checked(report.getHeader("Message-ID", null), "Message-ID"), raw), original, reportingMta, List.copyOf(events));
         } catch (MessagingException e) {
             throw new MalformedEventException("body", "is not a readable MIME message (" + e.getClass().getSimpleName() + ")");
         } catch (IOException e) {
@@ -138,15 +143,15 @@ public final class DsnParser {
     private static DeliveryEvent event(InternetHeaders fields, int index, String originalMessageId, String idempotencyKey)
             throws MalformedEventException {
         String at = "recipient block " + index;
-        String action = value(fields, "Action");
+        String action = value(fields, "Action", at);
         if (action == null) {
             throw new MalformedEventException(at + " Action", "is required");
         }
-        String status = value(fields, "Status");
+        String status = value(fields, "Status", at);
         String statusCode = status == null ? null : status.split("[\\s(]", 2)[0];
-        String recipient = address(value(fields, "Final-Recipient"));
+        String recipient = address(value(fields, "Final-Recipient", at));
         if (recipient == null) {
-            recipient = address(value(fields, "Original-Recipient"));
+            recipient = address(value(fields, "Original-Recipient", at));
         }
         DeliveryKind kind;
         BounceType bounce = null;
@@ -159,10 +164,10 @@ public final class DsnParser {
             case "delivered", "relayed", "expanded" -> kind = DeliveryKind.DELIVERED;
             default -> kind = DeliveryKind.UNKNOWN;
         }
-        String diagnostic = value(fields, "Diagnostic-Code");
+        String diagnostic = value(fields, "Diagnostic-Code", at);
         return new DeliveryEvent(kind, bounce, "dsn " + action.strip().toLowerCase(Locale.ROOT)
                 + (statusCode == null ? "" : " " + statusCode), originalMessageId, idempotencyKey, recipient,
-                date(value(fields, "Last-Attempt-Date")), diagnostic,
+                date(value(fields, "Last-Attempt-Date", at)), diagnostic,
                 statusCode == null ? null : "Status " + statusCode);
     }
 
@@ -216,11 +221,12 @@ public final class DsnParser {
         }
     }
 
-    private static String messageId(InputStream in) throws MessagingException {
-        return value(new InternetHeaders(in, true), "Message-ID");
+    private static String messageId(InputStream in) throws MessagingException, MalformedEventException {
+        return value(new InternetHeaders(in, true), "Message-ID", "returned message");
     }
 
-    private static String value(InternetHeaders headers, String name) {
+    /** The field's unfolded, decoded value, or null; refused when a text column could not hold it (U+0000). */
+    private static String value(InternetHeaders headers, String name, String where) throws MalformedEventException {
         String v = headers.getHeader(name, null);
         if (v == null) {
             return null;
@@ -230,8 +236,16 @@ public final class DsnParser {
         } catch (java.io.UnsupportedEncodingException e) {
             v = MimeUtility.unfold(v);
         }
-        v = v.strip();
+        v = checked(v.strip(), where + " " + name);
         return v.isEmpty() ? null : v;
+    }
+
+    private static String checked(String value, String field) throws MalformedEventException {
+        var problem = PgValues.textProblem(value);
+        if (problem.isPresent()) {
+            throw new MalformedEventException(field, problem.get());
+        }
+        return value;
     }
 
     /** {@code rfc822; ann@example.com} -> {@code ann@example.com}. */
@@ -247,15 +261,34 @@ public final class DsnParser {
         return a.isEmpty() ? null : a;
     }
 
+    /**
+     * The date, or null when it cannot be read or lies outside the times a column takes
+     * ({@link PgValues#timeProblem}): the time of arrival stands in, since a bad date is no reason to
+     * lose a bounce (and a mail server handed a refusal would bounce the report to the postmaster).
+     */
     private static Instant date(String value) {
         if (value == null) {
             return null;
         }
         try {
-            return new MailDateFormat().parse(value).toInstant();
+            Instant at = new MailDateFormat().parse(value).toInstant();
+            return PgValues.timeProblem(at).isPresent() ? null : at;
         } catch (ParseException e) {
-            return null; // the time of arrival stands in; a bad date is no reason to lose a bounce
+            return null;
         }
+    }
+
+    /**
+     * The report's own Message-ID; a SHA-256 of its bytes without one, and of the Message-ID when it
+     * is longer than a delivery id may be (the same report sent again still has the same id).
+     */
+    private static String deliveryId(String own, byte[] raw) {
+        if (own == null || own.isBlank()) {
+            return "sha256:" + sha256(raw);
+        }
+        String id = own.strip();
+        return id.length() <= DeliveryEventStore.MAX_DELIVERY_ID ? id
+                : "sha256:" + sha256(id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private static String sha256(byte[] raw) {

@@ -13,6 +13,13 @@ import java.util.List;
  */
 public interface DeliveryEventAdapter {
 
+    /**
+     * Events one webhook request may carry, in every adapter: a provider reports on one email (one
+     * recipient, a few events), so more is not a webhook but a way to write a thousand suppressions
+     * with one signature. Past it the request is refused (400), never stored in part.
+     */
+    int MAX_EVENTS = 100;
+
     /** The source name: the path segment of the endpoint and {@code delivery_event.source}. */
     String source();
 

@@ -6,13 +6,18 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.mailroom.db.sql.PgValues;
 
 import java.io.IOException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 
-/** JSON reading shared by the adapters: strict, bounded, and every error naming its field. */
+/**
+ * JSON reading shared by the adapters: strict, bounded, and every error naming its field. Strings
+ * and times are refused here when PostgreSQL could not store them ({@link PgValues}), so such a
+ * body is a 400 naming the field, not a data exception in the ingesting transaction.
+ */
 final class Json {
 
     private static final ObjectMapper MAPPER = JsonMapper.builder()
@@ -51,7 +56,7 @@ final class Json {
         if (!v.isTextual()) {
             throw new MalformedEventException(path, "must be a string");
         }
-        String s = v.asText();
+        String s = checked(v.asText(), path);
         if (required && s.isBlank()) {
             throw new MalformedEventException(path, "must not be blank");
         }
@@ -63,14 +68,29 @@ final class Json {
         if (s == null) {
             return null;
         }
+        Instant at;
         try {
-            return OffsetDateTime.parse(s.replace(' ', 'T')).toInstant();
+            at = OffsetDateTime.parse(s.replace(' ', 'T')).toInstant();
         } catch (DateTimeParseException e) {
             try {
-                return Instant.parse(s);
+                at = Instant.parse(s);
             } catch (DateTimeParseException e2) {
                 throw new MalformedEventException(path, "is not an ISO-8601 time");
             }
         }
+        var problem = PgValues.timeProblem(at);
+        if (problem.isPresent()) {
+            throw new MalformedEventException(path, problem.get());
+        }
+        return at;
+    }
+
+    /** {@code s}, if a text column can hold it (no U+0000). */
+    static String checked(String s, String path) throws MalformedEventException {
+        var problem = PgValues.textProblem(s);
+        if (problem.isPresent()) {
+            throw new MalformedEventException(path, problem.get());
+        }
+        return s;
     }
 }

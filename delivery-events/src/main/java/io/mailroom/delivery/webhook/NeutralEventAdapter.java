@@ -24,7 +24,6 @@ import java.util.Locale;
 public final class NeutralEventAdapter implements DeliveryEventAdapter {
 
     public static final String SOURCE = "neutral";
-    static final int MAX_EVENTS = 100;
 
     @Override
     public String source() {

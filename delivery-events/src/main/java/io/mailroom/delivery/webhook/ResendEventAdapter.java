@@ -22,7 +22,8 @@ import java.util.List;
  * message id; {@code tags.idempotency_key} (an object of tags, or the array form
  * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it. A bounce of type
  * {@code Permanent} is hard; {@code Transient} and {@code Undetermined} are soft. Every other event
- * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}.
+ * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}, at
+ * most {@link DeliveryEventAdapter#MAX_EVENTS}.
  */
 public final class ResendEventAdapter implements DeliveryEventAdapter {
 
@@ -81,33 +82,38 @@ public final class ResendEventAdapter implements DeliveryEventAdapter {
             return java.util.Collections.singletonList(null);
         }
         if (to.isTextual()) {
-            return List.of(to.asText());
+            return List.of(Json.checked(to.asText(), "data.to"));
         }
         if (!to.isArray()) {
             throw new MalformedEventException("data.to", "must be an array of addresses");
+        }
+        if (to.size() > MAX_EVENTS) {
+            throw new MalformedEventException("data.to", "has " + to.size() + " addresses; at most " + MAX_EVENTS
+                    + " events are taken from one webhook");
         }
         List<String> out = new java.util.ArrayList<>();
         for (int i = 0; i < to.size(); i++) {
             if (!to.get(i).isTextual()) {
                 throw new MalformedEventException("data.to[" + i + "]", "must be an address");
             }
-            out.add(to.get(i).asText());
+            out.add(Json.checked(to.get(i).asText(), "data.to[" + i + "]"));
         }
         return out.isEmpty() ? java.util.Collections.singletonList(null) : out;
     }
 
-    private static String tag(JsonNode tags) {
+    private static String tag(JsonNode tags) throws MalformedEventException {
         if (tags == null || tags.isNull()) {
             return null;
         }
         if (tags.isObject()) {
             JsonNode v = tags.get(KEY_TAG);
-            return v != null && v.isTextual() ? v.asText() : null;
+            return v != null && v.isTextual() ? Json.checked(v.asText(), "data.tags." + KEY_TAG) : null;
         }
         if (tags.isArray()) {
-            for (JsonNode t : tags) {
+            for (int i = 0; i < tags.size(); i++) {
+                JsonNode t = tags.get(i);
                 if (t.isObject() && KEY_TAG.equals(t.path("name").asText(null)) && t.path("value").isTextual()) {
-                    return t.get("value").asText();
+                    return Json.checked(t.get("value").asText(), "data.tags[" + i + "].value");
                 }
             }
         }

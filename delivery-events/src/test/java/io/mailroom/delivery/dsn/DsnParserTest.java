@@ -75,4 +75,35 @@ class DsnParserTest {
         DsnParser.Dsn b = DsnParser.parse(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         assertThat(a.deliveryId()).startsWith("sha256:").hasSize(7 + 64).isEqualTo(b.deliveryId());
     }
+
+    /** A report with {@code recipients} per-recipient blocks, extra header lines {@code head}, and a Message-ID. */
+    static byte[] report(String messageId, int recipients, String diagnostic, String lastAttempt) {
+        StringBuilder s = new StringBuilder("MIME-Version: 1.0\r\nMessage-ID: " + messageId + "\r\n"
+                + "Content-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
+                + "--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example\r\n");
+        for (int i = 0; i < recipients; i++) {
+            s.append("\r\nFinal-Recipient: rfc822; r").append(i).append("@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n");
+            if (diagnostic != null) {
+                s.append("Diagnostic-Code: ").append(diagnostic).append("\r\n");
+            }
+            if (lastAttempt != null) {
+                s.append("Last-Attempt-Date: ").append(lastAttempt).append("\r\n");
+            }
+        }
+        s.append("\r\n--b--\r\n");
+        return s.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aReportOverTheEventCapIsRefused_andAnOverlongMessageIdIsKeyedByItsHash() throws Exception {
+        int cap = io.mailroom.delivery.webhook.DeliveryEventAdapter.MAX_EVENTS;
+        assertThat(DsnParser.parse(report("<r@mx>", cap, null, null)).events()).hasSize(cap);
+        assertThatThrownBy(() -> DsnParser.parse(report("<r@mx>", cap + 1, null, null)))
+                .isInstanceOf(MalformedEventException.class).hasMessageContaining("at most " + cap);
+
+        String longId = "<" + "x".repeat(io.mailroom.delivery.DeliveryEventStore.MAX_DELIVERY_ID) + "@mx>";
+        DsnParser.Dsn a = DsnParser.parse(report(longId, 1, null, null));
+        assertThat(a.deliveryId()).startsWith("sha256:").hasSize(7 + 64)
+                .isEqualTo(DsnParser.parse(report(longId, 1, "smtp; 550 other bytes", null)).deliveryId());
+    }
 }

@@ -107,4 +107,19 @@ class AdaptersTest {
         assertThatThrownBy(() -> resend.parse(b("{\"data\":{}}"))).hasMessage("type: is required");
         assertThatThrownBy(() -> resend.parse(b("{\"type\":\"email.delivered\",\"data\":{\"to\":5}}"))).hasMessage("data.to: must be an array of addresses");
     }
+
+    @Test
+    void everyAdapterHasTheNeutralFormatsCapOnEventsPerDelivery() throws Exception {
+        String to100 = String.join(",", java.util.stream.IntStream.range(0, DeliveryEventAdapter.MAX_EVENTS)
+                .mapToObj(i -> "\"r" + i + "@example.com\"").toList());
+        String bounce = "{\"type\":\"email.bounced\",\"data\":{\"email_id\":\"e\",\"bounce\":{\"type\":\"Permanent\"},\"to\":[%s]}}";
+        assertThat(resend.parse(b(bounce.formatted(to100)))).hasSize(DeliveryEventAdapter.MAX_EVENTS);
+        assertThatThrownBy(() -> resend.parse(b(bounce.formatted(to100 + ",\"one-more@example.com\""))))
+                .isInstanceOf(MalformedEventException.class)
+                .hasMessage("data.to: has " + (DeliveryEventAdapter.MAX_EVENTS + 1) + " addresses; at most "
+                        + DeliveryEventAdapter.MAX_EVENTS + " events are taken from one webhook");
+        String events101 = String.join(",", java.util.Collections.nCopies(DeliveryEventAdapter.MAX_EVENTS + 1, "{\"type\":\"delivered\"}"));
+        assertThatThrownBy(() -> neutral.parse(b("{\"events\":[" + events101 + "]}")))
+                .isInstanceOf(MalformedEventException.class).hasMessageContaining("at most " + DeliveryEventAdapter.MAX_EVENTS);
+    }
 }

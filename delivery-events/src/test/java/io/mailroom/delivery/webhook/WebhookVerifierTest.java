@@ -115,4 +115,72 @@ class WebhookVerifierTest {
         assertThatThrownBy(() -> WebhookSecrets.of("x", List.of())).hasMessageContaining("at least one");
         assertThat(SECRETS.toString()).doesNotContain("MfKQ");
     }
+
+    @Test
+    void aTimestampBeyondWhatAnInstantHoldsIsStale_andOverflowOrNonNumbersAreBad_neverAnException() {
+        for (String far : List.of("100000000000000000", "9223372036854775807", "-9223372036854775808", "-100000000000000000")) {
+            Map<String, String> h = specHeaders();
+            h.put("webhook-timestamp", far);
+            assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).as(far).isInstanceOf(WebhookVerifier.Result.Stale.class);
+        }
+        for (String bad : List.of("9223372036854775808", "1e10", "0x10", "1614265330.5", "+-1", "１２３")) {
+            Map<String, String> h = specHeaders();
+            h.put("webhook-timestamp", bad);
+            assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).as(bad).isInstanceOf(WebhookVerifier.Result.BadTimestamp.class);
+        }
+    }
+
+    @Test
+    void oneHmacPerSecretHoweverManyEntries_andEntriesPastTheCapAreRefusedBeforeAnyHmac() {
+        java.util.concurrent.atomic.AtomicInteger macs = new java.util.concurrent.atomic.AtomicInteger();
+        WebhookVerifier counting = new WebhookVerifier(Clock.fixed(Instant.ofEpochSecond(SPEC_TS), ZoneOffset.UTC), () -> {
+            macs.incrementAndGet();
+            try {
+                return javax.crypto.Mac.getInstance("HmacSHA256");
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new AssertionError(e);
+            }
+        });
+        WebhookSecrets two = WebhookSecrets.of("test", List.of("whsec_" + "b3RoZXItc2VjcmV0LWtleS0xMjM0NTY=", SPEC_SECRET));
+        String wrong = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+        Map<String, String> h = specHeaders();
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(WebhookVerifier.MAX_SIGNATURE_ENTRIES, wrong)));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.NoValidSignature(10));
+        assertThat(macs.get()).isEqualTo(2);
+
+        macs.set(0);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(9, wrong)) + " " + SPEC_SIGNATURE);
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+        assertThat(macs.get()).isEqualTo(2);
+
+        macs.set(0);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(11, "v1,")));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.BadHeader.class);
+        h.put("webhook-signature", String.join(" ", java.util.Collections.nCopies(1900, "v1,")));
+        assertThat(counting.verify(two, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.BadHeader("webhook-signature",
+                "is longer than " + WebhookVerifier.MAX_SIGNATURE_HEADER_LENGTH + " characters"));
+        assertThat(macs.get()).isZero();
+    }
+
+    @Test
+    void withBothSpellingsPresentEitherSetVerifying_isEnough() {
+        Map<String, String> h = specHeaders();
+        h.put("webhook-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        h.put("svix-id", SPEC_ID);
+        h.put("svix-timestamp", Long.toString(SPEC_TS));
+        h.put("svix-signature", SPEC_SIGNATURE);
+        assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+
+        Map<String, String> webhookOnly = specHeaders();
+        webhookOnly.put("svix-id", "msg_other");
+        webhookOnly.put("svix-timestamp", Long.toString(SPEC_TS));
+        webhookOnly.put("svix-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        assertThat(at(SPEC_TS).verify(SECRETS, webhookOnly::get, SPEC_BODY)).isInstanceOf(WebhookVerifier.Result.Verified.class);
+
+        h.put("svix-signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=");
+        assertThat(at(SPEC_TS).verify(SECRETS, h::get, SPEC_BODY)).isEqualTo(new WebhookVerifier.Result.NoValidSignature(1));
+        // a set half there is named by its own prefix
+        assertThat(at(SPEC_TS).verify(SECRETS, Map.of("svix-id", SPEC_ID)::get, SPEC_BODY))
+                .isEqualTo(new WebhookVerifier.Result.MissingHeader("svix-timestamp"));
+    }
 }

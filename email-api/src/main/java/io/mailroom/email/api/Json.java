@@ -1,5 +1,7 @@
 package io.mailroom.email.api;
 
+import io.mailroom.db.sql.PgValues;
+
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.temporal.TemporalAccessor;
@@ -72,7 +74,11 @@ final class Json {
                     if (!(e.getKey() instanceof String key) || key.isEmpty()) {
                         throw new InvalidEmailException(path, "has a key that is not a non-empty string: " + e.getKey());
                     }
-                    requireText(path + "." + key, key);
+                    // a bad key is named by its parent: a field name holding the NUL would carry it into every error
+                    String problem = textProblem(key);
+                    if (problem != null) {
+                        throw new InvalidEmailException(path, "has a key that " + problem);
+                    }
                     if (!first) {
                         out.append(',');
                     }
@@ -108,18 +114,27 @@ final class Json {
         out.append(BigDecimal.valueOf(d).toString());
     }
 
-    /** PostgreSQL's jsonb cannot hold U+0000, and a lone surrogate is not Unicode. */
     private static void requireText(String path, String s) {
+        String problem = textProblem(s);
+        if (problem != null) {
+            throw new InvalidEmailException(path, problem);
+        }
+    }
+
+    /** PostgreSQL's jsonb cannot hold U+0000 ({@link PgValues}), and a lone surrogate is not Unicode; null if fine. */
+    private static String textProblem(String s) {
+        int nul = PgValues.nulIndex(s);
+        if (nul >= 0) {
+            return "contains U+0000 at index " + nul;
+        }
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c == 0) {
-                throw new InvalidEmailException(path, "contains U+0000 at index " + i);
-            }
             if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                throw new InvalidEmailException(path, "contains an unpaired surrogate at index " + i);
+                return "contains an unpaired surrogate at index " + i;
             }
         }
+        return null;
     }
 }

@@ -124,6 +124,21 @@ class EmailOutboxTest {
     }
 
     @Test
+    void aNulInAnyStringIsRefusedByName_beforeSqlCouldReportItAsADataException() {
+        refused("to.address", b -> b.to("an\u0000@example.com", "An"));
+        refused("to.name", b -> b.to("an@example.com", "An\u0000"));
+        refused("replyTo.name", b -> b.replyTo("help@example.com", "Help\u0000"));
+        refused("headers.X-Campaign", b -> b.header("X-Campaign", "x\u0000"));
+        refused("locale", b -> b.locale("vi\u0000"));
+        refused("topic", b -> b.topic("email.x\u0000"));
+        refused("data.order", b -> b.data(Map.of("order", Map.of("id\u0000", "1"))));
+        refused("data.lines[1]", b -> b.data(Map.of("lines", java.util.List.of("ok", "n\u0000"))));
+        refused("aggregateType", b -> b.about("order\u0000", "102"));
+        refused("aggregateId", b -> b.about("order", "102\u0000"));
+        refused("idempotencyKey", b -> b.idempotencyKey("email-order-\u0000"));
+    }
+
+    @Test
     void anUnknownTemplateIsRefusedWithTheKnownOnesWhenTheCatalogueIsReachable() {
         OutgoingEmail email = OutgoingEmail.template("password_reset").to("an@example.com", null)
                 .about("user", "7").idempotencyKey("email-user-7-reset").build();

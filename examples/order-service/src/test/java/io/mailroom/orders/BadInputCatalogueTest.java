@@ -97,6 +97,10 @@ class BadInputCatalogueTest {
         String good = OrderFixtures.SAMPLE_JSON;
         return Stream.of(
                 Arguments.of("a \\u0000 escape in the name", good.replace("\"Ada Lovelace\"", "\"Ann\\u0000Lee\""), "customerName"),
+                Arguments.of("a \\u0000 escape in the address", good.replace("\"ada@example.com\"", "\"ada\\u0000@example.com\""), "customerEmail"),
+                Arguments.of("a \\u0000 escape in a line's sku", good.replace("\"SKU-2\"", "\"SKU\\u0000-2\""), "lines[1].sku"),
+                Arguments.of("a \\u0000 escape in a line's name", good.replace("\"Notebook\"", "\"Note\\u0000book\""), "lines[0].name"),
+                Arguments.of("a \\u0000 escape in the currency", good.replace("\"EUR\"", "\"EU\\u0000\""), "currency"),
                 Arguments.of("an escaped lone surrogate in the name", good.replace("\"Ada Lovelace\"", "\"Ann\\ud800Lee\""), "customerName"),
                 Arguments.of("CR LF in the name", good.replace("\"Ada Lovelace\"", "\"Ann\\r\\nBcc: eve@evil.example\""), "customerName"),
                 Arguments.of("CR LF after the address", good.replace("\"ada@example.com\"", "\"ada@example.com\\r\\nBcc: eve@evil.example\""),

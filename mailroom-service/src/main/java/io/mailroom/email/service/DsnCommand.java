@@ -31,8 +31,9 @@ import java.util.concurrent.Callable;
  * that a mail server hands over, one report per file or on standard input. Made to sit behind a
  * mail server's pipe transport (Postfix: {@code bounces unix - n n - - pipe
  * user=mailroom argv=/usr/bin/mailroom dsn ingest -}), so its exit codes are the ones a mail server
- * understands (sysexits): 0 stored (or stored before), 65 not a delivery status report (the mail
- * server bounces it to the postmaster rather than retrying), 75 the database is unavailable (the
+ * understands (sysexits): 0 stored (or stored before), 65 not a delivery status report or one
+ * holding a value that cannot be stored, such as a U+0000 (the mail server bounces it to the
+ * postmaster rather than retrying), 75 the database is unavailable (the
  * mail server keeps the report and tries again), 66 a file cannot be read, 78 a bad setting.
  *
  * <p>With {@code MAILROOM_SMTP_VERP} set (the return path the SMTP transport sends from), the
@@ -116,6 +117,13 @@ final class DsnCommand implements Callable<Integer> {
                     err.println("mailroom dsn: " + file + " is not a delivery status notification: " + e.getCause().getMessage());
                     worst = Math.max(worst, EX_DATAERR);
                 } catch (DataAccessException e) {
+                    if (SqlStates.isDataException(e)) {
+                        // the report's data, not the database: trying again would fail the same way
+                        err.println("mailroom dsn: " + file + " holds a value the database cannot store (SQLSTATE "
+                                + SqlStates.sqlState(e) + ")");
+                        worst = Math.max(worst, EX_DATAERR);
+                        continue;
+                    }
                     err.println("mailroom dsn: database unavailable (SQLSTATE " + SqlStates.sqlState(e) + "); try again later");
                     return EX_TEMPFAIL;
                 }

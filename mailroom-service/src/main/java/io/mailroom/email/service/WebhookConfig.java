@@ -7,6 +7,7 @@ import io.mailroom.delivery.webhook.WebhookSecrets;
 import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.InvalidSettingException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,14 +22,21 @@ import java.util.Set;
  *
  * @param secrets     per source ({@code neutral}, {@code resend}): the secrets its requests are signed with
  * @param dsnToken    bearer token of {@code POST /webhooks/dsn} (a mail server posting bounces); null: that route is off
- * @param maxInFlight requests handled at once; more are answered 429 with Retry-After, which providers retry
+ * @param maxInFlight requests handled at once, counted once their body is read; more are answered 429
+ *                    with Retry-After, which providers retry
+ * @param readTimeout how long a request's body may take to arrive, whole; a connection still sending
+ *                    at the deadline is closed (so a client sending a byte every few seconds holds a
+ *                    thread for this long at most, and never a slot)
  */
 public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> secrets, String dsnToken,
-                            int maxBodyBytes, int maxInFlight) {
+                            int maxBodyBytes, int maxInFlight, Duration readTimeout) {
 
     public static final int DEFAULT_PORT = 8084;
     public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
     public static final int DEFAULT_MAX_IN_FLIGHT = 8;
+    /** A provider's 256 KiB arrives in well under a second; ten leave room for a slow network, not for a trickle. */
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration MAX_READ_TIMEOUT = Duration.ofMinutes(2);
     /** The webhook server's own pool: ingestion never takes a session the dispatcher needs. */
     public static final int POOL_SIZE = 2;
     public static final Set<String> SOURCES = Set.of(NeutralEventAdapter.SOURCE, ResendEventAdapter.SOURCE);
@@ -36,6 +44,14 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
 
     public WebhookConfig {
         secrets = Map.copyOf(secrets);
+        if (readTimeout == null || readTimeout.isNegative() || readTimeout.isZero() || readTimeout.compareTo(MAX_READ_TIMEOUT) > 0) {
+            throw new InvalidSettingException("MAILROOM_WEBHOOKS_READ_TIMEOUT", "MAILROOM_WEBHOOKS_READ_TIMEOUT must be more than 0"
+                    + " and at most " + Settings.format(MAX_READ_TIMEOUT) + ", got " + (readTimeout == null ? "nothing" : Settings.format(readTimeout)));
+        }
+    }
+
+    public WebhookConfig(String host, int port, Map<String, WebhookSecrets> secrets, String dsnToken, int maxBodyBytes, int maxInFlight) {
+        this(host, port, secrets, dsnToken, maxBodyBytes, maxInFlight, DEFAULT_READ_TIMEOUT);
     }
 
     /** Null when {@code MAILROOM_WEBHOOKS} is off (the default). */
@@ -72,7 +88,8 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
                     + " (source:whsec_..., sources " + SOURCES + ") or MAILROOM_DSN_TOKEN");
         }
         return new WebhookConfig(s.string("MAILROOM_WEBHOOKS_HOST", "0.0.0.0"), port, secrets,
-                dsnToken == null ? null : dsnToken.strip(), maxBody, inFlight);
+                dsnToken == null ? null : dsnToken.strip(), maxBody, inFlight,
+                s.duration("MAILROOM_WEBHOOKS_READ_TIMEOUT", DEFAULT_READ_TIMEOUT));
     }
 
     /** {@code source:whsec_...,source:whsec_...}; a source may be named several times (rotation). */
@@ -118,6 +135,6 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
     public String toString() {
         return "webhooks[" + host + ":" + port + ", sources=" + new java.util.TreeSet<>(secrets.keySet())
                 + ", dsn=" + (dsnToken == null ? "off" : "on (token masked)") + ", maxBodyBytes=" + maxBodyBytes
-                + ", maxInFlight=" + maxInFlight + "]";
+                + ", maxInFlight=" + maxInFlight + ", readTimeout=" + Settings.format(readTimeout) + "]";
     }
 }

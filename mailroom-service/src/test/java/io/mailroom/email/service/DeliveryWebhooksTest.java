@@ -13,9 +13,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -226,23 +223,67 @@ class DeliveryWebhooksTest {
     }
 
     @Test
+    void anEventNamingAnotherAddressSuppressesThatAddress_andTheMismatchIsInTheEmailsHistoryAndOnAMetric() throws Exception {
+        String sentTo = "sent-" + IDS.incrementAndGet() + "@example.com";
+        String named = "forwarded-" + IDS.get() + "@example.org";
+        String key = sentEmail(sentTo);
+        double before = mismatches();
+        HttpResponse<String> r = signed("neutral", NEUTRAL, "msg_mismatch_" + key, "{\"type\":\"bounced\",\"bounce_type\":\"hard\","
+                + "\"idempotency_key\":\"" + key + "\",\"recipient\":\"" + named.toUpperCase(java.util.Locale.ROOT) + "\"}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq(named))).isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq(sentTo))).isZero();
+        var audit = pg.dsl().selectFrom(io.mailroom.db.jooq.Tables.AUDIT_LOG)
+                .where(io.mailroom.db.jooq.Tables.AUDIT_LOG.IDEMPOTENCY_KEY.eq(key)).fetch();
+        assertThat(audit).singleElement().satisfies(a -> {
+            assertThat(a.getAction()).isEqualTo(io.mailroom.delivery.DeliveryEventStore.RECIPIENT_MISMATCH);
+            assertThat(a.getActor()).isEqualTo("event:neutral");
+            assertThat(a.getReason()).doesNotContain(sentTo).doesNotContain(named);
+            assertThat(a.getDetail().data()).contains("\"reported\": \"" + named + "\"").contains("\"sentTo\": \"" + sentTo + "\"");
+        });
+        assertThat(mismatches()).isEqualTo(before + 1);
+        assertThat(service.metrics().scrape()).contains("mailroom_delivery_event_recipient_mismatch_total{source=\"neutral\",topic=\"email.order_shipped\"}");
+
+        // the same address, in another case, is no mismatch
+        String address = "same-" + IDS.incrementAndGet() + "@example.com";
+        String same = sentEmail(address);
+        signed("neutral", NEUTRAL, "msg_same_" + same, "{\"type\":\"delivered\",\"idempotency_key\":\"" + same
+                + "\",\"recipient\":\"" + address.toUpperCase(java.util.Locale.ROOT) + "\"}");
+        assertThat(pg.dsl().fetchCount(io.mailroom.db.jooq.Tables.AUDIT_LOG, io.mailroom.db.jooq.Tables.AUDIT_LOG.IDEMPOTENCY_KEY.eq(same)))
+                .isZero();
+        assertThat(mismatches()).isEqualTo(before + 1);
+    }
+
+    static double mismatches() {
+        var counter = service.metrics().registry().find("mailroom.delivery.event.recipient.mismatch").tag("source", "neutral").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
     void requestsBeyondTheInFlightBoundAreAnswered429WithRetryAfter() throws Exception {
-        // one request holds the only slot while its body trickles in
-        try (Socket slow = new Socket("127.0.0.1", service.webhookPort())) {
-            OutputStream out = slow.getOutputStream();
-            out.write(("POST /webhooks/neutral HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+        // one request holds the only slot: its insert waits on the row lock of an uncommitted delivery
+        // with the same id (a slow body no longer can: the slot is taken once the body is read)
+        String held = "msg_held_" + IDS.incrementAndGet();
+        try (java.sql.Connection lock = pg.newConnection()) {
+            lock.setAutoCommit(false);
+            org.jooq.impl.DSL.using(lock, org.jooq.SQLDialect.POSTGRES).insertInto(DELIVERY_EVENT)
+                    .set(DELIVERY_EVENT.SOURCE, "neutral").set(DELIVERY_EVENT.DELIVERY_ID, held).set(DELIVERY_EVENT.SEQ, 0)
+                    .set(DELIVERY_EVENT.RECEIVED_AT, Instant.now()).set(DELIVERY_EVENT.KIND, "delivered")
+                    .set(DELIVERY_EVENT.PROVIDER_EVENT, "delivered").set(DELIVERY_EVENT.APPLIED, false).execute();
+            byte[] body = "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}".getBytes(StandardCharsets.UTF_8);
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + service.webhookPort() + "/webhooks/neutral"))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+            WebhookVerifier.headers(NEUTRAL, held, Instant.now().getEpochSecond(), body).forEach(b::header);
+            var holder = http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
                 HttpResponse<String> busy = signed("neutral", NEUTRAL, "msg_busy_" + IDS.incrementAndGet(),
                         "{\"type\":\"delivered\",\"idempotency_key\":\"k\"}");
                 assertThat(busy.statusCode()).isEqualTo(429);
                 assertThat(busy.headers().firstValue("Retry-After")).contains("1");
             });
-            out.write(" ".repeat(99).getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = slow.getInputStream();
-            assertThat(new String(in.readNBytes(12), StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 401");
+            lock.rollback();
+            assertThat(holder.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         }
     }
 }

@@ -58,7 +58,7 @@ class DsnCommandTest {
         assertThat(first.out()).contains("<dsn-cli-1@mx.example> stored, 1 event(s), 0 matched, 1 orphan(s)");
         assertThat(again.code()).isZero();
         assertThat(again.out()).contains("stored before");
-        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.SOURCE.eq("dsn"))).isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.DELIVERY_ID.eq("<dsn-cli-1@mx.example>"))).isEqualTo(1);
         assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq("gone@example.com"))).isEqualTo(1);
     }
 
@@ -77,5 +77,20 @@ class DsnCommandTest {
         Run down = run(Map.of("MAILROOM_DB_URL", "jdbc:postgresql://127.0.0.1:1/none?user=x&connectTimeout=2"), BOUNCE, "-");
         assertThat(down.code()).isEqualTo(75);
         assertThat(down.err()).contains("database unavailable").contains("SQLSTATE 08");
+    }
+
+    @Test
+    void aReportHoldingANulIs65NamingTheField_andADateOutOfRangeIsStoredWithoutIt() {
+        Map<String, String> env = Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials());
+        Run nul = run(env, BOUNCE.replace("<dsn-cli-1@", "<dsn-cli-nul@").replace("no such user", "no such\u0000user"), "-");
+        assertThat(nul.code()).as(nul.err()).isEqualTo(65);
+        assertThat(nul.err()).contains("Diagnostic-Code").contains("U+0000").doesNotContain("database unavailable");
+
+        Run far = run(env, BOUNCE.replace("<dsn-cli-1@", "<dsn-cli-far@")
+                .replace("Status: 5.1.1\r\n", "Status: 5.1.1\r\nLast-Attempt-Date: Mon, 1 Jan 300000 00:00:00 +0000\r\n"), "-");
+        assertThat(far.code()).as(far.err()).isZero();
+        assertThat(pg.dsl().select(DELIVERY_EVENT.OCCURRED_AT).from(DELIVERY_EVENT)
+                .where(DELIVERY_EVENT.DELIVERY_ID.eq("<dsn-cli-far@mx.example>")).fetchOne(DELIVERY_EVENT.OCCURRED_AT)).isNull();
+        assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.DELIVERY_ID.eq("<dsn-cli-nul@mx.example>"))).isZero();
     }
 }
