@@ -36,7 +36,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
-    public static final int DEFAULT_POOL_SIZE = 4;
+    /** One connection per send the bulkhead lets through at once: a larger pool is never used, a smaller one makes sends wait. */
+    public static final int DEFAULT_POOL_SIZE = io.mailroom.email.resilience.TransportPolicyConfig.BulkheadSettings.DEFAULT_MAX_CONCURRENT;
     public static final int MAX_POOL_SIZE = 64;
     public static final int DEFAULT_MAX_MESSAGES_PER_CONNECTION = 100;
     public static final Duration DEFAULT_MAX_IDLE = Duration.ofSeconds(60);
