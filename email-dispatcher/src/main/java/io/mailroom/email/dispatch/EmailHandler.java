@@ -288,7 +288,9 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             giveBack(key, held);
             throw e;
         }
-        SendResult result = transport.send(work.email, key);
+        // a repeat of an unknown outcome must not decide the transport's health (nor take a half-open probe)
+        SendResult result = work.reservation instanceof Reservation.OutcomeUnknown
+                ? transport.resend(work.email, key) : transport.send(work.email, key);
         return outcome(key, held, result);
     }
 

@@ -123,6 +123,29 @@ public final class ResilientTransport implements MailTransport {
 
     @Override
     public SendResult send(Email email, String idempotencyKey) {
+        return call(email, idempotencyKey, true);
+    }
+
+    /**
+     * Sends again an email whose earlier send has an unknown outcome. Such a resend says nothing
+     * about the provider's health: a poison message that times out on every send would open the
+     * breaker on its own. So its result is not recorded by the breaker, and it takes no permit:
+     * only while the breaker is CLOSED does it go out at all. While HALF_OPEN (or OPEN) it is held
+     * back, so the few probes decide on emails whose outcome is known, and a resend never takes
+     * the place of one. A misconfiguration it meets still halts the transport.
+     */
+    @Override
+    public SendResult resend(Email email, String idempotencyKey) {
+        CircuitBreaker.State state = breaker.getState();
+        if (halt.get() == null && state != CircuitBreaker.State.CLOSED && state != CircuitBreaker.State.DISABLED
+                && state != CircuitBreaker.State.METRICS_ONLY) {
+            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + state
+                    + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+        }
+        return call(email, idempotencyKey, false);
+    }
+
+    private SendResult call(Email email, String idempotencyKey, boolean counted) {
         Halt h = halt.get();
         if (h != null) {
             return halted(h);
@@ -133,7 +156,8 @@ public final class ResilientTransport implements MailTransport {
         }
         try {
             AtomicReference<SendResult> lastAnswered = new AtomicReference<>();
-            SendResult result = Retry.decorateSupplier(retry, () -> tryOnce(email, idempotencyKey, lastAnswered)).get();
+            SendResult result = Retry.decorateSupplier(retry, () -> counted
+                    ? tryOnce(email, idempotencyKey, lastAnswered) : tryUncounted(email, idempotencyKey, lastAnswered)).get();
             if (result instanceof SendResult.NotAttempted && lastAnswered.get() != null) {
                 // The breaker opened (or the transport halted) between tries of this call: report
                 // what the provider last said, not "nothing was attempted".
@@ -142,6 +166,43 @@ public final class ResilientTransport implements MailTransport {
             return result;
         } finally {
             bulkhead.onComplete();
+        }
+    }
+
+    /** One try outside the breaker: it is asked nothing and told nothing, except that a halt still halts. */
+    private SendResult tryUncounted(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
+        Halt h = halt.get();
+        if (h != null) {
+            return halted(h);
+        }
+        if (breaker.getState() != CircuitBreaker.State.CLOSED && breaker.getState() != CircuitBreaker.State.DISABLED
+                && breaker.getState() != CircuitBreaker.State.METRICS_ONLY) {
+            // opened between tries of this call: what HALF_OPEN lets through is for probes
+            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + breaker.getState()
+                    + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+        }
+        if (rateLimiter != null && !rateLimiter.acquirePermission()) {
+            return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
+                    + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+        }
+        SendResult result = sendThroughDelegate(email, idempotencyKey);
+        if (result instanceof SendResult.Misconfigured m) {
+            halt(m);
+        }
+        if (!(result instanceof SendResult.NotAttempted)) {
+            lastAnswered.set(result);
+        }
+        return result;
+    }
+
+    private SendResult sendThroughDelegate(Email email, String idempotencyKey) {
+        try {
+            return delegate.send(email, idempotencyKey);
+        } catch (RuntimeException e) {
+            // The contract says transports classify instead of throwing; if one throws anyway we
+            // cannot know whether the provider got the email.
+            log.error("Transport {} threw instead of returning a result", name(), e);
+            return new SendResult.Ambiguous("transport " + name() + " failed unexpectedly: " + e.getClass().getName());
         }
     }
 
@@ -163,12 +224,7 @@ public final class ResilientTransport implements MailTransport {
         inFlight.incrementAndGet();
         SendResult result;
         try {
-            result = delegate.send(email, idempotencyKey);
-        } catch (RuntimeException e) {
-            // The contract says transports classify instead of throwing; if one throws anyway we
-            // cannot know whether the provider got the email.
-            log.error("Transport {} threw instead of returning a result", name(), e);
-            result = new SendResult.Ambiguous("transport " + name() + " failed unexpectedly: " + e.getClass().getName());
+            result = sendThroughDelegate(email, idempotencyKey);
         } finally {
             inFlight.decrementAndGet();
         }

@@ -127,6 +127,34 @@ class ResilientTransportTest {
     }
 
     @Test
+    void resendsOfUnknownOutcomesNeitherOpenTheBreakerNorTakeAHalfOpenProbe() {
+        SendResult timeout = new SendResult.Ambiguous("read timed out after the message data");
+        ScriptedTransport delegate = ScriptedTransport.always(timeout);
+        ResilientTransport t = new ResilientTransport(delegate, policy(1, 2, Duration.ofMillis(100)));
+
+        // poison resends time out again and again: the breaker hears nothing of them
+        for (int i = 0; i < 5; i++) {
+            assertThat(t.resend(TestEmails.sample(), "poison-" + i)).isEqualTo(timeout);
+        }
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(t.circuitBreaker().getMetrics().getNumberOfBufferedCalls()).isZero();
+
+        // first sends decide: two provider failures open it
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        await().atMost(Duration.ofSeconds(5)).until(() -> t.breakerState() == CircuitBreaker.State.HALF_OPEN);
+
+        int calls = delegate.calls.get();
+        SendResult heldBack = t.resend(TestEmails.sample(), "poison-0");
+        assertThat(heldBack).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.reason()).contains("HALF_OPEN").contains("waits until it is CLOSED"));
+        assertThat(delegate.calls.get()).as("a held-back resend reaches no provider").isEqualTo(calls);
+        assertThat(t.claimableNow()).as("the probe is still there for a first send").isEqualTo(1);
+        assertThat(t.circuitBreaker().getMetrics().getNumberOfBufferedCalls()).isZero();
+    }
+
+    @Test
     void misconfigurationHaltsTheTransportUntilAnOperatorResumesIt() {
         ScriptedTransport delegate = new ScriptedTransport("http",
                 n -> n == 0 ? new SendResult.Misconfigured("http-401", "HTTP 401: invalid api key") : SENT);
