@@ -347,6 +347,10 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         return switch (result) {
             case SendResult.Sent sent -> Outcome.done(sent.detailJson(),
                     record(IdempotencyStore.Transition.succeeded(key, n, sent.providerMessageId())));
+            // the server refused our session, not this email: it waits uncounted while the transport is paused
+            case SendResult.Transient t when t.scope() == SendResult.Scope.SESSION -> new Outcome.NotAttempted(
+                    t.code() + " " + t.error(), t.retryAfter() == null ? NOT_ATTEMPTED_DELAY : t.retryAfter(),
+                    detail("code", t.code()), tx -> store.release(tx, key, n));
             case SendResult.Transient t -> new Outcome.RetryLater(t.code() + " " + t.error(), t.retryAfter(),
                     detail("code", t.code()), record(IdempotencyStore.Transition.failed(key, n, t.code() + " " + t.error())));
             case SendResult.Permanent p -> new Outcome.Failed(p.code() + " " + p.error(),

@@ -66,6 +66,7 @@ public final class ResilientTransport implements MailTransport {
     private final RateLimiter rateLimiter;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicReference<Halt> halt = new AtomicReference<>();
+    private final AtomicReference<Refusal> refusal = new AtomicReference<>();
 
     /** Why and when a transport was halted. */
     public record Halt(String code, String error, Instant at) {
@@ -188,6 +189,10 @@ public final class ResilientTransport implements MailTransport {
         SendResult result = sendThroughDelegate(email, idempotencyKey);
         if (result instanceof SendResult.Misconfigured m) {
             halt(m);
+        } else if (result instanceof SendResult.Transient t && t.scope() == SendResult.Scope.SESSION) {
+            result = sessionRefused(t);
+        } else if (result instanceof SendResult.Sent) {
+            clearRefusal();
         }
         if (!(result instanceof SendResult.NotAttempted)) {
             lastAnswered.set(result);
@@ -230,11 +235,18 @@ public final class ResilientTransport implements MailTransport {
         }
         long elapsed = System.nanoTime() - start;
         switch (result) {
-            case SendResult.Sent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Sent ignored -> {
+                breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+                clearRefusal();
+            }
             case SendResult.Permanent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             // A reply about one email (greylisting at RCPT, a key still in progress) came from a
             // provider that is up and answering; it must not hold back everyone else's email.
             case SendResult.Transient t when t.scope() == SendResult.Scope.EMAIL -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Transient t when t.scope() == SendResult.Scope.SESSION -> {
+                breaker.releasePermission();
+                result = sessionRefused(t);
+            }
             case SendResult.Transient t -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure(t.code()));
             case SendResult.Ambiguous ignored -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure("ambiguous"));
             case SendResult.Misconfigured m -> {
@@ -278,6 +290,52 @@ public final class ResilientTransport implements MailTransport {
         return breaker.getState();
     }
 
+    /**
+     * Why the server last refused our session (HELO name, relaying, authentication: see
+     * {@link SendResult.Scope#SESSION}), until a send is accepted again; readiness reports it.
+     */
+    public Optional<Refusal> sessionRefusal() {
+        return Optional.ofNullable(refusal.get());
+    }
+
+    /** A refusal of the session: the result's code and text (which says what to change), and since when. */
+    public record Refusal(String code, String error, Instant since) {
+    }
+
+    /**
+     * The server refused the session, so it would refuse every email the same way: the breaker is
+     * opened (claims stop; after {@code MAILROOM_BREAKER_OPEN_WAIT} a half-open probe tries again,
+     * so a fixed relay is found without a restart) and the result comes back with that wait as its
+     * retry-after, for the email to be handed back uncounted. Logged once per episode, at error,
+     * with what to change.
+     */
+    private SendResult sessionRefused(SendResult.Transient t) {
+        Refusal previous = refusal.get();
+        Refusal now = new Refusal(t.code(), t.error(), previous == null ? clock.instant() : previous.since());
+        refusal.set(now);
+        if (previous == null || !previous.code().equals(t.code())) {
+            log.error("Transport {} paused: {} {}. Emails wait (not counted as attempts); a probe retries every {}.",
+                    name(), t.code(), t.error(), config.breaker().openWait());
+        }
+        CircuitBreaker.State state = breaker.getState();
+        if (state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.HALF_OPEN) {
+            try {
+                breaker.transitionToOpenState();
+            } catch (RuntimeException raced) {
+                // another send opened it first
+            }
+        }
+        return new SendResult.Transient(t.code(), t.error(), config.breaker().openWait(), false, SendResult.Scope.SESSION);
+    }
+
+    private void clearRefusal() {
+        Refusal previous = refusal.getAndSet(null);
+        if (previous != null) {
+            log.warn("Transport {}: the server accepts our session again (it refused it since {} with {})", name(),
+                    previous.since(), previous.code());
+        }
+    }
+
     /** The reason this transport is halted, if it is. */
     public Optional<Halt> halted() {
         return Optional.ofNullable(halt.get());
@@ -286,6 +344,7 @@ public final class ResilientTransport implements MailTransport {
     /** Operator action after fixing the configuration: clears the halt and closes the breaker. */
     public void resume() {
         Halt previous = halt.getAndSet(null);
+        refusal.set(null);
         breaker.transitionToClosedState();
         if (previous != null) {
             log.warn("Transport {} resumed by an operator (it was halted since {} by {})", name(), previous.at(), previous.code());

@@ -52,7 +52,16 @@ public sealed interface SendResult {
          * still in progress. The provider answered, so it says nothing against the provider, and
          * other customers' email must not be held back because of it.
          */
-        EMAIL
+        EMAIL,
+        /**
+         * Our session or configuration as this server sees it, not the email: our HELO name refused
+         * ({@code 504 5.5.2 Helo command rejected} at RCPT), relaying denied ({@code 554 5.7.1}),
+         * authentication required ({@code 530 5.7.0}), our envelope sender refused. Every email
+         * would be refused the same way, so none of them fails for it: the transport pauses
+         * (its breaker is opened), readiness says why, and the email is handed back without
+         * counting the attempt.
+         */
+        SESSION
     }
 
     /**

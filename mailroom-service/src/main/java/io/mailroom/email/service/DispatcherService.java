@@ -370,7 +370,10 @@ public final class DispatcherService implements AutoCloseable {
         ResilientTransport transport = transport();
         java.util.Optional<ResilientTransport.Halt> halted = transport.halted();
         boolean anyHalted = transports.values().stream().anyMatch(t -> t.halted().isPresent());
-        body.put("status", db.up() && dispatcher.isRunning() && !anyHalted ? "UP" : "DOWN");
+        // The server refuses our session (HELO name, relaying, authentication): nothing is sent until
+        // the setting or the relay is fixed, so not ready either, though a probe finds the fix by itself.
+        boolean anyRefused = transports.values().stream().anyMatch(t -> t.sessionRefusal().isPresent());
+        body.put("status", db.up() && dispatcher.isRunning() && !anyHalted && !anyRefused ? "UP" : "DOWN");
         body.put("database", db.up() ? "UP" : "DOWN");
         if (db.problem() != null) {
             body.put("databaseProblem", db.problem());
@@ -384,6 +387,9 @@ public final class DispatcherService implements AutoCloseable {
             body.put("cannotSend", "transport " + transport.name() + " is halted since " + h.at() + ": the provider answered "
                     + h.code() + " (" + h.error() + "); nothing is sent until the configuration is fixed and the dispatcher restarted");
         });
+        transports.forEach((name, t) -> t.sessionRefusal().ifPresent(r -> body.putIfAbsent("cannotSend",
+                "transport " + name + ": the server refuses our session since " + r.since() + ": " + r.code() + " " + r.error()
+                        + "; emails wait (not counted as attempts)")));
         if (transports.size() > 1) {
             // topics may name another transport than the default: each one's state, the same way
             Map<String, Object> each = new LinkedHashMap<>();
