@@ -67,6 +67,9 @@ public final class ResilientTransport implements MailTransport {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicReference<Halt> halt = new AtomicReference<>();
     private final AtomicReference<Refusal> refusal = new AtomicReference<>();
+    /** When the breaker last went OPEN, by {@link #clock}; null before it ever did. */
+    private volatile Instant openedAt;
+    private static final Duration HALF_OPEN_RECHECK = Duration.ofSeconds(1);
 
     /** Why and when a transport was halted. */
     public record Halt(String code, String error, Instant at) {
@@ -113,8 +116,12 @@ public final class ResilientTransport implements MailTransport {
                 .timeoutDuration(config.rateLimit().timeout())
                 .writableStackTraceEnabled(false)
                 .build());
-        breaker.getEventPublisher().onStateTransition(e ->
-                log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition()));
+        breaker.getEventPublisher().onStateTransition(e -> {
+            if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
+                openedAt = clock.instant();
+            }
+            log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition());
+        });
     }
 
     @Override
@@ -216,9 +223,13 @@ public final class ResilientTransport implements MailTransport {
         if (h != null) {
             return halted(h);
         }
+        CircuitBreaker.State before = breaker.getState();
         if (!breaker.tryAcquirePermission()) {
-            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + breaker.getState(),
-                    config.breaker().openWait());
+            // the state that refused: read before asking, since a probe may close the breaker a
+            // moment later ("... is CLOSED" was logged for refusals of an open breaker)
+            CircuitBreaker.State refusedBy = permits(before) ? breaker.getState() : before;
+            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + refusedBy,
+                    nextCallAllowedIn(refusedBy));
         }
         if (rateLimiter != null && !rateLimiter.acquirePermission()) {
             breaker.releasePermission();
@@ -259,6 +270,33 @@ public final class ResilientTransport implements MailTransport {
             lastAnswered.set(result);
         }
         return result;
+    }
+
+    private static boolean permits(CircuitBreaker.State state) {
+        return state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.DISABLED
+                || state == CircuitBreaker.State.METRICS_ONLY;
+    }
+
+    /**
+     * When a refused email may be tried again: while OPEN, the rest of the open wait (from the
+     * moment it opened, by this transport's clock), not the whole wait again, so emails handed back
+     * just before HALF_OPEN are not claimed a full open wait later behind the backlog; while
+     * HALF_OPEN, a second (the probes decide soon, and the gate lets through only what they allow).
+     */
+    Duration nextCallAllowedIn(CircuitBreaker.State refusedBy) {
+        Duration openWait = config.breaker().openWait();
+        return switch (refusedBy) {
+            case OPEN -> {
+                Instant opened = openedAt;
+                if (opened == null) {
+                    yield openWait;
+                }
+                Duration left = Duration.between(clock.instant(), opened.plus(openWait));
+                yield left.isNegative() ? Duration.ZERO : left;
+            }
+            case HALF_OPEN -> HALF_OPEN_RECHECK.compareTo(openWait) < 0 ? HALF_OPEN_RECHECK : openWait;
+            default -> openWait;
+        };
     }
 
     /**

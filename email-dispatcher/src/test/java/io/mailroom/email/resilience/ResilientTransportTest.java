@@ -105,7 +105,8 @@ class ResilientTransportTest {
 
         SendResult next = t.send(TestEmails.sample(), "k2");
         assertThat(next).isInstanceOf(SendResult.NotAttempted.class);
-        assertThat(((SendResult.NotAttempted) next).retryAfter()).isEqualTo(Duration.ofSeconds(30));
+        // what is left of the open wait, which began a moment ago
+        assertThat(((SendResult.NotAttempted) next).retryAfter()).isBetween(Duration.ofSeconds(25), Duration.ofSeconds(30));
         assertThat(next.mayHaveBeenDelivered()).isFalse();
         assertThat(delegate.calls.get()).isEqualTo(2);
     }
@@ -152,6 +153,44 @@ class ResilientTransportTest {
         assertThat(delegate.calls.get()).as("a held-back resend reaches no provider").isEqualTo(calls);
         assertThat(t.claimableNow()).as("the probe is still there for a first send").isEqualTo(1);
         assertThat(t.circuitBreaker().getMetrics().getNumberOfBufferedCalls()).isZero();
+    }
+
+    /** A clock the test moves by hand. */
+    static final class ManualClock extends Clock {
+        volatile java.time.Instant now = java.time.Instant.parse("2026-12-03T09:00:00Z");
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return now;
+        }
+    }
+
+    @Test
+    void aRefusedEmailIsHandedBackForTheRestOfTheOpenWaitNamingTheStateThatRefusedIt() {
+        ManualClock clock = new ManualClock();
+        ResilientTransport t = new ResilientTransport(ScriptedTransport.always(TRANSIENT), policy(1, 2, Duration.ofSeconds(30)),
+                PolicyRegistries.create(), clock);
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+
+        clock.now = clock.now.plusSeconds(22);
+        assertThat(t.send(TestEmails.sample(), "c")).isInstanceOfSatisfying(SendResult.NotAttempted.class, n -> {
+            assertThat(n.retryAfter()).as("the 8 s left, not another 30 s").isEqualTo(Duration.ofSeconds(8));
+            assertThat(n.reason()).endsWith("is OPEN");
+        });
+        clock.now = clock.now.plusSeconds(60);
+        assertThat(((SendResult.NotAttempted) t.send(TestEmails.sample(), "d")).retryAfter()).isEqualTo(Duration.ZERO);
     }
 
     @Test
