@@ -1,14 +1,9 @@
 package io.mailroom.email.resilience;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
-import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.ratelimiter.RateLimiter;
-import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.retry.Retry;
-import io.github.resilience4j.retry.RetryConfig;
 import io.mailroom.email.Email;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
@@ -21,7 +16,6 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -52,6 +46,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>{@link SendResult.NotAttempted} means the provider was not asked during this call: the caller
  * should hand the message back without counting the attempt. If earlier tries of the same call did
  * reach the provider, their last result is returned instead.
+ *
+ * <p>This class decorates the calls; the Resilience4j instances are made by {@link TransportPolicies}
+ * and the health the dispatcher asks about (halt, session refusal, what may be claimed, when a
+ * refused email may come back) is kept by {@link TransportHealth}.
  */
 public final class ResilientTransport implements MailTransport {
 
@@ -59,20 +57,18 @@ public final class ResilientTransport implements MailTransport {
 
     private final MailTransport delegate;
     private final TransportPolicyConfig config;
-    private final Clock clock;
     private final CircuitBreaker breaker;
     private final Retry retry;
     private final Bulkhead bulkhead;
     private final RateLimiter rateLimiter;
-    private final AtomicInteger inFlight = new AtomicInteger();
-    private final AtomicReference<Halt> halt = new AtomicReference<>();
-    private final AtomicReference<Refusal> refusal = new AtomicReference<>();
-    /** When the breaker last went OPEN, by {@link #clock}; null before it ever did. */
-    private volatile Instant openedAt;
-    private static final Duration HALF_OPEN_RECHECK = Duration.ofSeconds(1);
+    private final TransportHealth health;
 
     /** Why and when a transport was halted. */
     public record Halt(String code, String error, Instant at) {
+    }
+
+    /** A refusal of the session: the result's code and text (which says what to change), and since when. */
+    public record Refusal(String code, String error, Instant since) {
     }
 
     public ResilientTransport(MailTransport delegate, TransportPolicyConfig config) {
@@ -82,46 +78,13 @@ public final class ResilientTransport implements MailTransport {
     public ResilientTransport(MailTransport delegate, TransportPolicyConfig config, PolicyRegistries registries, Clock clock) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.config = Objects.requireNonNull(config, "config");
-        this.clock = Objects.requireNonNull(clock, "clock");
-        String name = delegate.name();
-        if (registries.circuitBreakers().find(name).isPresent()) {
-            throw new IllegalStateException("a circuit breaker named '" + name + "' already exists; transport names must be unique");
-        }
-        TransportPolicyConfig.BreakerSettings b = config.breaker();
-        this.breaker = registries.circuitBreakers().circuitBreaker(name, CircuitBreakerConfig.custom()
-                .slidingWindow(b.window(), b.minimumCalls(), CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-                .failureRateThreshold(b.failureRatePercent())
-                .waitDurationInOpenState(b.openWait())
-                .permittedNumberOfCallsInHalfOpenState(b.halfOpenCalls())
-                // Without it the breaker would stay OPEN until someone calls, and the dispatcher
-                // (which asks acceptingWork() before claiming) would never call.
-                .automaticTransitionFromOpenToHalfOpenEnabled(true)
-                .writableStackTraceEnabled(false)
-                .build());
-        this.retry = registries.retries().retry(name, RetryConfig.<SendResult>custom()
-                .maxAttempts(config.retry().attempts())
-                .retryOnResult(this::retryWithinCall)
-                .retryOnException(e -> false)
-                .intervalBiFunction(this::pauseMillis)
-                .writableStackTraceEnabled(false)
-                .build());
-        this.bulkhead = registries.bulkheads().bulkhead(name, BulkheadConfig.custom()
-                .maxConcurrentCalls(config.bulkhead().maxConcurrent())
-                .maxWaitDuration(config.bulkhead().maxWait())
-                .writableStackTraceEnabled(false)
-                .build());
-        this.rateLimiter = !config.rateLimit().enabled() ? null : registries.rateLimiters().rateLimiter(name, RateLimiterConfig.custom()
-                .limitForPeriod(config.rateLimit().perSecond())
-                .limitRefreshPeriod(Duration.ofSeconds(1))
-                .timeoutDuration(config.rateLimit().timeout())
-                .writableStackTraceEnabled(false)
-                .build());
-        breaker.getEventPublisher().onStateTransition(e -> {
-            if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
-                openedAt = clock.instant();
-            }
-            log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition());
-        });
+        Objects.requireNonNull(clock, "clock");
+        TransportPolicies policies = TransportPolicies.create(delegate.name(), config, registries);
+        this.breaker = policies.breaker();
+        this.retry = policies.retry();
+        this.bulkhead = policies.bulkhead();
+        this.rateLimiter = policies.rateLimiter();
+        this.health = new TransportHealth(delegate.name(), config, clock, breaker);
     }
 
     @Override
@@ -145,18 +108,21 @@ public final class ResilientTransport implements MailTransport {
     @Override
     public SendResult resend(Email email, String idempotencyKey) {
         CircuitBreaker.State state = breaker.getState();
-        if (halt.get() == null && state != CircuitBreaker.State.CLOSED && state != CircuitBreaker.State.DISABLED
-                && state != CircuitBreaker.State.METRICS_ONLY) {
-            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + state
-                    + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+        if (health.halt() == null && !TransportHealth.permits(state)) {
+            return resendHeldBack(state);
         }
         return call(email, idempotencyKey, false);
     }
 
+    private SendResult.NotAttempted resendHeldBack(CircuitBreaker.State state) {
+        return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + state
+                + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+    }
+
     private SendResult call(Email email, String idempotencyKey, boolean counted) {
-        Halt h = halt.get();
+        Halt h = health.halt();
         if (h != null) {
-            return halted(h);
+            return health.halted(h);
         }
         if (!bulkhead.tryAcquirePermission()) {
             return new SendResult.NotAttempted("transport " + name() + " has " + config.bulkhead().maxConcurrent()
@@ -179,32 +145,35 @@ public final class ResilientTransport implements MailTransport {
 
     /** One try outside the breaker: it is asked nothing and told nothing, except that a halt still halts. */
     private SendResult tryUncounted(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
-        Halt h = halt.get();
+        Halt h = health.halt();
         if (h != null) {
-            return halted(h);
+            return health.halted(h);
         }
-        if (breaker.getState() != CircuitBreaker.State.CLOSED && breaker.getState() != CircuitBreaker.State.DISABLED
-                && breaker.getState() != CircuitBreaker.State.METRICS_ONLY) {
+        CircuitBreaker.State state = breaker.getState();
+        if (!TransportHealth.permits(state)) {
             // opened between tries of this call: what HALF_OPEN lets through is for probes
-            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + breaker.getState()
-                    + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+            return resendHeldBack(state);
         }
         if (rateLimiter != null && !rateLimiter.acquirePermission()) {
-            return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
-                    + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+            return rateLimited();
         }
         SendResult result = sendThroughDelegate(email, idempotencyKey);
         if (result instanceof SendResult.Misconfigured m) {
-            halt(m);
+            health.halt(m);
         } else if (result instanceof SendResult.Transient t && t.scope() == SendResult.Scope.SESSION) {
-            result = sessionRefused(t);
+            result = health.sessionRefused(t);
         } else if (result instanceof SendResult.Sent) {
-            clearRefusal();
+            health.clearRefusal();
         }
         if (!(result instanceof SendResult.NotAttempted)) {
             lastAnswered.set(result);
         }
         return result;
+    }
+
+    private SendResult.NotAttempted rateLimited() {
+        return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
+                + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
     }
 
     private SendResult sendThroughDelegate(Email email, String idempotencyKey) {
@@ -219,36 +188,35 @@ public final class ResilientTransport implements MailTransport {
     }
 
     private SendResult tryOnce(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
-        Halt h = halt.get();
+        Halt h = health.halt();
         if (h != null) {
-            return halted(h);
+            return health.halted(h);
         }
         CircuitBreaker.State before = breaker.getState();
         if (!breaker.tryAcquirePermission()) {
             // the state that refused: read before asking, since a probe may close the breaker a
             // moment later ("... is CLOSED" was logged for refusals of an open breaker)
-            CircuitBreaker.State refusedBy = permits(before) ? breaker.getState() : before;
+            CircuitBreaker.State refusedBy = TransportHealth.permits(before) ? breaker.getState() : before;
             return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + refusedBy,
-                    nextCallAllowedIn(refusedBy));
+                    health.nextCallAllowedIn(refusedBy));
         }
         if (rateLimiter != null && !rateLimiter.acquirePermission()) {
             breaker.releasePermission();
-            return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
-                    + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+            return rateLimited();
         }
         long start = System.nanoTime();
-        inFlight.incrementAndGet();
+        health.sendStarted();
         SendResult result;
         try {
             result = sendThroughDelegate(email, idempotencyKey);
         } finally {
-            inFlight.decrementAndGet();
+            health.sendEnded();
         }
         long elapsed = System.nanoTime() - start;
         switch (result) {
             case SendResult.Sent ignored -> {
                 breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
-                clearRefusal();
+                health.clearRefusal();
             }
             case SendResult.Permanent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             // A reply about one email (greylisting at RCPT, a key still in progress) came from a
@@ -256,13 +224,13 @@ public final class ResilientTransport implements MailTransport {
             case SendResult.Transient t when t.scope() == SendResult.Scope.EMAIL -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             case SendResult.Transient t when t.scope() == SendResult.Scope.SESSION -> {
                 breaker.releasePermission();
-                result = sessionRefused(t);
+                result = health.sessionRefused(t);
             }
             case SendResult.Transient t -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure(t.code()));
             case SendResult.Ambiguous ignored -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure("ambiguous"));
             case SendResult.Misconfigured m -> {
                 breaker.releasePermission();
-                halt(m);
+                health.halt(m);
             }
             case SendResult.NotAttempted ignored -> breaker.releasePermission();
         }
@@ -270,33 +238,6 @@ public final class ResilientTransport implements MailTransport {
             lastAnswered.set(result);
         }
         return result;
-    }
-
-    private static boolean permits(CircuitBreaker.State state) {
-        return state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.DISABLED
-                || state == CircuitBreaker.State.METRICS_ONLY;
-    }
-
-    /**
-     * When a refused email may be tried again: while OPEN, the rest of the open wait (from the
-     * moment it opened, by this transport's clock), not the whole wait again, so emails handed back
-     * just before HALF_OPEN are not claimed a full open wait later behind the backlog; while
-     * HALF_OPEN, a second (the probes decide soon, and the gate lets through only what they allow).
-     */
-    Duration nextCallAllowedIn(CircuitBreaker.State refusedBy) {
-        Duration openWait = config.breaker().openWait();
-        return switch (refusedBy) {
-            case OPEN -> {
-                Instant opened = openedAt;
-                if (opened == null) {
-                    yield openWait;
-                }
-                Duration left = Duration.between(clock.instant(), opened.plus(openWait));
-                yield left.isNegative() ? Duration.ZERO : left;
-            }
-            case HALF_OPEN -> HALF_OPEN_RECHECK.compareTo(openWait) < 0 ? HALF_OPEN_RECHECK : openWait;
-            default -> openWait;
-        };
     }
 
     /**
@@ -314,14 +255,7 @@ public final class ResilientTransport implements MailTransport {
      * open or halted. Lets half-open pass a small probe batch instead of the whole backlog.
      */
     public int claimableNow() {
-        if (halt.get() != null) {
-            return 0;
-        }
-        return switch (breaker.getState()) {
-            case CLOSED, DISABLED, METRICS_ONLY -> Integer.MAX_VALUE;
-            case HALF_OPEN -> Math.max(0, config.breaker().halfOpenCalls() - breaker.getMetrics().getNumberOfBufferedCalls() - inFlight.get());
-            case OPEN, FORCED_OPEN -> 0;
-        };
+        return health.claimableNow();
     }
 
     public CircuitBreaker.State breakerState() {
@@ -333,60 +267,17 @@ public final class ResilientTransport implements MailTransport {
      * {@link SendResult.Scope#SESSION}), until a send is accepted again; readiness reports it.
      */
     public Optional<Refusal> sessionRefusal() {
-        return Optional.ofNullable(refusal.get());
-    }
-
-    /** A refusal of the session: the result's code and text (which says what to change), and since when. */
-    public record Refusal(String code, String error, Instant since) {
-    }
-
-    /**
-     * The server refused the session, so it would refuse every email the same way: the breaker is
-     * opened (claims stop; after {@code MAILROOM_BREAKER_OPEN_WAIT} a half-open probe tries again,
-     * so a fixed relay is found without a restart) and the result comes back with that wait as its
-     * retry-after, for the email to be handed back uncounted. Logged once per episode, at error,
-     * with what to change.
-     */
-    private SendResult sessionRefused(SendResult.Transient t) {
-        Refusal previous = refusal.get();
-        Refusal now = new Refusal(t.code(), t.error(), previous == null ? clock.instant() : previous.since());
-        refusal.set(now);
-        if (previous == null || !previous.code().equals(t.code())) {
-            log.error("Transport {} paused: {} {}. Emails wait (not counted as attempts); a probe retries every {}.",
-                    name(), t.code(), t.error(), config.breaker().openWait());
-        }
-        CircuitBreaker.State state = breaker.getState();
-        if (state == CircuitBreaker.State.CLOSED || state == CircuitBreaker.State.HALF_OPEN) {
-            try {
-                breaker.transitionToOpenState();
-            } catch (RuntimeException raced) {
-                // another send opened it first
-            }
-        }
-        return new SendResult.Transient(t.code(), t.error(), config.breaker().openWait(), false, SendResult.Scope.SESSION);
-    }
-
-    private void clearRefusal() {
-        Refusal previous = refusal.getAndSet(null);
-        if (previous != null) {
-            log.warn("Transport {}: the server accepts our session again (it refused it since {} with {})", name(),
-                    previous.since(), previous.code());
-        }
+        return health.refusal();
     }
 
     /** The reason this transport is halted, if it is. */
     public Optional<Halt> halted() {
-        return Optional.ofNullable(halt.get());
+        return Optional.ofNullable(health.halt());
     }
 
     /** Operator action after fixing the configuration: clears the halt and closes the breaker. */
     public void resume() {
-        Halt previous = halt.getAndSet(null);
-        refusal.set(null);
-        breaker.transitionToClosedState();
-        if (previous != null) {
-            log.warn("Transport {} resumed by an operator (it was halted since {} by {})", name(), previous.at(), previous.code());
-        }
+        health.resume();
     }
 
     public CircuitBreaker circuitBreaker() {
@@ -412,35 +303,6 @@ public final class ResilientTransport implements MailTransport {
     @Override
     public void close() {
         delegate.close();
-    }
-
-    private void halt(SendResult.Misconfigured m) {
-        Halt h = new Halt(m.code(), m.error(), clock.instant());
-        if (halt.compareAndSet(null, h)) {
-            breaker.transitionToForcedOpenState();
-            log.error("Transport {} halted: {} {}. Nothing more is sent through it until an operator fixes the configuration and resumes it.",
-                    name(), m.code(), m.error());
-        }
-    }
-
-    private SendResult.NotAttempted halted(Halt h) {
-        return new SendResult.NotAttempted("transport " + name() + " is halted since " + h.at() + " (" + h.code() + ")", null);
-    }
-
-    private boolean retryWithinCall(SendResult result) {
-        return result instanceof SendResult.Transient t
-                && t.retryableInAttempt()
-                && (t.retryAfter() == null || t.retryAfter().compareTo(config.retry().maxWait()) <= 0);
-    }
-
-    private long pauseMillis(int attempt, Either<Throwable, SendResult> outcome) {
-        long base = config.retry().initialWait().toMillis();
-        long max = config.retry().maxWait().toMillis();
-        long pause = Math.min(max, base << Math.min(attempt - 1, 20));
-        if (outcome.isRight() && outcome.get() instanceof SendResult.Transient t && t.retryAfter() != null) {
-            pause = Math.max(pause, Math.min(max, t.retryAfter().toMillis()));
-        }
-        return pause;
     }
 
     /** What the breaker records for a transient or ambiguous result; carries only the result code. */
