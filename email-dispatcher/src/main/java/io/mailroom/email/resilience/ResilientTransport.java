@@ -116,7 +116,7 @@ public final class ResilientTransport implements MailTransport {
 
     private SendResult.NotAttempted resendHeldBack(CircuitBreaker.State state) {
         return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + state
-                + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait());
+                + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait(), true);
     }
 
     private SendResult call(Email email, String idempotencyKey, boolean counted) {
@@ -198,7 +198,7 @@ public final class ResilientTransport implements MailTransport {
             // moment later ("... is CLOSED" was logged for refusals of an open breaker)
             CircuitBreaker.State refusedBy = TransportHealth.permits(before) ? breaker.getState() : before;
             return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + refusedBy,
-                    health.nextCallAllowedIn(refusedBy));
+                    health.nextCallAllowedIn(refusedBy), true);
         }
         if (rateLimiter != null && !rateLimiter.acquirePermission()) {
             breaker.releasePermission();
@@ -256,6 +256,16 @@ public final class ResilientTransport implements MailTransport {
      */
     public int claimableNow() {
         return health.claimableNow();
+    }
+
+    /**
+     * Runs {@code action} each time the breaker starts letting calls through again: to HALF_OPEN
+     * after its open wait, to CLOSED after good probes or an operator's {@link #resume()}. It runs
+     * on the thread that moved the breaker (a send finishing, or Resilience4j's timer), so it must
+     * return at once and hand any work to a thread of its own.
+     */
+    public void onCallsAllowedAgain(Runnable action) {
+        health.onCallsAllowedAgain(action);
     }
 
     public CircuitBreaker.State breakerState() {

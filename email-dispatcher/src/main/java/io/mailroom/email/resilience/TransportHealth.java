@@ -10,7 +10,10 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -38,6 +41,7 @@ final class TransportHealth {
     private final AtomicReference<Refusal> refusal = new AtomicReference<>();
     /** When the breaker last went OPEN, by {@link #clock}; null before it ever did. */
     private volatile Instant openedAt;
+    private final List<Runnable> whenCallsAllowed = new CopyOnWriteArrayList<>();
 
     TransportHealth(String name, TransportPolicyConfig config, Clock clock, CircuitBreaker breaker) {
         this.name = name;
@@ -45,11 +49,31 @@ final class TransportHealth {
         this.clock = clock;
         this.breaker = breaker;
         breaker.getEventPublisher().onStateTransition(e -> {
-            if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
+            CircuitBreaker.State to = e.getStateTransition().getToState();
+            if (to == CircuitBreaker.State.OPEN) {
                 openedAt = clock.instant();
             }
             log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition());
+            if (to == CircuitBreaker.State.HALF_OPEN || to == CircuitBreaker.State.CLOSED) {
+                callsAllowedAgain();
+            }
         });
+    }
+
+    /** See {@link ResilientTransport#onCallsAllowedAgain}. */
+    void onCallsAllowedAgain(Runnable action) {
+        whenCallsAllowed.add(Objects.requireNonNull(action, "action"));
+    }
+
+    private void callsAllowedAgain() {
+        for (Runnable action : whenCallsAllowed) {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                // runs inside the breaker's own bookkeeping (a send's onSuccess, its timer): never let it fail that
+                log.error("Transport {}: an action on the breaker letting calls through failed", name, e);
+            }
+        }
     }
 
     /** Whether {@code state} lets every call through (the breaker is not holding anything back). */
@@ -116,7 +140,8 @@ final class TransportHealth {
     }
 
     SendResult.NotAttempted halted(Halt h) {
-        return new SendResult.NotAttempted("transport " + name + " is halted since " + h.at() + " (" + h.code() + ")", null);
+        // the halt holds the breaker FORCED_OPEN; the resume that ends it closes the breaker
+        return new SendResult.NotAttempted("transport " + name + " is halted since " + h.at() + " (" + h.code() + ")", null, true);
     }
 
     /** Operator action after fixing the configuration: clears the halt and closes the breaker. */

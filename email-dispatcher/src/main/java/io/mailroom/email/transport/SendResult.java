@@ -134,10 +134,18 @@ public sealed interface SendResult {
      * handed back without counting it.
      *
      * @param retryAfter when trying again makes sense, or null if unknown
+     * @param byBreaker   the circuit breaker refused (or the halt that holds it open): the email may
+     *                    go as soon as the breaker lets calls through again, before
+     *                    {@code retryAfter} if that comes sooner
      */
-    record NotAttempted(String reason, Duration retryAfter) implements SendResult {
+    record NotAttempted(String reason, Duration retryAfter, boolean byBreaker) implements SendResult {
         public NotAttempted {
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** Refused by a policy other than the breaker (bulkhead, rate limit). */
+        public NotAttempted(String reason, Duration retryAfter) {
+            this(reason, retryAfter, false);
         }
     }
 }

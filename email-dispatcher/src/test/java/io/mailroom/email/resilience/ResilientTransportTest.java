@@ -194,6 +194,34 @@ class ResilientTransportTest {
     }
 
     @Test
+    void theBreakerSaysWhenItLetsCallsThroughAgainAndItsRefusalsSayTheyAreItsOwn() {
+        ScriptedTransport delegate = new ScriptedTransport("relay",
+                n -> n < 2 ? TRANSIENT : n == 2 ? new SendResult.Misconfigured("smtp-535", "authentication failed") : SENT);
+        ResilientTransport t = new ResilientTransport(delegate, policy(1, 2, Duration.ofSeconds(30)));
+        java.util.concurrent.atomic.AtomicInteger allowed = new java.util.concurrent.atomic.AtomicInteger();
+        t.onCallsAllowedAgain(allowed::incrementAndGet);
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(allowed).as("opening allows nothing").hasValue(0);
+        assertThat(t.send(TestEmails.sample(), "c")).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.byBreaker()).isTrue());
+
+        t.circuitBreaker().transitionToHalfOpenState();
+        assertThat(allowed).hasValue(1);
+        assertThat(t.send(TestEmails.sample(), "d")).as("the probe meets a misconfiguration")
+                .isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.FORCED_OPEN);
+        assertThat(allowed).as("a halt allows nothing").hasValue(1);
+        assertThat(t.send(TestEmails.sample(), "e")).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.byBreaker()).as("held open by the halt").isTrue());
+
+        t.resume();
+        assertThat(allowed).as("the operator's resume closes it").hasValue(2);
+        assertThat(t.send(TestEmails.sample(), "e")).isEqualTo(SENT);
+    }
+
+    @Test
     void misconfigurationHaltsTheTransportUntilAnOperatorResumesIt() {
         ScriptedTransport delegate = new ScriptedTransport("http",
                 n -> n == 0 ? new SendResult.Misconfigured("http-401", "HTTP 401: invalid api key") : SENT);
@@ -240,6 +268,7 @@ class ResilientTransportTest {
 
         assertThat(second).isInstanceOf(SendResult.NotAttempted.class);
         assertThat(((SendResult.NotAttempted) second).reason()).contains("bulkhead");
+        assertThat(((SendResult.NotAttempted) second).byBreaker()).as("not the breaker's: nothing to wake it").isFalse();
         assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo(SENT);
         assertThat(delegate.calls.get()).isEqualTo(1);
     }

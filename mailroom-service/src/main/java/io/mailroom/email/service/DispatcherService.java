@@ -12,6 +12,7 @@ import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.SuppressionCheck;
 import io.mailroom.email.metrics.DeliveryMetrics;
+import io.mailroom.email.dispatch.BreakerRecovery;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
@@ -32,6 +33,7 @@ import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.WaitingMessages;
 import io.mailroom.support.BindAddress;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
@@ -224,6 +226,8 @@ public final class DispatcherService implements AutoCloseable {
                 listenPool = directPool(config, config.db().listenUrl(), "mailroom-listen", applicationName);
             }
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
+            // emails a breaker held back go when it lets calls through again, not a whole open wait later
+            BreakerRecovery.watchAll(gates, new WaitingMessages(pool, config.dispatcher()), dispatcher::wake);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
