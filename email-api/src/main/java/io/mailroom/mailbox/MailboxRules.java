@@ -24,6 +24,8 @@ import java.util.Optional;
  * line and paragraph separators, and the Unicode bidi controls (U+061C, U+200E, U+200F,
  * U+202A..U+202E, U+2066..U+2069), which can make {@code evil.com} read as {@code moc.live}. Lone
  * surrogates are refused as well: they cannot be encoded. Joiners (U+200D, used in emoji) are fine.
+ * The same rule applies to what RFC 2047 encoded words in the name decode to
+ * ({@link #headerTextProblem}): a reader's mail client decodes them.
  *
  * <p>It lives in the email API module, which business applications (the example shop) and the
  * dispatcher both depend on; the email-agnostic core modules stay free of it.
@@ -93,13 +95,40 @@ public final class MailboxRules {
         if (name.isBlank()) {
             return Optional.of("must not be blank");
         }
-        int bad = firstForbiddenInLine(name);
-        if (bad >= 0) {
-            return Optional.of("contains " + describe(name, bad));
+        Optional<String> text = headerTextProblem(name);
+        if (text.isPresent()) {
+            return text;
         }
         int length = name.codePointCount(0, name.length());
         if (length > MAX_DISPLAY_NAME_LENGTH) {
             return Optional.of("must be at most " + MAX_DISPLAY_NAME_LENGTH + " characters, got " + length);
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * What is wrong with {@code s} as the text of one header line (a display name, a subject), or
+     * empty: a character {@link #firstForbiddenInLine} forbids, in the text itself or in what its
+     * RFC 2047 encoded words decode to (a reader's client decodes them: {@code =?UTF-8?B?...?=}
+     * can carry a CR LF and a Bcc), or an encoded word that cannot be decoded.
+     */
+    public static Optional<String> headerTextProblem(String s) {
+        int bad = firstForbiddenInLine(s);
+        if (bad >= 0) {
+            return Optional.of("contains " + describe(s, bad));
+        }
+        if (!EncodedWords.contains(s)) {
+            return Optional.empty();
+        }
+        String decoded;
+        try {
+            decoded = EncodedWords.decode(s);
+        } catch (EncodedWords.Undecodable e) {
+            return Optional.of(e.getMessage());
+        }
+        bad = firstForbiddenInLine(decoded);
+        if (bad >= 0) {
+            return Optional.of("has an RFC 2047 encoded word that decodes to " + describe(decoded, bad));
         }
         return Optional.empty();
     }

@@ -44,10 +44,9 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
         if (subject == null || subject.isBlank()) {
             throw new InvalidEmailException("subject", "is missing");
         }
-        int bad = Text.firstForbiddenInHeader(subject);
-        if (bad >= 0) {
-            throw new InvalidEmailException("subject", "contains " + Text.describe(subject, bad));
-        }
+        Text.headerProblem(subject).ifPresent(problem -> {
+            throw new InvalidEmailException("subject", problem);
+        });
         if (subject.length() > MAX_SUBJECT_LENGTH) {
             throw new InvalidEmailException("subject", "longer than " + MAX_SUBJECT_LENGTH + " characters");
         }
@@ -127,6 +126,9 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
                             + String.format(Locale.ROOT, "%04X", (int) c) + " at index " + i);
                 }
             }
+            Text.headerProblem(value).ifPresent(problem -> {
+                throw new InvalidEmailException("headers." + name, "value " + problem);
+            });
             copy.put(name, value);
         });
         return Collections.unmodifiableMap(copy);

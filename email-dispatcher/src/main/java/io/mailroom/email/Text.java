@@ -19,6 +19,14 @@ public final class Text {
         return MailboxRules.firstForbiddenInLine(s);
     }
 
+    /**
+     * What is wrong with {@code s} as one header line's text, counting what its RFC 2047 encoded
+     * words decode to ({@link MailboxRules#headerTextProblem}), or empty.
+     */
+    public static java.util.Optional<String> headerProblem(String s) {
+        return MailboxRules.headerTextProblem(s);
+    }
+
     /** Index of the first character not allowed in a message body, or -1. */
     public static int firstForbiddenInBody(String s) {
         for (int i = 0; i < s.length(); i++) {

@@ -26,7 +26,8 @@ class EmailTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Hi\r\nBcc: eve@example.org", "Hi\nthere", "Hi\rthere", "Hi\u0000", "Hi\u0085", "Hi\uDC00", " "})
+    @ValueSource(strings = {"Hi\r\nBcc: eve@example.org", "Hi\nthere", "Hi\rthere", "Hi\u0000", "Hi\u0085", "Hi\uDC00", " ",
+            "Hi =?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?="})
     void rejectsSubjectsThatCouldInjectHeadersOrAreEmpty(String subject) {
         assertThatThrownBy(() -> email(subject, "t", "h", Map.of()))
                 .isInstanceOf(InvalidEmailException.class)

@@ -556,7 +556,8 @@ public final class Dispatcher implements AutoCloseable {
                     r.after() != null ? r.after() : config.backoff().delay(m.attempt()), r.detail(), clock.instant());
             case Outcome.Failed x -> new OutboxStore.Finish(m, "failed", x.reason(), null, x.detail(), clock.instant());
             case Outcome.Review v -> new OutboxStore.Finish(m, "review", v.reason(), null, v.detail(), clock.instant());
-            case Outcome.NotAttempted x -> new OutboxStore.Finish(m, "release", x.reason(), x.after(), x.detail(), clock.instant());
+            case Outcome.NotAttempted x -> new OutboxStore.Finish(m, "release", x.reason(), x.after(), x.detail(), clock.instant(),
+                    x.waitingFor());
         };
         Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
         return new Completer.Pending(finish, outcome.alsoInTransaction(), f, finish.kind(), took);

@@ -87,6 +87,7 @@ public final class MessageActions {
                         .set(OUTBOX_MESSAGE.AVAILABLE_AT, clock.now())
                         .set(OUTBOX_MESSAGE.MAX_ATTEMPTS, DSL.greatest(OUTBOX_MESSAGE.MAX_ATTEMPTS, OUTBOX_MESSAGE.ATTEMPTS.plus(1)))
                         .set(OUTBOX_MESSAGE.FINISHED_AT, (Instant) null)
+                        .set(OUTBOX_MESSAGE.WAITING_FOR, (String) null)
                         .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now()),
                 MessageStatus.PENDING, alsoInTransaction);
     }
@@ -97,6 +98,7 @@ public final class MessageActions {
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.STATUS, MessageStatus.CANCELLED.sql())
                         .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
+                        .set(OUTBOX_MESSAGE.WAITING_FOR, (String) null)
                         .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now()),
                 MessageStatus.CANCELLED, alsoInTransaction);
     }
@@ -107,6 +109,8 @@ public final class MessageActions {
         return act(idempotencyKey, Set.of(MessageStatus.PENDING), "only a pending message can be rescheduled",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.AVAILABLE_AT, at)
+                        // a person's time wins over a breaker's recovery
+                        .set(OUTBOX_MESSAGE.WAITING_FOR, (String) null)
                         .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now()),
                 MessageStatus.PENDING, alsoInTransaction);
     }

@@ -78,12 +78,14 @@ final class OutboxStore {
               attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END,
               lease_until = NULL,
               last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END,
+              waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END,
               finished_at = CASE WHEN v.kind = 'release' THEN NULL
                                  WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL
                                  ELSE {now} END,
               updated_at = {now}
-            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[])
-                 AS v(id, created_at, claim_version, kind, error, delay_ms)
+            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[],
+                        ?::varchar[])
+                 AS v(id, created_at, claim_version, kind, error, delay_ms, waiting_for)
             """ + FENCED + CHANGED_ROW;
 
     static final String HEARTBEAT = """
@@ -283,6 +285,7 @@ final class OutboxStore {
                 .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(inline(1L)))
                 .set(m.ATTEMPTS, m.ATTEMPTS.plus(inline(1)))
                 .set(m.LEASE_UNTIL, clock.plus(lease))
+                .set(m.WAITING_FOR, inline((String) null)) // a running row waits for nothing
                 .set(m.UPDATED_AT, now)
                 .from(picked)
                 .where(m.ID.eq(pickedId).and(m.CREATED_AT.eq(pickedCreatedAt)))
@@ -293,8 +296,16 @@ final class OutboxStore {
 
     // --------------------------------------------------------------------------------------- finish
 
-    /** One outcome to write: {@code kind} is done, retry, failed, review or release (not attempted). */
-    record Finish(ClaimedMessage message, String kind, String error, Duration delay, String detail, Instant finishedAt) {
+    /**
+     * One outcome to write: {@code kind} is done, retry, failed, review or release (not attempted);
+     * {@code waitingFor} only with release (see {@link Outcome.NotAttempted#waitingFor()}).
+     */
+    record Finish(ClaimedMessage message, String kind, String error, Duration delay, String detail, Instant finishedAt,
+                  String waitingFor) {
+
+        Finish(ClaimedMessage message, String kind, String error, Duration delay, String detail, Instant finishedAt) {
+            this(message, kind, error, delay, detail, finishedAt, null);
+        }
     }
 
     /** A row a fenced statement changed, as it is afterwards. */
@@ -317,6 +328,7 @@ final class OutboxStore {
         String[] kinds = new String[n];
         String[] errors = new String[n];
         Long[] delays = new Long[n];
+        String[] waitingFor = new String[n];
         for (int i = 0; i < n; i++) {
             Finish f = finishes.get(i);
             ids[i] = f.message().id();
@@ -325,8 +337,9 @@ final class OutboxStore {
             kinds[i] = f.kind();
             errors[i] = truncate(f.error());
             delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
+            waitingFor[i] = f.waitingFor();
         }
-        return finishSql.query(tx, OutboxStore::changedRow, ids, createdAts, versions, kinds, errors, delays);
+        return finishSql.query(tx, OutboxStore::changedRow, ids, createdAts, versions, kinds, errors, delays, waitingFor);
     }
 
     /** Extends the leases of held claims; returns the ids whose claim still holds. */

@@ -74,14 +74,26 @@ public sealed interface Outcome {
     /**
      * Nothing was attempted (e.g. the provider's circuit breaker is open, or its bulkhead is full):
      * the message goes back to {@code pending} after {@code after} and the attempt is not counted.
+     *
+     * @param waitingFor what the message waits for, as a code of the handler's (e.g.
+     *                   {@code breaker:smtp}), or null: when it is there before {@code after} has
+     *                   passed, {@link WaitingMessages#availableNow} ends the wait of every message
+     *                   waiting for it
      */
-    record NotAttempted(String reason, Duration after, String detail, TransactionalStep alsoInTransaction) implements Outcome {
+    record NotAttempted(String reason, Duration after, String detail, TransactionalStep alsoInTransaction,
+                        String waitingFor) implements Outcome {
         public NotAttempted {
             Objects.requireNonNull(reason, "reason");
             Objects.requireNonNull(after, "after");
             if (after.isNegative()) {
                 throw new IllegalArgumentException("after must not be negative: " + after);
             }
+            WaitingMessages.requireCode(waitingFor);
+        }
+
+        /** Waiting for nothing in particular: only for {@code after} to pass. */
+        public NotAttempted(String reason, Duration after, String detail, TransactionalStep alsoInTransaction) {
+            this(reason, after, detail, alsoInTransaction, null);
         }
     }
 

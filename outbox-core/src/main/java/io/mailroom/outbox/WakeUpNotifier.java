@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class WakeUpNotifier {
 
     private static final Logger log = LoggerFactory.getLogger(WakeUpNotifier.class);
-    private static final String NOTIFY = "SELECT pg_notify('" + OutboxEnqueuer.CHANNEL + "', t) FROM unnest(?::varchar[]) t";
+    /** Notifies {@link OutboxEnqueuer#CHANNEL} once per topic of the array bound to it. */
+    static final String NOTIFY = "SELECT pg_notify('" + OutboxEnqueuer.CHANNEL + "', t) FROM unnest(?::varchar[]) t";
 
     private final DataSource dataSource;
     private final Set<String> pending = ConcurrentHashMap.newKeySet();

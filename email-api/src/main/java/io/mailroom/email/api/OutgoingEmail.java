@@ -207,6 +207,9 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
                             + " at index " + i + ": header values are printable ASCII on one line");
                 }
             }
+            MailboxRules.headerTextProblem(value).ifPresent(p -> {
+                throw new InvalidEmailException(field, p);
+            });
         }
 
         private static String quote(String s) {

@@ -110,6 +110,11 @@ class EmailOutboxTest {
         refused("to.address", b -> b.to("an@exa mple.com", "An"));
         refused("to.address", b -> b.to("a".repeat(250) + "@x.io", "An"));
         refused("to.name", b -> b.to("an@example.com", "An\u202Egnp.exe"));
+        // RFC 2047 encoded words: "Ann\r\nBcc: evil@example.net" and "Support \u202Emoc.knab" once decoded
+        refused("to.name", b -> b.to("an@example.com", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?="));
+        refused("to.name", b -> b.to("an@example.com", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?="));
+        refused("replyTo.name", b -> b.replyTo("help@example.com", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?="));
+        refused("headers.X-Campaign", b -> b.header("X-Campaign", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?="));
         refused("replyTo.address", b -> b.replyTo("nobody", null));
         refused("headers.X-Campaign", b -> b.header("X-Campaign", "x\r\nBcc: all@example.com"));
         refused("headers.Bcc", b -> b.header("Bcc", "all@example.com"));

@@ -291,7 +291,9 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             giveBack(key, held);
             throw e;
         }
-        SendResult result = transport.send(work.email, key);
+        // a repeat of an unknown outcome must not decide the transport's health (nor take a half-open probe)
+        SendResult result = work.reservation instanceof Reservation.OutcomeUnknown
+                ? transport.resend(work.email, key) : transport.send(work.email, key);
         return outcome(key, held, result);
     }
 
@@ -348,6 +350,11 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         return switch (result) {
             case SendResult.Sent sent -> Outcome.done(sent.detailJson(),
                     record(IdempotencyStore.Transition.succeeded(key, n, sent.providerMessageId())));
+            // the server refused our session, not this email: it waits uncounted while the transport is
+            // paused (its breaker open), and goes when a probe finds the session accepted again
+            case SendResult.Transient t when t.scope() == SendResult.Scope.SESSION -> new Outcome.NotAttempted(
+                    t.code() + " " + t.error(), t.retryAfter() == null ? NOT_ATTEMPTED_DELAY : t.retryAfter(),
+                    detail("code", t.code()), tx -> store.release(tx, key, n), waitingForBreaker());
             case SendResult.Transient t -> new Outcome.RetryLater(t.code() + " " + t.error(), t.retryAfter(),
                     detail("code", t.code()), record(IdempotencyStore.Transition.failed(key, n, t.code() + " " + t.error())));
             case SendResult.Permanent p -> new Outcome.Failed(p.code() + " " + p.error(),
@@ -356,10 +363,16 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             case SendResult.Misconfigured m -> new Outcome.NotAttempted(
                     "provider refused our configuration (" + m.code() + "): " + m.error()
                             + "; transport " + transport.name() + " is halted until an operator resumes it",
-                    MISCONFIGURED_DELAY, detail("code", m.code()), tx -> store.release(tx, key, n));
+                    MISCONFIGURED_DELAY, detail("code", m.code()), tx -> store.release(tx, key, n), waitingForBreaker());
             case SendResult.NotAttempted x -> new Outcome.NotAttempted(x.reason(),
-                    x.retryAfter() == null ? NOT_ATTEMPTED_DELAY : x.retryAfter(), null, tx -> store.release(tx, key, n));
+                    x.retryAfter() == null ? NOT_ATTEMPTED_DELAY : x.retryAfter(), null, tx -> store.release(tx, key, n),
+                    x.byBreaker() ? waitingForBreaker() : null);
         };
+    }
+
+    /** What an email the breaker held back waits for: {@link BreakerRecovery} ends the wait when it lets calls through. */
+    private String waitingForBreaker() {
+        return BreakerRecovery.waitingFor(transport.name());
     }
 
     /**
@@ -381,30 +394,9 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         };
     }
 
-    /**
-     * The idempotency outcome of one send, written by the completer together with the outcomes of the
-     * same store in its batch: one fenced UPDATE for the batch ({@link IdempotencyStore#recordAll}).
-     */
+    /** The idempotency outcome of one send, written with the others of its batch ({@link IdempotencyOutcome}). */
     private Outcome.GroupedStep record(IdempotencyStore.Transition transition) {
         return new IdempotencyOutcome(store, transition);
-    }
-
-    private record IdempotencyOutcome(IdempotencyStore store, IdempotencyStore.Transition transition)
-            implements Outcome.GroupedStep {
-
-        @Override
-        public Object group() {
-            return store;
-        }
-
-        @Override
-        public void runGroup(DSLContext tx, List<Outcome.GroupedStep> steps) {
-            List<IdempotencyStore.Transition> all = new ArrayList<>(steps.size());
-            for (Outcome.GroupedStep step : steps) {
-                all.add(((IdempotencyOutcome) step).transition);
-            }
-            store.recordAll(tx, all);
-        }
     }
 
     /**

@@ -1,14 +1,9 @@
 package io.mailroom.email.resilience;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
-import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.ratelimiter.RateLimiter;
-import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.retry.Retry;
-import io.github.resilience4j.retry.RetryConfig;
 import io.mailroom.email.Email;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
@@ -21,7 +16,6 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -52,6 +46,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>{@link SendResult.NotAttempted} means the provider was not asked during this call: the caller
  * should hand the message back without counting the attempt. If earlier tries of the same call did
  * reach the provider, their last result is returned instead.
+ *
+ * <p>This class decorates the calls; the Resilience4j instances are made by {@link TransportPolicies}
+ * and the health the dispatcher asks about (halt, session refusal, what may be claimed, when a
+ * refused email may come back) is kept by {@link TransportHealth}.
  */
 public final class ResilientTransport implements MailTransport {
 
@@ -59,16 +57,18 @@ public final class ResilientTransport implements MailTransport {
 
     private final MailTransport delegate;
     private final TransportPolicyConfig config;
-    private final Clock clock;
     private final CircuitBreaker breaker;
     private final Retry retry;
     private final Bulkhead bulkhead;
     private final RateLimiter rateLimiter;
-    private final AtomicInteger inFlight = new AtomicInteger();
-    private final AtomicReference<Halt> halt = new AtomicReference<>();
+    private final TransportHealth health;
 
     /** Why and when a transport was halted. */
     public record Halt(String code, String error, Instant at) {
+    }
+
+    /** A refusal of the session: the result's code and text (which says what to change), and since when. */
+    public record Refusal(String code, String error, Instant since) {
     }
 
     public ResilientTransport(MailTransport delegate, TransportPolicyConfig config) {
@@ -78,42 +78,13 @@ public final class ResilientTransport implements MailTransport {
     public ResilientTransport(MailTransport delegate, TransportPolicyConfig config, PolicyRegistries registries, Clock clock) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.config = Objects.requireNonNull(config, "config");
-        this.clock = Objects.requireNonNull(clock, "clock");
-        String name = delegate.name();
-        if (registries.circuitBreakers().find(name).isPresent()) {
-            throw new IllegalStateException("a circuit breaker named '" + name + "' already exists; transport names must be unique");
-        }
-        TransportPolicyConfig.BreakerSettings b = config.breaker();
-        this.breaker = registries.circuitBreakers().circuitBreaker(name, CircuitBreakerConfig.custom()
-                .slidingWindow(b.window(), b.minimumCalls(), CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-                .failureRateThreshold(b.failureRatePercent())
-                .waitDurationInOpenState(b.openWait())
-                .permittedNumberOfCallsInHalfOpenState(b.halfOpenCalls())
-                // Without it the breaker would stay OPEN until someone calls, and the dispatcher
-                // (which asks acceptingWork() before claiming) would never call.
-                .automaticTransitionFromOpenToHalfOpenEnabled(true)
-                .writableStackTraceEnabled(false)
-                .build());
-        this.retry = registries.retries().retry(name, RetryConfig.<SendResult>custom()
-                .maxAttempts(config.retry().attempts())
-                .retryOnResult(this::retryWithinCall)
-                .retryOnException(e -> false)
-                .intervalBiFunction(this::pauseMillis)
-                .writableStackTraceEnabled(false)
-                .build());
-        this.bulkhead = registries.bulkheads().bulkhead(name, BulkheadConfig.custom()
-                .maxConcurrentCalls(config.bulkhead().maxConcurrent())
-                .maxWaitDuration(config.bulkhead().maxWait())
-                .writableStackTraceEnabled(false)
-                .build());
-        this.rateLimiter = !config.rateLimit().enabled() ? null : registries.rateLimiters().rateLimiter(name, RateLimiterConfig.custom()
-                .limitForPeriod(config.rateLimit().perSecond())
-                .limitRefreshPeriod(Duration.ofSeconds(1))
-                .timeoutDuration(config.rateLimit().timeout())
-                .writableStackTraceEnabled(false)
-                .build());
-        breaker.getEventPublisher().onStateTransition(e ->
-                log.warn("Circuit breaker of transport {}: {}", name, e.getStateTransition()));
+        Objects.requireNonNull(clock, "clock");
+        TransportPolicies policies = TransportPolicies.create(delegate.name(), config, registries);
+        this.breaker = policies.breaker();
+        this.retry = policies.retry();
+        this.bulkhead = policies.bulkhead();
+        this.rateLimiter = policies.rateLimiter();
+        this.health = new TransportHealth(delegate.name(), config, clock, breaker);
     }
 
     @Override
@@ -123,9 +94,35 @@ public final class ResilientTransport implements MailTransport {
 
     @Override
     public SendResult send(Email email, String idempotencyKey) {
-        Halt h = halt.get();
+        return call(email, idempotencyKey, true);
+    }
+
+    /**
+     * Sends again an email whose earlier send has an unknown outcome. Such a resend says nothing
+     * about the provider's health: a poison message that times out on every send would open the
+     * breaker on its own. So its result is not recorded by the breaker, and it takes no permit:
+     * only while the breaker is CLOSED does it go out at all. While HALF_OPEN (or OPEN) it is held
+     * back, so the few probes decide on emails whose outcome is known, and a resend never takes
+     * the place of one. A misconfiguration it meets still halts the transport.
+     */
+    @Override
+    public SendResult resend(Email email, String idempotencyKey) {
+        CircuitBreaker.State state = breaker.getState();
+        if (health.halt() == null && !TransportHealth.permits(state)) {
+            return resendHeldBack(state);
+        }
+        return call(email, idempotencyKey, false);
+    }
+
+    private SendResult.NotAttempted resendHeldBack(CircuitBreaker.State state) {
+        return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + state
+                + ": a resend of an unknown outcome waits until it is CLOSED", config.breaker().openWait(), true);
+    }
+
+    private SendResult call(Email email, String idempotencyKey, boolean counted) {
+        Halt h = health.halt();
         if (h != null) {
-            return halted(h);
+            return health.halted(h);
         }
         if (!bulkhead.tryAcquirePermission()) {
             return new SendResult.NotAttempted("transport " + name() + " has " + config.bulkhead().maxConcurrent()
@@ -133,7 +130,8 @@ public final class ResilientTransport implements MailTransport {
         }
         try {
             AtomicReference<SendResult> lastAnswered = new AtomicReference<>();
-            SendResult result = Retry.decorateSupplier(retry, () -> tryOnce(email, idempotencyKey, lastAnswered)).get();
+            SendResult result = Retry.decorateSupplier(retry, () -> counted
+                    ? tryOnce(email, idempotencyKey, lastAnswered) : tryUncounted(email, idempotencyKey, lastAnswered)).get();
             if (result instanceof SendResult.NotAttempted && lastAnswered.get() != null) {
                 // The breaker opened (or the transport halted) between tries of this call: report
                 // what the provider last said, not "nothing was attempted".
@@ -145,45 +143,94 @@ public final class ResilientTransport implements MailTransport {
         }
     }
 
-    private SendResult tryOnce(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
-        Halt h = halt.get();
+    /** One try outside the breaker: it is asked nothing and told nothing, except that a halt still halts. */
+    private SendResult tryUncounted(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
+        Halt h = health.halt();
         if (h != null) {
-            return halted(h);
+            return health.halted(h);
         }
-        if (!breaker.tryAcquirePermission()) {
-            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + breaker.getState(),
-                    config.breaker().openWait());
+        CircuitBreaker.State state = breaker.getState();
+        if (!TransportHealth.permits(state)) {
+            // opened between tries of this call: what HALF_OPEN lets through is for probes
+            return resendHeldBack(state);
         }
         if (rateLimiter != null && !rateLimiter.acquirePermission()) {
-            breaker.releasePermission();
-            return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
-                    + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+            return rateLimited();
         }
-        long start = System.nanoTime();
-        inFlight.incrementAndGet();
-        SendResult result;
+        SendResult result = sendThroughDelegate(email, idempotencyKey);
+        if (result instanceof SendResult.Misconfigured m) {
+            health.halt(m);
+        } else if (result instanceof SendResult.Transient t && t.scope() == SendResult.Scope.SESSION) {
+            result = health.sessionRefused(t);
+        } else if (result instanceof SendResult.Sent) {
+            health.clearRefusal();
+        }
+        if (!(result instanceof SendResult.NotAttempted)) {
+            lastAnswered.set(result);
+        }
+        return result;
+    }
+
+    private SendResult.NotAttempted rateLimited() {
+        return new SendResult.NotAttempted("rate limit of transport " + name() + " (" + config.rateLimit().perSecond()
+                + "/s) not available within " + config.rateLimit().timeout().toMillis() + " ms", Duration.ofSeconds(1));
+    }
+
+    private SendResult sendThroughDelegate(Email email, String idempotencyKey) {
         try {
-            result = delegate.send(email, idempotencyKey);
+            return delegate.send(email, idempotencyKey);
         } catch (RuntimeException e) {
             // The contract says transports classify instead of throwing; if one throws anyway we
             // cannot know whether the provider got the email.
             log.error("Transport {} threw instead of returning a result", name(), e);
-            result = new SendResult.Ambiguous("transport " + name() + " failed unexpectedly: " + e.getClass().getName());
+            return new SendResult.Ambiguous("transport " + name() + " failed unexpectedly: " + e.getClass().getName());
+        }
+    }
+
+    private SendResult tryOnce(Email email, String idempotencyKey, AtomicReference<SendResult> lastAnswered) {
+        Halt h = health.halt();
+        if (h != null) {
+            return health.halted(h);
+        }
+        CircuitBreaker.State before = breaker.getState();
+        if (!breaker.tryAcquirePermission()) {
+            // the state that refused: read before asking, since a probe may close the breaker a
+            // moment later ("... is CLOSED" was logged for refusals of an open breaker)
+            CircuitBreaker.State refusedBy = TransportHealth.permits(before) ? breaker.getState() : before;
+            return new SendResult.NotAttempted("circuit breaker of transport " + name() + " is " + refusedBy,
+                    health.nextCallAllowedIn(refusedBy), true);
+        }
+        if (rateLimiter != null && !rateLimiter.acquirePermission()) {
+            breaker.releasePermission();
+            return rateLimited();
+        }
+        long start = System.nanoTime();
+        health.sendStarted();
+        SendResult result;
+        try {
+            result = sendThroughDelegate(email, idempotencyKey);
         } finally {
-            inFlight.decrementAndGet();
+            health.sendEnded();
         }
         long elapsed = System.nanoTime() - start;
         switch (result) {
-            case SendResult.Sent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Sent ignored -> {
+                breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+                health.clearRefusal();
+            }
             case SendResult.Permanent ignored -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
             // A reply about one email (greylisting at RCPT, a key still in progress) came from a
             // provider that is up and answering; it must not hold back everyone else's email.
             case SendResult.Transient t when t.scope() == SendResult.Scope.EMAIL -> breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            case SendResult.Transient t when t.scope() == SendResult.Scope.SESSION -> {
+                breaker.releasePermission();
+                result = health.sessionRefused(t);
+            }
             case SendResult.Transient t -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure(t.code()));
             case SendResult.Ambiguous ignored -> breaker.onError(elapsed, TimeUnit.NANOSECONDS, new ProviderFailure("ambiguous"));
             case SendResult.Misconfigured m -> {
                 breaker.releasePermission();
-                halt(m);
+                health.halt(m);
             }
             case SendResult.NotAttempted ignored -> breaker.releasePermission();
         }
@@ -208,32 +255,39 @@ public final class ResilientTransport implements MailTransport {
      * open or halted. Lets half-open pass a small probe batch instead of the whole backlog.
      */
     public int claimableNow() {
-        if (halt.get() != null) {
-            return 0;
-        }
-        return switch (breaker.getState()) {
-            case CLOSED, DISABLED, METRICS_ONLY -> Integer.MAX_VALUE;
-            case HALF_OPEN -> Math.max(0, config.breaker().halfOpenCalls() - breaker.getMetrics().getNumberOfBufferedCalls() - inFlight.get());
-            case OPEN, FORCED_OPEN -> 0;
-        };
+        return health.claimableNow();
+    }
+
+    /**
+     * Runs {@code action} each time the breaker starts letting calls through again: to HALF_OPEN
+     * after its open wait, to CLOSED after good probes or an operator's {@link #resume()}. It runs
+     * on the thread that moved the breaker (a send finishing, or Resilience4j's timer), so it must
+     * return at once and hand any work to a thread of its own.
+     */
+    public void onCallsAllowedAgain(Runnable action) {
+        health.onCallsAllowedAgain(action);
     }
 
     public CircuitBreaker.State breakerState() {
         return breaker.getState();
     }
 
+    /**
+     * Why the server last refused our session (HELO name, relaying, authentication: see
+     * {@link SendResult.Scope#SESSION}), until a send is accepted again; readiness reports it.
+     */
+    public Optional<Refusal> sessionRefusal() {
+        return health.refusal();
+    }
+
     /** The reason this transport is halted, if it is. */
     public Optional<Halt> halted() {
-        return Optional.ofNullable(halt.get());
+        return Optional.ofNullable(health.halt());
     }
 
     /** Operator action after fixing the configuration: clears the halt and closes the breaker. */
     public void resume() {
-        Halt previous = halt.getAndSet(null);
-        breaker.transitionToClosedState();
-        if (previous != null) {
-            log.warn("Transport {} resumed by an operator (it was halted since {} by {})", name(), previous.at(), previous.code());
-        }
+        health.resume();
     }
 
     public CircuitBreaker circuitBreaker() {
@@ -259,35 +313,6 @@ public final class ResilientTransport implements MailTransport {
     @Override
     public void close() {
         delegate.close();
-    }
-
-    private void halt(SendResult.Misconfigured m) {
-        Halt h = new Halt(m.code(), m.error(), clock.instant());
-        if (halt.compareAndSet(null, h)) {
-            breaker.transitionToForcedOpenState();
-            log.error("Transport {} halted: {} {}. Nothing more is sent through it until an operator fixes the configuration and resumes it.",
-                    name(), m.code(), m.error());
-        }
-    }
-
-    private SendResult.NotAttempted halted(Halt h) {
-        return new SendResult.NotAttempted("transport " + name() + " is halted since " + h.at() + " (" + h.code() + ")", null);
-    }
-
-    private boolean retryWithinCall(SendResult result) {
-        return result instanceof SendResult.Transient t
-                && t.retryableInAttempt()
-                && (t.retryAfter() == null || t.retryAfter().compareTo(config.retry().maxWait()) <= 0);
-    }
-
-    private long pauseMillis(int attempt, Either<Throwable, SendResult> outcome) {
-        long base = config.retry().initialWait().toMillis();
-        long max = config.retry().maxWait().toMillis();
-        long pause = Math.min(max, base << Math.min(attempt - 1, 20));
-        if (outcome.isRight() && outcome.get() instanceof SendResult.Transient t && t.retryAfter() != null) {
-            pause = Math.max(pause, Math.min(max, t.retryAfter().toMillis()));
-        }
-        return pause;
     }
 
     /** What the breaker records for a transient or ambiguous result; carries only the result code. */

@@ -20,6 +20,15 @@ public interface MailTransport extends AutoCloseable {
 
     SendResult send(Email email, String idempotencyKey);
 
+    /**
+     * Sends again an email whose earlier send has an unknown outcome (same key). A wrapper that
+     * judges the provider's health by its results ({@code ResilientTransport}) must not let such a
+     * resend decide it; a plain transport sends as {@link #send} does.
+     */
+    default SendResult resend(Email email, String idempotencyKey) {
+        return send(email, idempotencyKey);
+    }
+
     /** Releases connections; the default has none. */
     @Override
     default void close() {

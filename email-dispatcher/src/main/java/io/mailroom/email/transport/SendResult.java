@@ -52,7 +52,16 @@ public sealed interface SendResult {
          * still in progress. The provider answered, so it says nothing against the provider, and
          * other customers' email must not be held back because of it.
          */
-        EMAIL
+        EMAIL,
+        /**
+         * Our session or configuration as this server sees it, not the email: our HELO name refused
+         * ({@code 504 5.5.2 Helo command rejected} at RCPT), relaying denied ({@code 554 5.7.1}),
+         * authentication required ({@code 530 5.7.0}), our envelope sender refused. Every email
+         * would be refused the same way, so none of them fails for it: the transport pauses
+         * (its breaker is opened), readiness says why, and the email is handed back without
+         * counting the attempt.
+         */
+        SESSION
     }
 
     /**
@@ -125,10 +134,18 @@ public sealed interface SendResult {
      * handed back without counting it.
      *
      * @param retryAfter when trying again makes sense, or null if unknown
+     * @param byBreaker   the circuit breaker refused (or the halt that holds it open): the email may
+     *                    go as soon as the breaker lets calls through again, before
+     *                    {@code retryAfter} if that comes sooner
      */
-    record NotAttempted(String reason, Duration retryAfter) implements SendResult {
+    record NotAttempted(String reason, Duration retryAfter, boolean byBreaker) implements SendResult {
         public NotAttempted {
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** Refused by a policy other than the breaker (bulkhead, rate limit). */
+        public NotAttempted(String reason, Duration retryAfter) {
+            this(reason, retryAfter, false);
         }
     }
 }

@@ -181,6 +181,11 @@ class BadInputCatalogueTest {
                 bad("C1 NEL", "payload.to", p -> to(p).put("name", "Ann\u0085Bcc")),
                 bad("Unicode line separator", "payload.to", p -> to(p).put("name", "Ann\u2028Bcc: eve@evil.example")),
                 bad("bidi override", "payload.to", p -> to(p).put("name", "Ann \u202Emoc.live")),
+                // RFC 2047 encoded words that a mail client decodes to a line break or a bidi override
+                bad("CR LF in an encoded word of the name", "payload.to", p -> to(p).put("name", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=")),
+                bad("bidi override in an encoded word of the name", "payload.to", p -> to(p).put("name", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?=")),
+                bad("CR LF in an encoded word of a header value", "headers.X-Campaign", p -> ((ObjectNode) p.get("headers"))
+                        .put("X-Campaign", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=")),
                 bad("bidi override in a line name (the bodies)", "textBody", p -> ((ObjectNode) order(p).get("lines").get(0))
                         .put("name", "Mug \u202Egnp.exe")),
                 // oversized
@@ -230,6 +235,8 @@ class BadInputCatalogueTest {
                 legacy("C1 NEL", "customerName", p -> p.put("customerName", "Ann\u0085Bcc")),
                 legacy("Unicode line separator", "customerName", p -> p.put("customerName", "Ann\u2028Bcc: eve@evil.example")),
                 legacy("bidi override", "customerName", p -> p.put("customerName", "Ann \u202Emoc.live")),
+                legacy("CR LF in an encoded word of the name", "customerName", p -> p.put("customerName", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=")),
+                legacy("bidi override in an encoded word of the name", "customerName", p -> p.put("customerName", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?=")),
                 // order ids that cannot name an order
                 legacy("order id zero", "orderId", p -> p.put("orderId", 0)),
                 legacy("negative order id", "orderId", p -> p.put("orderId", -5)),

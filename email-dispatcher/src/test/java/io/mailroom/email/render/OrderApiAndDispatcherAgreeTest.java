@@ -72,7 +72,8 @@ class OrderApiAndDispatcherAgreeTest {
                 "x".repeat(201), "\uD83D\uDCE6".repeat(201), " ", "",
                 "Ann \u202Emoc.live", "Ann\u202A", "Ann\u2066x", "Ann\u2069", "Ann\u200F", "Ann\u200E", "Ann\u061C",
                 "Ann\u2028Lee", "Ann\u2029", "Ann\r\nBcc: eve@example.org", "Ann\n", "Ann\u0000", "Ann\u0007",
-                "Ann\u001b[31m", "Ann\u007f", "Ann\u0085", "Ann\uD800", "Ann\uDC00x");
+                "Ann\u001b[31m", "Ann\u007f", "Ann\u0085", "Ann\uD800", "Ann\uDC00x",
+                "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?=", "=?UTF-8?Q?Zo=C3=AB?=");
     }
 
     @ParameterizedTest

@@ -105,7 +105,8 @@ class ResilientTransportTest {
 
         SendResult next = t.send(TestEmails.sample(), "k2");
         assertThat(next).isInstanceOf(SendResult.NotAttempted.class);
-        assertThat(((SendResult.NotAttempted) next).retryAfter()).isEqualTo(Duration.ofSeconds(30));
+        // what is left of the open wait, which began a moment ago
+        assertThat(((SendResult.NotAttempted) next).retryAfter()).isBetween(Duration.ofSeconds(25), Duration.ofSeconds(30));
         assertThat(next.mayHaveBeenDelivered()).isFalse();
         assertThat(delegate.calls.get()).isEqualTo(2);
     }
@@ -124,6 +125,100 @@ class ResilientTransportTest {
         assertThat(t.send(TestEmails.sample(), "probe")).isEqualTo(TRANSIENT);
         assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
         assertThat(delegate.calls.get()).isEqualTo(3);
+    }
+
+    @Test
+    void resendsOfUnknownOutcomesNeitherOpenTheBreakerNorTakeAHalfOpenProbe() {
+        SendResult timeout = new SendResult.Ambiguous("read timed out after the message data");
+        ScriptedTransport delegate = ScriptedTransport.always(timeout);
+        ResilientTransport t = new ResilientTransport(delegate, policy(1, 2, Duration.ofMillis(100)));
+
+        // poison resends time out again and again: the breaker hears nothing of them
+        for (int i = 0; i < 5; i++) {
+            assertThat(t.resend(TestEmails.sample(), "poison-" + i)).isEqualTo(timeout);
+        }
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(t.circuitBreaker().getMetrics().getNumberOfBufferedCalls()).isZero();
+
+        // first sends decide: two provider failures open it
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        await().atMost(Duration.ofSeconds(5)).until(() -> t.breakerState() == CircuitBreaker.State.HALF_OPEN);
+
+        int calls = delegate.calls.get();
+        SendResult heldBack = t.resend(TestEmails.sample(), "poison-0");
+        assertThat(heldBack).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.reason()).contains("HALF_OPEN").contains("waits until it is CLOSED"));
+        assertThat(delegate.calls.get()).as("a held-back resend reaches no provider").isEqualTo(calls);
+        assertThat(t.claimableNow()).as("the probe is still there for a first send").isEqualTo(1);
+        assertThat(t.circuitBreaker().getMetrics().getNumberOfBufferedCalls()).isZero();
+    }
+
+    /** A clock the test moves by hand. */
+    static final class ManualClock extends Clock {
+        volatile java.time.Instant now = java.time.Instant.parse("2026-12-03T09:00:00Z");
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return now;
+        }
+    }
+
+    @Test
+    void aRefusedEmailIsHandedBackForTheRestOfTheOpenWaitNamingTheStateThatRefusedIt() {
+        ManualClock clock = new ManualClock();
+        ResilientTransport t = new ResilientTransport(ScriptedTransport.always(TRANSIENT), policy(1, 2, Duration.ofSeconds(30)),
+                PolicyRegistries.create(), clock);
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+
+        clock.now = clock.now.plusSeconds(22);
+        assertThat(t.send(TestEmails.sample(), "c")).isInstanceOfSatisfying(SendResult.NotAttempted.class, n -> {
+            assertThat(n.retryAfter()).as("the 8 s left, not another 30 s").isEqualTo(Duration.ofSeconds(8));
+            assertThat(n.reason()).endsWith("is OPEN");
+        });
+        clock.now = clock.now.plusSeconds(60);
+        assertThat(((SendResult.NotAttempted) t.send(TestEmails.sample(), "d")).retryAfter()).isEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void theBreakerSaysWhenItLetsCallsThroughAgainAndItsRefusalsSayTheyAreItsOwn() {
+        ScriptedTransport delegate = new ScriptedTransport("relay",
+                n -> n < 2 ? TRANSIENT : n == 2 ? new SendResult.Misconfigured("smtp-535", "authentication failed") : SENT);
+        ResilientTransport t = new ResilientTransport(delegate, policy(1, 2, Duration.ofSeconds(30)));
+        java.util.concurrent.atomic.AtomicInteger allowed = new java.util.concurrent.atomic.AtomicInteger();
+        t.onCallsAllowedAgain(allowed::incrementAndGet);
+        t.send(TestEmails.sample(), "a");
+        t.send(TestEmails.sample(), "b");
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(allowed).as("opening allows nothing").hasValue(0);
+        assertThat(t.send(TestEmails.sample(), "c")).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.byBreaker()).isTrue());
+
+        t.circuitBreaker().transitionToHalfOpenState();
+        assertThat(allowed).hasValue(1);
+        assertThat(t.send(TestEmails.sample(), "d")).as("the probe meets a misconfiguration")
+                .isInstanceOf(SendResult.Misconfigured.class);
+        assertThat(t.breakerState()).isEqualTo(CircuitBreaker.State.FORCED_OPEN);
+        assertThat(allowed).as("a halt allows nothing").hasValue(1);
+        assertThat(t.send(TestEmails.sample(), "e")).isInstanceOfSatisfying(SendResult.NotAttempted.class,
+                n -> assertThat(n.byBreaker()).as("held open by the halt").isTrue());
+
+        t.resume();
+        assertThat(allowed).as("the operator's resume closes it").hasValue(2);
+        assertThat(t.send(TestEmails.sample(), "e")).isEqualTo(SENT);
     }
 
     @Test
@@ -173,6 +268,7 @@ class ResilientTransportTest {
 
         assertThat(second).isInstanceOf(SendResult.NotAttempted.class);
         assertThat(((SendResult.NotAttempted) second).reason()).contains("bulkhead");
+        assertThat(((SendResult.NotAttempted) second).byBreaker()).as("not the breaker's: nothing to wake it").isFalse();
         assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo(SENT);
         assertThat(delegate.calls.get()).isEqualTo(1);
     }

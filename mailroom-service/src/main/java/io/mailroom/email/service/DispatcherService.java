@@ -11,6 +11,7 @@ import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.SuppressionCheck;
 import io.mailroom.email.metrics.DeliveryMetrics;
+import io.mailroom.email.dispatch.BreakerRecovery;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
@@ -30,6 +31,7 @@ import io.mailroom.outbox.ConnectionBudget;
 import io.mailroom.outbox.Dispatcher;
 import io.mailroom.outbox.DispatcherListener;
 import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.WaitingMessages;
 import io.mailroom.support.BindAddress;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
@@ -228,6 +230,8 @@ public final class DispatcherService implements AutoCloseable {
                 listenPool = ServicePools.direct(config, config.db().listenUrl(), "mailroom-listen", applicationName);
             }
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
+            // emails a breaker held back go when it lets calls through again, not a whole open wait later
+            BreakerRecovery.watchAll(gates, new WaitingMessages(pool, config.dispatcher()), dispatcher::wake);
             dispatcher.start();
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
@@ -374,7 +378,10 @@ public final class DispatcherService implements AutoCloseable {
         ResilientTransport transport = transport();
         java.util.Optional<ResilientTransport.Halt> halted = transport.halted();
         boolean anyHalted = transports.values().stream().anyMatch(t -> t.halted().isPresent());
-        body.put("status", db.up() && dispatcher.isRunning() && !anyHalted ? "UP" : "DOWN");
+        // The server refuses our session (HELO name, relaying, authentication): nothing is sent until
+        // the setting or the relay is fixed, so not ready either, though a probe finds the fix by itself.
+        boolean anyRefused = transports.values().stream().anyMatch(t -> t.sessionRefusal().isPresent());
+        body.put("status", db.up() && dispatcher.isRunning() && !anyHalted && !anyRefused ? "UP" : "DOWN");
         body.put("database", db.up() ? "UP" : "DOWN");
         if (db.problem() != null) {
             body.put("databaseProblem", db.problem());
@@ -388,6 +395,9 @@ public final class DispatcherService implements AutoCloseable {
             body.put("cannotSend", "transport " + transport.name() + " is halted since " + h.at() + ": the provider answered "
                     + h.code() + " (" + h.error() + "); nothing is sent until the configuration is fixed and the dispatcher restarted");
         });
+        transports.forEach((name, t) -> t.sessionRefusal().ifPresent(r -> body.putIfAbsent("cannotSend",
+                "transport " + name + ": the server refuses our session since " + r.since() + ": " + r.code() + " " + r.error()
+                        + "; emails wait (not counted as attempts)")));
         if (transports.size() > 1) {
             // topics may name another transport than the default: each one's state, the same way
             Map<String, Object> each = new LinkedHashMap<>();

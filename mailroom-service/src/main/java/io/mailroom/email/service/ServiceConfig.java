@@ -82,10 +82,14 @@ public record ServiceConfig(
         HttpMailConfig http = null;
         AmbiguityPolicy smtpAmbiguity = null;
         AmbiguityPolicy httpAmbiguity = null;
+        TransportPolicyConfig policies = TransportPolicyConfig.fromEnv(env);
         if (used.contains("smtp")) {
-            // one SMTP connection per concurrent send unless MAILROOM_SMTP_POOL_SIZE says otherwise
+            // one SMTP connection per send that can be under way at once: the bulkhead admits at most
+            // MAILROOM_BULKHEAD_MAX_CONCURRENT, the handlers are MAILROOM_CONCURRENCY
             int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
-            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env, concurrency));
+            int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
+            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env, sendsAtOnce));
+            requirePoolFitsBulkhead(smtp, policies.bulkhead(), sendsAtOnce);
             Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
                     ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
@@ -152,7 +156,7 @@ public record ServiceConfig(
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http,
                 smtpAmbiguity, httpAmbiguity,
-                TransportPolicyConfig.fromEnv(env), MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
+                policies, MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics,
                 WebhookConfig.fromEnv(env), WebhookConfig.suppression(env), db);
     }
@@ -201,6 +205,30 @@ public record ServiceConfig(
             names.add("http");
         }
         return List.copyOf(names);
+    }
+
+    /**
+     * The SMTP pool and the bulkhead must agree: a pool smaller than the sends the bulkhead (and
+     * the handlers) let through at once makes the others wait for a connection, up to
+     * {@code MAILROOM_SMTP_CONNECT_TIMEOUT}, and then give up; a larger one is never used beyond
+     * the bulkhead (a pool of 32 behind a bulkhead of 16 only ever opened 16 connections).
+     */
+    static void requirePoolFitsBulkhead(SmtpConfig smtp, TransportPolicyConfig.BulkheadSettings bulkhead, int sendsAtOnce) {
+        if (smtp.poolSize() < sendsAtOnce) {
+            String setting = sendsAtOnce > SmtpConfig.MAX_POOL_SIZE ? "MAILROOM_BULKHEAD_MAX_CONCURRENT" : "MAILROOM_SMTP_POOL_SIZE";
+            throw new InvalidSettingException(setting, "MAILROOM_SMTP_POOL_SIZE (" + smtp.poolSize() + ") is smaller than the "
+                    + sendsAtOnce + " sends the bulkhead lets through at once (MAILROOM_BULKHEAD_MAX_CONCURRENT "
+                    + bulkhead.maxConcurrent() + ", MAILROOM_CONCURRENCY at most as many): the others would wait for a"
+                    + " connection and fail; set MAILROOM_BULKHEAD_MAX_CONCURRENT to at most " + smtp.poolSize()
+                    + (sendsAtOnce > SmtpConfig.MAX_POOL_SIZE ? " (the pool holds at most " + SmtpConfig.MAX_POOL_SIZE + ")" : "")
+                    + ", or leave MAILROOM_SMTP_POOL_SIZE unset to get one connection per send");
+        }
+        if (smtp.poolSize() > bulkhead.maxConcurrent()) {
+            throw new InvalidSettingException("MAILROOM_SMTP_POOL_SIZE", "MAILROOM_SMTP_POOL_SIZE (" + smtp.poolSize()
+                    + ") is larger than MAILROOM_BULKHEAD_MAX_CONCURRENT (" + bulkhead.maxConcurrent() + "): only "
+                    + bulkhead.maxConcurrent() + " connections would ever be used; raise the bulkhead, or leave"
+                    + " MAILROOM_SMTP_POOL_SIZE unset (it follows the bulkhead)");
+        }
     }
 
     /** A transport's settings; when only topic lines need it, its errors say which topics. */

@@ -2,6 +2,7 @@ package io.mailroom.email.service;
 
 import com.icegreen.greenmail.junit5.GreenMailExtension;
 import com.icegreen.greenmail.util.ServerSetupTest;
+import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
@@ -78,15 +79,33 @@ class DispatcherServiceTest {
         assertThatThrownBy(() -> ServiceConfig.fromEnv(resends)).isInstanceOf(InvalidSettingException.class)
                 .hasMessageContaining("MAILROOM_SMTP_AMBIGUOUS_RESENDS");
         assertThat(ServiceConfig.fromEnv(env()).dbStartupTimeout()).as("waits as long as it takes by default").isNull();
-        // one SMTP connection per concurrent send by default, at most 64; MAILROOM_SMTP_POOL_SIZE wins
+        // one SMTP connection per send under way at once: min(concurrency, bulkhead), by default the bulkhead's 16
         Map<String, String> pool = env();
-        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(io.mailroom.outbox.DispatcherConfig.DEFAULT_CONCURRENCY);
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize())
+                .isEqualTo(TransportPolicyConfig.BulkheadSettings.DEFAULT_MAX_CONCURRENT).isEqualTo(16);
         pool.put("MAILROOM_CONCURRENCY", "12");
         assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(12);
         pool.put("MAILROOM_CONCURRENCY", "200");
-        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(64);
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(16);
+        pool.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "40");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(40);
+        pool.put("MAILROOM_SMTP_POOL_SIZE", "40");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(40);
         pool.put("MAILROOM_SMTP_POOL_SIZE", "3");
-        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(3);
+        pool.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "3");
+        assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).as("a relay that allows 3 connections").isEqualTo(3);
+        pool.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "16");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(pool)).as("a pool smaller than the bulkhead")
+                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_SMTP_POOL_SIZE (3) is smaller")
+                .hasMessageContaining("MAILROOM_BULKHEAD_MAX_CONCURRENT to at most 3");
+        pool.put("MAILROOM_SMTP_POOL_SIZE", "32");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(pool)).as("a pool larger than the bulkhead: 16 of 32 used")
+                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("only 16 connections would ever be used");
+        pool.remove("MAILROOM_SMTP_POOL_SIZE");
+        pool.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "100");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(pool)).as("a bulkhead beyond the pool's maximum of 64")
+                .isInstanceOfSatisfying(InvalidSettingException.class,
+                        e -> assertThat(e.setting()).isEqualTo("MAILROOM_BULKHEAD_MAX_CONCURRENT"));
         Map<String, String> startupTimeout = env();
         startupTimeout.put("MAILROOM_DB_STARTUP_TIMEOUT", "5m");
         assertThat(ServiceConfig.fromEnv(startupTimeout).dbStartupTimeout()).isEqualTo(Duration.ofMinutes(5));

@@ -154,6 +154,11 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
      */
     public final TableField<OutboxMessageRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT, this, "");
 
+    /**
+     * The column <code>outbox_message.waiting_for</code>.
+     */
+    public final TableField<OutboxMessageRecord, String> WAITING_FOR = createField(DSL.name("waiting_for"), SQLDataType.VARCHAR, this, "");
+
     private OutboxMessage(Name alias, Table<OutboxMessageRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -190,7 +195,7 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.OUTBOX_MESSAGE_CLAIM_IDX, Indexes.OUTBOX_MESSAGE_LEASE_IDX, Indexes.OUTBOX_MESSAGE_ORDERING_IDX);
+        return Arrays.asList(Indexes.OUTBOX_MESSAGE_CLAIM_IDX, Indexes.OUTBOX_MESSAGE_LEASE_IDX, Indexes.OUTBOX_MESSAGE_ORDERING_IDX, Indexes.OUTBOX_MESSAGE_WAITING_IDX);
     }
 
     @Override
@@ -211,7 +216,8 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
             Internal.createCheck(this, DSL.name("outbox_message_last_error_check"), "((length((last_error)::text) <= 2000))", true),
             Internal.createCheck(this, DSL.name("outbox_message_lease_check"), "((((status)::text = 'running'::text) = (lease_until IS NOT NULL)))", true),
             Internal.createCheck(this, DSL.name("outbox_message_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying, 'closed'::character varying])::text[])))", true),
-            Internal.createCheck(this, DSL.name("outbox_message_topic_check"), "(((length((topic)::text) >= 1) AND (length((topic)::text) <= 200)))", true)
+            Internal.createCheck(this, DSL.name("outbox_message_topic_check"), "(((length((topic)::text) >= 1) AND (length((topic)::text) <= 200)))", true),
+            Internal.createCheck(this, DSL.name("outbox_message_waiting_for_check"), "(((length((waiting_for)::text) >= 1) AND (length((waiting_for)::text) <= 200)))", true)
         );
     }
 

@@ -25,24 +25,32 @@ import java.util.regex.Pattern;
  *                                 certificate must still be issued for {@code host}
  * @param verp                     a VERP return path ({@code MAILROOM_SMTP_VERP}) that replaces
  *                                 {@code from} as envelope sender and carries each email's key, or null
+ * @param heloName                 the name this client gives in EHLO/HELO ({@code MAILROOM_SMTP_HELO_NAME}):
+ *                                 a host name or an address literal ({@code [192.0.2.1]},
+ *                                 {@code [IPv6:2001:db8::1]}); null or blank takes {@link #defaultHeloName}.
+ *                                 Relays with strict HELO rules (Postfix {@code reject_non_fqdn_helo_hostname})
+ *                                 refuse {@code localhost}, Angus's fallback, at every RCPT
  */
 public record SmtpConfig(String host, int port, SmtpSecurity security, String username, String password,
                          EmailAddress from, String messageIdDomain, Duration connectTimeout, Duration readTimeout,
                          Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle,
-                         TrustStore trustStore, Verp verp) {
+                         TrustStore trustStore, Verp verp, String heloName) {
 
     public static final String DEFAULT_HOST = "localhost";
     public static final SmtpSecurity DEFAULT_SECURITY = SmtpSecurity.STARTTLS;
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
-    public static final int DEFAULT_POOL_SIZE = 4;
+    /** One connection per send the bulkhead lets through at once: a larger pool is never used, a smaller one makes sends wait. */
+    public static final int DEFAULT_POOL_SIZE = io.mailroom.email.resilience.TransportPolicyConfig.BulkheadSettings.DEFAULT_MAX_CONCURRENT;
     public static final int MAX_POOL_SIZE = 64;
     public static final int DEFAULT_MAX_MESSAGES_PER_CONNECTION = 100;
     public static final Duration DEFAULT_MAX_IDLE = Duration.ofSeconds(60);
 
     private static final Duration MAX_TIMEOUT = Duration.ofMinutes(10);
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9.:\\[\\]_-]{1,253}");
+    private static final Pattern HELO_HOST = Pattern.compile("(?i)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\\.?");
+    private static final Pattern HELO_LITERAL = Pattern.compile("\\[((\\d{1,3}\\.){3}\\d{1,3}|IPv6:[0-9A-Fa-f:.]{2,45})]");
     private static final Pattern DOMAIN = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
     public SmtpConfig {
@@ -75,9 +83,42 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         Checks.range("MAILROOM_SMTP_POOL_SIZE", poolSize, 1, MAX_POOL_SIZE);
         Checks.range("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", maxMessagesPerConnection, 1, 100_000);
         Checks.positive("MAILROOM_SMTP_MAX_IDLE", maxIdle);
+        if (heloName == null || heloName.isBlank()) {
+            heloName = defaultHeloName(messageIdDomain);
+        }
+        if (heloName.length() > 253 || !(HELO_HOST.matcher(heloName).matches() || HELO_LITERAL.matcher(heloName).matches())) {
+            throw new InvalidSettingException("MAILROOM_SMTP_HELO_NAME", "MAILROOM_SMTP_HELO_NAME must be a host name"
+                    + " (this host's fully qualified name, e.g. mailer.shop.example) or an address literal such as"
+                    + " [192.0.2.1], got '" + heloName + "'");
+        }
         if (trustStore != null && security == SmtpSecurity.NONE) {
             throw new InvalidSettingException("MAILROOM_SMTP_TRUSTSTORE",
                     "MAILROOM_SMTP_TRUSTSTORE is set, but MAILROOM_SMTP_SECURITY=NONE does not use TLS");
+        }
+    }
+
+    /**
+     * The EHLO name when {@code MAILROOM_SMTP_HELO_NAME} is unset: this machine's fully qualified
+     * name if it has one (a canonical host name with a dot, not {@code localhost.*} and not an IP
+     * address), else {@code messageIdDomain} (by default the domain of {@code MAILROOM_SMTP_FROM}),
+     * a name the sender owns and that strict relays accept as fully qualified.
+     */
+    public static String defaultHeloName(String messageIdDomain) {
+        return defaultHeloName(localCanonicalName(), messageIdDomain);
+    }
+
+    static String defaultHeloName(String canonicalHostName, String messageIdDomain) {
+        String name = canonicalHostName == null ? "" : canonicalHostName.strip().toLowerCase(java.util.Locale.ROOT);
+        boolean fqdn = name.indexOf('.') > 0 && !name.startsWith("localhost") && !name.matches("[0-9.]+|.*:.*")
+                && HELO_HOST.matcher(name).matches();
+        return fqdn ? name : messageIdDomain;
+    }
+
+    private static String localCanonicalName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getCanonicalHostName();
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
         }
     }
 
@@ -126,7 +167,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
                 s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE),
                 TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"),
-                s.string("MAILROOM_SMTP_VERP") == null ? null : Verp.parse(s.string("MAILROOM_SMTP_VERP")));
+                s.string("MAILROOM_SMTP_VERP") == null ? null : Verp.parse(s.string("MAILROOM_SMTP_VERP")),
+                s.string("MAILROOM_SMTP_HELO_NAME"));
     }
 
     @Override
@@ -137,7 +179,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 + ", writeTimeout=" + Settings.format(writeTimeout) + ", poolSize=" + poolSize
                 + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle)
                 + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore)
-                + ", verp=" + (verp == null ? "(off)" : verp) + "]";
+                + ", verp=" + (verp == null ? "(off)" : verp) + ", heloName=" + heloName + "]";
     }
 
     /** Builds a config from the defaults; {@link #build()} validates. The port defaults to the security's port. */
@@ -157,6 +199,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         private Duration maxIdle = DEFAULT_MAX_IDLE;
         private TrustStore trustStore;
         private Verp verp;
+        private String heloName;
 
         private Builder() {
         }
@@ -175,11 +218,12 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         public Builder maxIdle(Duration d) { this.maxIdle = d; return this; }
         public Builder trustStore(TrustStore t) { this.trustStore = t; return this; }
         public Builder verp(Verp v) { this.verp = v; return this; }
+        public Builder heloName(String name) { this.heloName = name; return this; }
 
         public SmtpConfig build() {
             SmtpSecurity sec = security == null ? DEFAULT_SECURITY : security;
             return new SmtpConfig(host, port == null ? sec.defaultPort() : port, security, username, password, from,
-                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore, verp);
+                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore, verp, heloName);
         }
     }
 }

@@ -49,6 +49,11 @@ final class SmtpFailures {
     }
 
     static SendResult connectFailed(MessagingException e, int lastReturnCode, boolean startTlsUnavailable, String hostPort) {
+        return connectFailed(e, lastReturnCode, startTlsUnavailable, hostPort, "localhost");
+    }
+
+    static SendResult connectFailed(MessagingException e, int lastReturnCode, boolean startTlsUnavailable, String hostPort,
+                                    String heloName) {
         if (startTlsUnavailable) {
             return new SendResult.Misconfigured("smtp-starttls-unavailable", "SMTP server " + hostPort
                     + " does not offer STARTTLS, which MAILROOM_SMTP_SECURITY=STARTTLS requires (wrong port or security setting?)");
@@ -71,8 +76,14 @@ final class SmtpFailures {
         if (e instanceof MailConnectException) {
             return new SendResult.Transient("smtp-connect", "cannot connect to " + hostPort + ": " + rootCause(e));
         }
-        if (AUTH_CODES.contains(code) || (code >= 500 && code < 600)) {
-            return new SendResult.Misconfigured("smtp-" + code, "SMTP server " + hostPort + " refused the session with reply " + code);
+        if (AUTH_CODES.contains(code)) {
+            return new SendResult.Misconfigured("smtp-" + code, "SMTP server " + hostPort + " refused the session with reply " + code
+                    + " (authentication: check MAILROOM_SMTP_USERNAME / MAILROOM_SMTP_PASSWORD)");
+        }
+        if (code >= 500 && code < 600) {
+            return new SendResult.Misconfigured("smtp-" + code, "SMTP server " + hostPort + " refused the session with reply " + code
+                    + " (to its greeting, EHLO/HELO or STARTTLS; if it refused our HELO name '" + heloName
+                    + "', set MAILROOM_SMTP_HELO_NAME to this host's fully qualified domain name)");
         }
         if (code >= 400) {
             return new SendResult.Transient("smtp-" + code, "SMTP server " + hostPort + " deferred the session with reply " + code);
@@ -80,7 +91,19 @@ final class SmtpFailures {
         return new SendResult.Transient("smtp-connect", "cannot open an SMTP session with " + hostPort + ": " + rootCause(e));
     }
 
+    /**
+     * What a classification needs to know of the session beside the reply: the EHLO name we gave,
+     * and whether this server accepted a recipient of ours since it last refused the session (then
+     * a 5.5.x/5.7.x at RCPT is not "the same for every recipient", and is about that recipient).
+     */
+    record Session(String heloName, boolean recipientAcceptedSinceRefusal) {
+    }
+
     static SendResult sendFailed(MessagingException e, boolean dataStarted) {
+        return sendFailed(e, dataStarted, new Session("localhost", false));
+    }
+
+    static SendResult sendFailed(MessagingException e, boolean dataStarted, Session session) {
         SMTPAddressFailedException rcpt = find(e, SMTPAddressFailedException.class);
         if (rcpt != null) {
             int code = rcpt.getReturnCode();
@@ -94,11 +117,23 @@ final class SmtpFailures {
                 return new SendResult.Transient("smtp-" + code, reply, null, false, SendResult.Scope.EMAIL);
             }
             if (code >= 500 && code < 600) {
+                String status = enhancedStatus(rcpt.getMessage(), code);
+                if (aboutTheSession(code, status) && !session.recipientAcceptedSinceRefusal()) {
+                    return sessionRefused(code, status, reply, session, atRcptHint(code, status, session));
+                }
+                // 5.1.x (no such user), 5.2.x (mailbox): this recipient. A 5.5.x/5.7.x while this
+                // server has accepted other recipients from us is not "the same 5xx for every
+                // recipient": it is about this one (e.g. a mailbox that takes no mail from us).
                 return new SendResult.Permanent("smtp-" + code, reply);
             }
         }
         int code = replyCode(e);
         String reply = Text.bounded(e.getMessage(), REPLY_TEXT_MAX);
+        if (code >= 500 && code < 600 && !AUTH_CODES.contains(code) && atMailFrom(e) && !session.recipientAcceptedSinceRefusal()) {
+            // MAIL FROM carries our envelope sender, the same for every email: not this email's fault
+            return sessionRefused(code, enhancedStatus(e.getMessage(), code), "sender refused: " + reply, session,
+                    "the server refused our envelope sender: check MAILROOM_SMTP_FROM (and MAILROOM_SMTP_VERP)");
+        }
         if (AUTH_CODES.contains(code)) {
             return new SendResult.Misconfigured("smtp-" + code, "SMTP server requires authentication: " + reply);
         }
@@ -122,6 +157,58 @@ final class SmtpFailures {
             return new SendResult.Ambiguous("no final SMTP reply after the message data was sent (" + rootCause(e) + ")");
         }
         return new SendResult.Transient(IO_BEFORE_DATA, "SMTP session failed before DATA (" + rootCause(e) + ")");
+    }
+
+    /**
+     * Whether a 5xx at RCPT is about the session rather than the recipient, by reply code and
+     * RFC 3463 enhanced status: X.5.x is the mail protocol (our commands, e.g. Postfix's
+     * {@code 504 5.5.2 <localhost>: Helo command rejected}; the recipients Mailroom sends to are
+     * well-formed by {@code MailboxRules}), X.7.x security or policy ({@code 554 5.7.1} relay
+     * access denied, {@code 530 5.7.0} authentication required); 530 and 504 without an enhanced
+     * code likewise. X.1.x (addressing: 5.1.1 user unknown) and X.2.x (mailbox) are the recipient's.
+     */
+    static boolean aboutTheSession(int code, String status) {
+        if (status == null) {
+            return code == 530 || code == 504;
+        }
+        return status.startsWith("5.5.") || status.startsWith("5.7.");
+    }
+
+    /**
+     * The RFC 3463 enhanced status code a reply carries after its reply code ({@code 5.5.2} of
+     * {@code "504 5.5.2 <localhost>: Helo command rejected"}), or null: its class must match the
+     * reply code's first digit (RFC 2034), else it is reply text, not a status.
+     */
+    static String enhancedStatus(String reply, int code) {
+        if (reply == null) {
+            return null;
+        }
+        java.util.regex.Matcher m = ENHANCED.matcher(reply.strip());
+        if (!m.lookingAt() || (code > 0 && m.group(1).charAt(0) != Integer.toString(code).charAt(0))) {
+            return null;
+        }
+        return m.group(1);
+    }
+
+    private static final java.util.regex.Pattern ENHANCED = java.util.regex.Pattern.compile("\\d{3}[ -]([245]\\.\\d{1,3}\\.\\d{1,3})(?=\\s|$)");
+
+    private static String atRcptHint(int code, String status, Session session) {
+        if (code == 530 || "5.7.0".equals(status)) {
+            return "the server wants authentication: set MAILROOM_SMTP_USERNAME and MAILROOM_SMTP_PASSWORD"
+                    + " (MAILROOM_SMTP_SECURITY=starttls on port 587)";
+        }
+        if (status == null || status.startsWith("5.5.")) {
+            return "relay refused our HELO name '" + session.heloName() + "': set MAILROOM_SMTP_HELO_NAME to this host's"
+                    + " fully qualified domain name";
+        }
+        return "the server does not accept mail from this client (relaying denied or a policy about us): allow this"
+                + " host in the relay's rules (Postfix: mynetworks, smtpd_relay_restrictions), or authenticate with"
+                + " MAILROOM_SMTP_USERNAME / MAILROOM_SMTP_PASSWORD";
+    }
+
+    private static SendResult sessionRefused(int code, String status, String reply, Session session, String hint) {
+        return new SendResult.Transient("smtp-" + code, "SMTP server refused the session, not the email ("
+                + code + (status == null ? "" : " " + status) + "; " + hint + "): " + reply, null, false, SendResult.Scope.SESSION);
     }
 
     /**

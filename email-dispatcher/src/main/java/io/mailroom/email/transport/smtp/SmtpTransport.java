@@ -53,6 +53,11 @@ public final class SmtpTransport implements MailTransport {
     private final SmtpConnectionPool pool;
     private final JsonMapper json = JsonMapper.builder().build();
     private final String hostPort;
+    /**
+     * Whether this server accepted a recipient of ours since it last refused the session: then a
+     * 5.5.x/5.7.x at RCPT is not the same for every recipient, and is about that one.
+     */
+    private volatile boolean recipientAcceptedSinceRefusal;
 
     public SmtpTransport(SmtpConfig config) {
         this(config, Clock.systemUTC());
@@ -97,7 +102,8 @@ public final class SmtpTransport implements MailTransport {
             try {
                 connection = pool.borrow();
             } catch (SmtpConnectionPool.ConnectFailure f) {
-                SendResult result = SmtpFailures.connectFailed(f.messagingException(), f.lastReturnCode, f.startTlsUnavailable, hostPort);
+                SendResult result = SmtpFailures.connectFailed(f.messagingException(), f.lastReturnCode, f.startTlsUnavailable, hostPort,
+                        config.heloName());
                 log.debug("SMTP connect failed for key {}: {}", idempotencyKey, result);
                 return result;
             } catch (SmtpConnectionPool.PoolExhausted e) {
@@ -114,10 +120,15 @@ public final class SmtpTransport implements MailTransport {
                 connection.transport.sendMessage(message, message.getAllRecipients());
                 connection.messagesSent++;
                 reusable = true;
+                recipientAcceptedSinceRefusal = true;
                 log.debug("SMTP accepted key {} as {}", idempotencyKey, messageId);
                 return new SendResult.Sent(messageId, sentDetail(messageId, connection));
             } catch (MessagingException e) {
-                SendResult result = SmtpFailures.sendFailed(e, message.dataStarted());
+                SendResult result = SmtpFailures.sendFailed(e, message.dataStarted(),
+                        new SmtpFailures.Session(config.heloName(), recipientAcceptedSinceRefusal));
+                if (result instanceof SendResult.Transient t && t.scope() == SendResult.Scope.SESSION) {
+                    recipientAcceptedSinceRefusal = false;
+                }
                 // Refused recipients leave a reset session, unless the connection had to be closed
                 // (a failed RSET, or DATA already answered 354 to a pipelined envelope).
                 reusable = !message.dataStarted() && SmtpFailures.leavesSessionUsable(e) && connection.transport.hasOpenConnection();
@@ -201,6 +212,8 @@ public final class SmtpTransport implements MailTransport {
         p.setProperty("mail.smtp.timeout", Long.toString(c.readTimeout().toMillis()));
         p.setProperty("mail.smtp.writetimeout", Long.toString(c.writeTimeout().toMillis()));
         p.setProperty("mail.smtp.from", c.from().address());
+        // the EHLO/HELO name; without it Angus says what InetAddress.getLocalHost() says, often "localhost"
+        p.setProperty("mail.smtp.localhost", c.heloName());
         p.setProperty("mail.smtp.auth", Boolean.toString(c.authenticates()));
         // Do not wait for the reply to QUIT: closing a pooled connection should not block a sender.
         p.setProperty("mail.smtp.quitwait", "false");

@@ -100,8 +100,11 @@ class PipelinedSmtpTransportTest extends SmtpTransportTest {
         server.mailFromReply = "550 5.7.1 sender refused";
         SendResult result = transport.send(TestEmails.sample(), "k1");
 
-        assertThat(result).isInstanceOf(SendResult.Permanent.class);
-        assertThat(((SendResult.Permanent) result).code()).isEqualTo("smtp-550");
+        // our envelope sender refused (the same for every email): about the session, decided by MAIL FROM's reply
+        assertThat(result).isInstanceOfSatisfying(SendResult.Transient.class, t -> {
+            assertThat(t.code()).isEqualTo("smtp-550");
+            assertThat(t.scope()).isEqualTo(SendResult.Scope.SESSION);
+        });
         // the server refused RCPT and DATA as well (503, no transaction); no message data followed
         assertThat(server.commands).containsSubsequence(ENVELOPE);
         assertThat(server.messagesCompleted.get()).isZero();

@@ -100,6 +100,49 @@ class SmtpTransportTest {
     }
 
     @Test
+    void theEhloNameIsTheConfiguredOneNotLocalhost() throws IOException {
+        transport.close();
+        transport = new SmtpTransport(config(server.port()).heloName("mailer.shop.example").build());
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(server.commands).contains("EHLO mailer.shop.example").noneMatch(c -> c.equalsIgnoreCase("EHLO localhost"));
+    }
+
+    @Test
+    void aHeloRefusedAtRcptIsAboutTheSessionAndSaysWhatToChange() {
+        server.rcptReply = "504 5.5.2 <localhost>: Helo command rejected: need fully-qualified hostname";
+        SendResult result = transport.send(TestEmails.sample(), "k1");
+        assertThat(result).isInstanceOfSatisfying(SendResult.Transient.class, t -> {
+            assertThat(t.code()).isEqualTo("smtp-504");
+            assertThat(t.scope()).isEqualTo(SendResult.Scope.SESSION);
+            assertThat(t.retryableInAttempt()).isFalse();
+            assertThat(t.error()).contains("504 5.5.2").contains("set MAILROOM_SMTP_HELO_NAME");
+        });
+    }
+
+    @Test
+    void relayDeniedAndAuthenticationRequiredAtRcptAreAboutTheSession() {
+        server.rcptReply = "554 5.7.1 <ann@example.com>: Relay access denied";
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOfSatisfying(SendResult.Transient.class,
+                t -> assertThat(t.scope()).isEqualTo(SendResult.Scope.SESSION));
+        server.rcptReply = "530 5.7.0 Authentication required";
+        assertThat(transport.send(TestEmails.sample(), "k2")).isInstanceOfSatisfying(SendResult.Transient.class, t -> {
+            assertThat(t.scope()).isEqualTo(SendResult.Scope.SESSION);
+            assertThat(t.error()).contains("MAILROOM_SMTP_USERNAME");
+        });
+    }
+
+    @Test
+    void aPolicyRefusalOfOneRecipientWhileOthersAreAcceptedIsThatRecipientsFailure() {
+        // not "the same 5xx for every recipient": the server took ann, so 5.7.1 for eve is about eve
+        server.rcptReplyByMailbox.put("eve@example.com", "550 5.7.1 <eve@example.com>: Recipient address rejected: Access denied");
+        assertThat(transport.send(TestEmails.sample(), "k1")).isInstanceOf(SendResult.Sent.class);
+        assertThat(transport.send(TestEmails.to("eve@example.com"), "k2")).isInstanceOf(SendResult.Permanent.class);
+        // and a user unknown is always the recipient's, accepted before or not
+        server.rcptReplyByMailbox.put("gone@example.com", "550 5.1.1 <gone@example.com>: user unknown");
+        assertThat(transport.send(TestEmails.to("gone@example.com"), "k3")).isInstanceOf(SendResult.Permanent.class);
+    }
+
+    @Test
     void recipientRefused5xxIsPermanentAnd4xxIsTransient() {
         server.rcptReply = "550 5.1.1 <ann@example.com>: user unknown";
         SendResult permanent = transport.send(TestEmails.sample(), "k1");
@@ -126,11 +169,15 @@ class SmtpTransportTest {
     }
 
     @Test
-    void senderRefusedWith5xxIsPermanent() {
+    void senderRefusedWith5xxIsAboutTheSessionNotTheEmail() {
+        // MAIL FROM carries our envelope sender, the same for every email: no email fails for it
         server.mailFromReply = "553 5.1.8 sender domain does not exist";
         SendResult result = transport.send(TestEmails.sample(), "k1");
-        assertThat(result).isInstanceOf(SendResult.Permanent.class);
-        assertThat(((SendResult.Permanent) result).code()).isEqualTo("smtp-553");
+        assertThat(result).isInstanceOfSatisfying(SendResult.Transient.class, t -> {
+            assertThat(t.code()).isEqualTo("smtp-553");
+            assertThat(t.scope()).isEqualTo(SendResult.Scope.SESSION);
+            assertThat(t.error()).contains("MAILROOM_SMTP_FROM");
+        });
     }
 
     @Test
