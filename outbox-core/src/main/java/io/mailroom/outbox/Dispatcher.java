@@ -66,6 +66,12 @@ public final class Dispatcher implements AutoCloseable {
     private final Heartbeater heartbeater;
     private final LeaseRescuer rescuer;
     private final SqlClock clock;
+    /**
+     * This process's claims among those of its worker id: a random id stored on every claim it
+     * makes ({@code claimed_incarnation}), so that a successor started under the same worker id
+     * tells the claims of the process that stopped from its own (see {@link #interruptPredecessorsClaims}).
+     */
+    private final String incarnation = java.util.UUID.randomUUID().toString();
 
     private final Map<Long, InFlight> inFlight = new ConcurrentHashMap<>();
     /**
@@ -144,6 +150,11 @@ public final class Dispatcher implements AutoCloseable {
         return config;
     }
 
+    /** The id of this dispatcher's process among those of its worker id, stored on its claims. */
+    public String incarnation() {
+        return incarnation;
+    }
+
     /**
      * The most sessions this runtime holds from its data source at once: one per claimer, one for
      * the completer, one held for good by LISTEN (when on) and one per maintenance thread. Handlers
@@ -170,6 +181,8 @@ public final class Dispatcher implements AutoCloseable {
         schedule(this::rescueQuietly, config.rescueInterval());
         schedule(this::refreshPausedQuietly, config.controlPollInterval());
         refreshPausedQuietly();
+        // the claims an earlier process of this worker id held when it stopped: counted now, not after their lease
+        maintenance.execute(this::interruptPredecessorsQuietly);
         if (config.listenForNotifications()) {
             if (listenDataSource != null) {
                 wakeUpListener = new WakeUpListener(listenDataSource, this::wake);
@@ -484,7 +497,7 @@ public final class Dispatcher implements AutoCloseable {
     private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
         long started = System.nanoTime();
         List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claim(tx, config.workerId(), limit, topics, config.lease(), config.orderingKeys()));
+                store.claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
         listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
         return claimed;
     }
@@ -623,7 +636,7 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id) that
+     * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id and incarnation) that
      * are running but in none of the places a live claim is (see the class comment). They come from
      * a claim whose COMMIT went through while the session was being killed, so the claimer saw an
      * error and never ran them; without this they would wait for their lease. Claims younger than
@@ -638,7 +651,7 @@ public final class Dispatcher implements AutoCloseable {
         synchronized (orphanCheck) {
             List<ClaimedMessage> running = sessions.inTransaction(tx -> {
                 forgetSettledLeftToLease(tx);
-                return store.ownRunning(tx, config.workerId(), ORPHAN_GRACE, config.rescuePageSize());
+                return store.ownRunning(tx, config.workerId(), incarnation, ORPHAN_GRACE, config.rescuePageSize());
             });
             // Read after the query: a round that committed a row the query saw had its number by then.
             // A round counted here but not yet in claimRoundsRunning has not begun claiming.
@@ -674,6 +687,58 @@ public final class Dispatcher implements AutoCloseable {
             wake();
         }
         return released;
+    }
+
+    /**
+     * Ends the running claims of this worker id that another process made: the process before this
+     * one under the same id (a StatefulSet pod, a systemd unit with a fixed worker id), which stopped
+     * while holding them (killed, crashed, out of memory). Nobody is working on them, but their
+     * handler may have run, even to the provider: unlike an orphan of this process's own (whose
+     * claim committed while the claimer saw an error, so no handler ever ran), the attempt is
+     * counted, as an expired lease's is, and recorded as {@code interrupted}, so a message that kills
+     * its process every time ends failed after its attempt limit instead of crashing the fleet
+     * forever. Runs once at start and with each rescue. Returns how many claims it ended.
+     */
+    public int interruptPredecessorsClaims() {
+        int total = 0;
+        for (int page = 0; page < LeaseRescuer.MAX_PAGES_PER_RUN; page++) {
+            List<OutboxStore.ChangedRow> rows = sessions.inTransaction(tx -> {
+                List<OutboxStore.ChangedRow> changed = store.interruptPredecessors(tx, config.workerId(), incarnation,
+                        config.rescuePageSize());
+                store.updateEffects(tx, changed);
+                if (config.recordAttempts()) {
+                    Instant now = clock.instant();
+                    store.insertAttempts(tx, changed.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                            r.id(), r.attempts(), r.claimVersion(), r.claimedBy(),
+                            r.claimedAt() == null ? now : r.claimedAt(), now, "interrupted", r.lastError(), null)).toList());
+                }
+                return changed;
+            });
+            total += rows.size();
+            for (OutboxStore.ChangedRow r : rows) {
+                log.warn("Message {} ({}) was claimed by an earlier process of worker {} that stopped while holding it;"
+                        + " attempt {}/{} counted as interrupted: now {}", r.id(), r.idempotencyKey(), r.claimedBy(),
+                        r.attempts(), r.maxAttempts(), r.status());
+            }
+            if (rows.size() < config.rescuePageSize()) {
+                break;
+            }
+        }
+        if (total > 0) {
+            listener.rescued(total);
+            wake();
+        }
+        return total;
+    }
+
+    private void interruptPredecessorsQuietly() {
+        try {
+            interruptPredecessorsClaims();
+        } catch (RuntimeException e) {
+            listener.error("rescue", e);
+            log.warn("Could not end the claims of an earlier process of {} (SQLSTATE {}); retrying with the next rescue",
+                    config.workerId(), SqlStates.sqlState(e));
+        }
     }
 
     /** A claim seen outside flight: by the time it was first seen, the claim rounds up to this number had begun. */
@@ -719,6 +784,7 @@ public final class Dispatcher implements AutoCloseable {
     private void rescueQuietly() {
         try {
             rescuer.rescue();
+            interruptPredecessorsClaims();
             releaseOrphanedClaims();
         } catch (RuntimeException e) {
             listener.error("rescue", e);

@@ -154,6 +154,11 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
      */
     public final TableField<OutboxMessageRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT, this, "");
 
+    /**
+     * The column <code>outbox_message.claimed_incarnation</code>.
+     */
+    public final TableField<OutboxMessageRecord, String> CLAIMED_INCARNATION = createField(DSL.name("claimed_incarnation"), SQLDataType.VARCHAR, this, "");
+
     private OutboxMessage(Name alias, Table<OutboxMessageRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }

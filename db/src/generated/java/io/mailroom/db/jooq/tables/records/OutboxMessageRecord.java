@@ -307,6 +307,21 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
         return (Instant) get(18);
     }
 
+    /**
+     * Setter for <code>outbox_message.claimed_incarnation</code>.
+     */
+    public OutboxMessageRecord setClaimedIncarnation(String value) {
+        set(19, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>outbox_message.claimed_incarnation</code>.
+     */
+    public String getClaimedIncarnation() {
+        return (String) get(19);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -330,7 +345,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     /**
      * Create a detached, initialised OutboxMessageRecord
      */
-    public OutboxMessageRecord(Long id, Instant createdAt, String topic, String aggregateType, String aggregateId, String idempotencyKey, String orderingKey, JSONB payload, String status, Instant availableAt, Integer attempts, Integer maxAttempts, Long claimVersion, String claimedBy, Instant claimedAt, Instant leaseUntil, String lastError, Instant updatedAt, Instant finishedAt) {
+    public OutboxMessageRecord(Long id, Instant createdAt, String topic, String aggregateType, String aggregateId, String idempotencyKey, String orderingKey, JSONB payload, String status, Instant availableAt, Integer attempts, Integer maxAttempts, Long claimVersion, String claimedBy, Instant claimedAt, Instant leaseUntil, String lastError, Instant updatedAt, Instant finishedAt, String claimedIncarnation) {
         super(OutboxMessage.OUTBOX_MESSAGE);
 
         setId(id);
@@ -352,6 +367,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
         setLastError(lastError);
         setUpdatedAt(updatedAt);
         setFinishedAt(finishedAt);
+        setClaimedIncarnation(claimedIncarnation);
         resetTouchedOnNotNull();
     }
 }
