@@ -719,6 +719,9 @@ public final class Dispatcher implements AutoCloseable {
                 log.warn("Message {} ({}) was claimed by an earlier process of worker {} that stopped while holding it;"
                         + " attempt {}/{} counted as interrupted: now {}", r.id(), r.idempotencyKey(), r.claimedBy(),
                         r.attempts(), r.maxAttempts(), r.status());
+                if (r.ended()) {
+                    listener.ended(r.idempotencyKey(), r.topic(), r.status(), r.lastError(), r.payloadJson());
+                }
             }
             if (rows.size() < config.rescuePageSize()) {
                 break;

@@ -96,6 +96,9 @@ final class OutboxStore {
               attempts = greatest(m.attempts - 1, 0), updated_at = {now}
             FROM\s""" + FENCE_ARRAYS + FENCED + CHANGED_ROW;
 
+    /** {@link #CHANGED_ROW} and what {@link DispatcherListener#ended} needs, for the statements that may end a message. */
+    private static final String ENDED_ROW = CHANGED_ROW + ", m.topic, m.payload";
+
     static final String RESCUE = """
             WITH expired AS (
               SELECT id, created_at FROM outbox_message
@@ -117,7 +120,7 @@ final class OutboxStore {
             FROM expired
             WHERE m.id = expired.id AND m.created_at = expired.created_at
               AND m.status = 'running' AND m.lease_until < {now}
-            """ + CHANGED_ROW;
+            """ + ENDED_ROW;
 
     /** This worker's running claims older than a grace period, in the claim's RETURNING shape. */
     static final String OWN_RUNNING = """
@@ -160,7 +163,7 @@ final class OutboxStore {
             FROM interrupted AS i
             WHERE m.id = i.id AND m.created_at = i.created_at
               AND m.status = 'running' AND m.claimed_by = ? AND m.claimed_incarnation IS DISTINCT FROM ?
-            """ + CHANGED_ROW;
+            """ + ENDED_ROW;
 
     static final String EFFECTS = """
             UPDATE outbox_effect AS e SET
@@ -342,7 +345,13 @@ final class OutboxStore {
 
     /** A row a fenced statement changed, as it is afterwards. */
     record ChangedRow(long id, Instant createdAt, String idempotencyKey, String status, int attempts, int maxAttempts,
-                      long claimVersion, String claimedBy, Instant claimedAt, String lastError) {
+                      long claimVersion, String claimedBy, Instant claimedAt, String lastError, String topic,
+                      String payloadJson) {
+
+        /** The message ended here (failed or review), rather than going back to the queue or to done. */
+        boolean ended() {
+            return MessageStatus.FAILED.sql().equals(status) || MessageStatus.REVIEW.sql().equals(status);
+        }
     }
 
     /**
@@ -440,7 +449,7 @@ final class OutboxStore {
     List<ChangedRow> interruptPredecessors(DSLContext tx, String worker, String incarnation, int page) {
         double baseSeconds = backoff.base().toMillis() / 1000.0;
         double capSeconds = backoff.cap().toMillis() / 1000.0;
-        return interruptSql.query(tx, OutboxStore::changedRow, worker, incarnation, page, capSeconds, baseSeconds,
+        return interruptSql.query(tx, OutboxStore::endedRow, worker, incarnation, page, capSeconds, baseSeconds,
                 backoff.multiplier(), backoff.jitter(), worker, incarnation);
     }
 
@@ -454,7 +463,7 @@ final class OutboxStore {
     List<ChangedRow> rescueExpired(DSLContext tx, int page) {
         double baseSeconds = backoff.base().toMillis() / 1000.0;
         double capSeconds = backoff.cap().toMillis() / 1000.0;
-        return rescueSql.query(tx, OutboxStore::changedRow, page, capSeconds, baseSeconds, backoff.multiplier(),
+        return rescueSql.query(tx, OutboxStore::endedRow, page, capSeconds, baseSeconds, backoff.multiplier(),
                 backoff.jitter());
     }
 
@@ -617,6 +626,13 @@ final class OutboxStore {
     /** Reads the columns every fenced statement returns ({@link #CHANGED_ROW}), by position. */
     private static ChangedRow changedRow(ResultSet rs) throws SQLException {
         return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
-                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10));
+                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10), null, null);
+    }
+
+    /** Reads {@link #ENDED_ROW}, by position. */
+    private static ChangedRow endedRow(ResultSet rs) throws SQLException {
+        return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
+                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10), rs.getString(11),
+                rs.getString(12));
     }
 }

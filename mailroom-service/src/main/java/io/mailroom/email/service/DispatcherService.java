@@ -197,7 +197,8 @@ public final class DispatcherService implements AutoCloseable {
             Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
             Map<String, String> transportOf = new java.util.HashMap<>();
             routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
-            DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()), extra);
+            DispatcherListener listener = both(both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
+                    new io.mailroom.email.dispatch.EndedEmailLog()), extra);
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             // One handler per transport, each with that transport's ambiguity policy; one composer for all.
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
@@ -428,6 +429,12 @@ public final class DispatcherService implements AutoCloseable {
             public void claimLost(io.mailroom.outbox.ClaimedMessage message, String where) {
                 a.claimLost(message, where);
                 b.claimLost(message, where);
+            }
+
+            @Override
+            public void ended(String idempotencyKey, String topic, String status, String reason, String payloadJson) {
+                a.ended(idempotencyKey, topic, status, reason, payloadJson);
+                b.ended(idempotencyKey, topic, status, reason, payloadJson);
             }
 
             @Override
