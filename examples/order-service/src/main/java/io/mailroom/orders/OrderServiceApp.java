@@ -48,6 +48,7 @@ public final class OrderServiceApp implements AutoCloseable {
     }
 
     public static void main(String[] args) {
+        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck();
         OrderServiceConfig config;
         OrderPooler pooler;
         EmbeddedDatabase embedded = null;
@@ -115,8 +116,7 @@ public final class OrderServiceApp implements AutoCloseable {
             if (config.migrate()) {
                 var result = Schema.migrate(pooler.migrateUrl() == null ? pool : direct(pooler.migrateUrl(), config));
                 // Flyway reports no target version when there was nothing to apply
-                log.info("Schema at version {} ({} migrations applied now)",
-                        result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion,
+                log.info("Schema at version {} ({} migrations applied now)", Schema.versionAfter(result),
                         result.migrationsExecuted);
             }
             return new OrderServiceApp(pool, OrderServer.start(pool, config.http()));

@@ -75,6 +75,7 @@ final class DatabaseStartup {
             try {
                 try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
                     st.execute("SELECT 1");
+                    io.mailroom.db.PostgresVersions.check(c);
                 }
                 connected = true;
                 answered = true;
@@ -83,7 +84,7 @@ final class DatabaseStartup {
                 }
                 if (migrate) {
                     var result = migrateNow();
-                    log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
+                    log.info("Schema at version {} ({} migrations applied now)", Schema.versionAfter(result),
                             result.migrationsExecuted);
                 }
                 return;
