@@ -64,6 +64,8 @@ public final class Dispatcher implements AutoCloseable {
     private final OutboxStore store;
     private final Completer completer;
     private final Heartbeater heartbeater;
+    private final InterruptedClaims interrupted;
+    private final Registration registration;
     private final LeaseRescuer rescuer;
     private final SqlClock clock;
     /**
@@ -137,6 +139,8 @@ public final class Dispatcher implements AutoCloseable {
             }
         });
         this.heartbeater = new Heartbeater(sessions, store, config, this.listener);
+        this.interrupted = new InterruptedClaims(sessions, store, config, this.listener, incarnation);
+        this.registration = new Registration(sessions, config, this.handlers.keySet(), incarnation);
         this.rescuer = new LeaseRescuer(sessions, store, config, this.listener);
         this.slots = new Semaphore(config.concurrency());
         this.listenDataSource = listenDataSource;
@@ -183,6 +187,8 @@ public final class Dispatcher implements AutoCloseable {
         refreshPausedQuietly();
         // the claims an earlier process of this worker id held when it stopped: counted now, not after their lease
         maintenance.execute(this::interruptPredecessorsQuietly);
+        maintenance.execute(this::registerQuietly);
+        schedule(this::registerQuietly, config.heartbeatInterval());
         if (config.listenForNotifications()) {
             if (listenDataSource != null) {
                 wakeUpListener = new WakeUpListener(listenDataSource, this::wake);
@@ -249,6 +255,7 @@ public final class Dispatcher implements AutoCloseable {
             handBack(unfinished);
         }
         maintenance.shutdownNow();
+        registration.remove();
         handlerThreads.shutdownNow();
         running = false;
         log.info("Dispatcher {} stopped ({} claims handed back)", config.workerId(), unfinished.size());
@@ -700,38 +707,11 @@ public final class Dispatcher implements AutoCloseable {
      * forever. Runs once at start and with each rescue. Returns how many claims it ended.
      */
     public int interruptPredecessorsClaims() {
-        int total = 0;
-        for (int page = 0; page < LeaseRescuer.MAX_PAGES_PER_RUN; page++) {
-            List<OutboxStore.ChangedRow> rows = sessions.inTransaction(tx -> {
-                List<OutboxStore.ChangedRow> changed = store.interruptPredecessors(tx, config.workerId(), incarnation,
-                        config.rescuePageSize());
-                store.updateEffects(tx, changed);
-                if (config.recordAttempts()) {
-                    Instant now = clock.instant();
-                    store.insertAttempts(tx, changed.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
-                            r.id(), r.attempts(), r.claimVersion(), r.claimedBy(),
-                            r.claimedAt() == null ? now : r.claimedAt(), now, "interrupted", r.lastError(), null)).toList());
-                }
-                return changed;
-            });
-            total += rows.size();
-            for (OutboxStore.ChangedRow r : rows) {
-                log.warn("Message {} ({}) was claimed by an earlier process of worker {} that stopped while holding it;"
-                        + " attempt {}/{} counted as interrupted: now {}", r.id(), r.idempotencyKey(), r.claimedBy(),
-                        r.attempts(), r.maxAttempts(), r.status());
-                if (r.ended()) {
-                    listener.ended(r.idempotencyKey(), r.topic(), r.status(), r.lastError(), r.payloadJson());
-                }
-            }
-            if (rows.size() < config.rescuePageSize()) {
-                break;
-            }
-        }
-        if (total > 0) {
-            listener.rescued(total);
+        int ended = interrupted.end();
+        if (ended > 0) {
             wake();
         }
-        return total;
+        return ended;
     }
 
     private void interruptPredecessorsQuietly() {
@@ -792,6 +772,16 @@ public final class Dispatcher implements AutoCloseable {
         } catch (RuntimeException e) {
             listener.error("rescue", e);
             log.warn("Lease rescue failed (SQLSTATE {}); retrying at the next interval", SqlStates.sqlState(e));
+        }
+    }
+
+    private void registerQuietly() {
+        try {
+            registration.beat();
+        } catch (RuntimeException e) {
+            listener.error("registry", e);
+            log.warn("Could not update the dispatcher registry (SQLSTATE {}); retrying at the next heartbeat",
+                    SqlStates.sqlState(e));
         }
     }
 

@@ -15,6 +15,7 @@ import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
+import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
@@ -100,6 +101,12 @@ public class DefaultSchema extends SchemaImpl {
     public final OutboxControl OUTBOX_CONTROL = OutboxControl.OUTBOX_CONTROL;
 
     /**
+     * Running dispatchers (worker id, process incarnation, host, version,
+     * topics served, heartbeats); live while expires_at is ahead.
+     */
+    public final OutboxDispatcher OUTBOX_DISPATCHER = OutboxDispatcher.OUTBOX_DISPATCHER;
+
+    /**
      * The table <code>outbox_effect</code>.
      */
     public final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
@@ -147,6 +154,7 @@ public class DefaultSchema extends SchemaImpl {
             Orders.ORDERS,
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,
+            OutboxDispatcher.OUTBOX_DISPATCHER,
             OutboxEffect.OUTBOX_EFFECT,
             OutboxMessage.OUTBOX_MESSAGE,
             SoftBounceRun.SOFT_BOUNCE_RUN,

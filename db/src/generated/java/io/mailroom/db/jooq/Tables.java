@@ -15,6 +15,7 @@ import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
+import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
@@ -83,6 +84,12 @@ public class Tables {
      * The table <code>outbox_control</code>.
      */
     public static final OutboxControl OUTBOX_CONTROL = OutboxControl.OUTBOX_CONTROL;
+
+    /**
+     * Running dispatchers (worker id, process incarnation, host, version,
+     * topics served, heartbeats); live while expires_at is ahead.
+     */
+    public static final OutboxDispatcher OUTBOX_DISPATCHER = OutboxDispatcher.OUTBOX_DISPATCHER;
 
     /**
      * The table <code>outbox_effect</code>.
