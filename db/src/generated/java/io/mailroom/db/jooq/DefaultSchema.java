@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -53,6 +54,12 @@ public class DefaultSchema extends SchemaImpl {
      * DSNs); once per (source, delivery_id, seq).
      */
     public final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
+
+    /**
+     * Delivery events ever stored, by source, kind, bounce type (none) and
+     * topic of the matched email (none); kept by a trigger.
+     */
+    public final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -145,6 +152,7 @@ public class DefaultSchema extends SchemaImpl {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
             DeliveryEvent.DELIVERY_EVENT,
+            DeliveryEventCount.DELIVERY_EVENT_COUNT,
             EmailRendering.EMAIL_RENDERING,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OrderCancellation.ORDER_CANCELLATION,

@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -21,6 +22,7 @@ import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
+import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
@@ -59,6 +61,7 @@ public class Keys {
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_DELIVERY_UNIQUE = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_delivery_unique"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.SOURCE, DeliveryEvent.DELIVERY_EVENT.DELIVERY_ID, DeliveryEvent.DELIVERY_EVENT.SEQ }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
+    public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
     public static final UniqueKey<OrderCancellationRecord> ORDER_CANCELLATION_PKEY = Internal.createUniqueKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_pkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, true);

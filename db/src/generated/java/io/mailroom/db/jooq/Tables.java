@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -38,6 +39,12 @@ public class Tables {
      * DSNs); once per (source, delivery_id, seq).
      */
     public static final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
+
+    /**
+     * Delivery events ever stored, by source, kind, bounce type (none) and
+     * topic of the matched email (none); kept by a trigger.
+     */
+    public static final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider

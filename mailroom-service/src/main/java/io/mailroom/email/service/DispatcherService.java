@@ -11,7 +11,6 @@ import io.mailroom.delivery.webhook.ResendEventAdapter;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.SuppressionCheck;
-import io.mailroom.email.metrics.DeliveryMetrics;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
@@ -239,7 +238,7 @@ public final class DispatcherService implements AutoCloseable {
                 // its own pool and threads: a flood of delivery events never takes what sending needs
                 webhookPool = pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
                 DeliveryEventStore events = new DeliveryEventStore(
-                        List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
+                        List.of(suppressions), null); // counted in the database for every process (delivery_event_count)
                 webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
                         List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null),
                         config.smtp() == null || config.smtp().verp() == null ? null : config.smtp().verp()::keyOf);

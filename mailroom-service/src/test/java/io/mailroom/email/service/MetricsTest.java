@@ -99,6 +99,22 @@ class MetricsTest {
         }
     }
 
+    @Test
+    void aBounceStoredByTheDsnPipeInItsOwnProcessReachesTheDispatchersCounter() throws Exception {
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
+            // `mailroom dsn ingest` as the mail server pipes it: its own connection, its own store, no dispatcher in it
+            DsnCommandTest.Run piped = DsnCommandTest.run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials()),
+                    DsnCommandTest.BOUNCE, "-");
+            assertThat(piped.code()).as(piped.err()).isZero();
+            service.sampleNow();
+            String text = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + service.port() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(value(text, "mailroom_delivery_events_total{bounce=\"hard\",kind=\"bounced\",source=\"dsn\",topic=\"none\"}"))
+                    .isEqualTo(1.0);
+        }
+    }
+
     /** The value of one exposition line, matched by metric name and exact label set. */
     private static double value(String exposition, String series) {
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(exposition);
