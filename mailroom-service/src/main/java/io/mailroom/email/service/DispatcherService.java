@@ -146,10 +146,36 @@ public final class DispatcherService implements AutoCloseable {
         return catalogue;
     }
 
+    /** The checked catalogue, once its check is over; its failure as the check threw it. */
+    private static TemplateCatalogue joinTemplates(java.util.concurrent.CompletableFuture<TemplateCatalogue> checked) {
+        try {
+            return checked.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
+
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
-        TemplateCatalogue catalogue = templates(config.topics());
+        StartupPhases phases = new StartupPhases();
+        // Compiling the templates and rendering their samples takes seconds and needs no database:
+        // it runs while the health server starts and the database is awaited and migrated, and is
+        // joined before anything is claimed, so no email is ever sent with a template that failed.
+        java.util.concurrent.CompletableFuture<TemplateCatalogue> checkedTemplates = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            phases.begin("templates (in parallel)");
+            try {
+                return templates(config.topics());
+            } finally {
+                phases.end("templates (in parallel)");
+            }
+        }, runnable -> Thread.ofPlatform().daemon().name("mailroom-templates-check").start(runnable));
+        // the first jOOQ statement loads and initialises a few thousand classes: do that meanwhile too
+        Thread.ofPlatform().daemon().name("mailroom-jooq-warmup").start(() ->
+                org.jooq.impl.DSL.using(org.jooq.SQLDialect.POSTGRES).render(org.jooq.impl.DSL.selectOne()));
         // one name for all this instance's sessions, so that the connection budget can tell them from
         // other clients' (and an operator can in pg_stat_activity)
         String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
@@ -176,8 +202,25 @@ public final class DispatcherService implements AutoCloseable {
         RetentionSchedule retention = null;
         try {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
+            phases.begin("health server");
             http = health(config, self::get, database, metrics);
-            database.await();
+            phases.end("health server");
+            phases.begin("database (wait, version, migrations)");
+            // a template that fails its check stops the start at once, even while the database is awaited
+            Thread starting = Thread.currentThread();
+            java.util.concurrent.atomic.AtomicBoolean awaiting = new java.util.concurrent.atomic.AtomicBoolean(true);
+            checkedTemplates.whenComplete((ok, failed) -> {
+                if (failed != null && awaiting.get()) {
+                    starting.interrupt();
+                }
+            });
+            try {
+                database.await();
+            } finally {
+                awaiting.set(false);
+            }
+            phases.end("database (wait, version, migrations)");
+            phases.begin("connection checks");
             if (config.db().pooled()) {
                 // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
                 log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"
@@ -187,6 +230,11 @@ public final class DispatcherService implements AutoCloseable {
             }
             fill(pool);
             fill(reservationPool);
+            phases.end("connection checks");
+            phases.begin("waiting for the template check");
+            TemplateCatalogue catalogue = joinTemplates(checkedTemplates);
+            phases.end("waiting for the template check");
+            phases.begin("dispatcher start");
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval(),
                     config.dispatcher().sessionSettings());
             for (String name : config.transports()) {
@@ -197,7 +245,12 @@ public final class DispatcherService implements AutoCloseable {
             Map<String, String> transportOf = new java.util.HashMap<>();
             routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
             DispatcherListener listener = both(both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
-                    new io.mailroom.email.dispatch.EndedEmailLog()), extra);
+                    new io.mailroom.email.dispatch.EndedEmailLog()), both(new DispatcherListener() {
+                        @Override
+                        public void claimed(int requested, int claimed, java.time.Duration took) {
+                            phases.claimed();
+                        }
+                    }, extra));
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             // One handler per transport, each with that transport's ambiguity policy; one composer for all.
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
@@ -225,6 +278,8 @@ public final class DispatcherService implements AutoCloseable {
             }
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
             dispatcher.start();
+            phases.end("dispatcher start");
+            phases.begin("support and webhook servers");
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
                 supportPool = pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
@@ -245,8 +300,10 @@ public final class DispatcherService implements AutoCloseable {
             }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
                     sampler, supportPool, support, webhookPool, webhooks, listenPool));
+            phases.end("support and webhook servers");
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
+            phases.ready();
             return self.get();
         } catch (InterruptedException | RuntimeException e) {
             if (http != null) {
@@ -280,6 +337,10 @@ public final class DispatcherService implements AutoCloseable {
             transports.values().forEach(ResilientTransport::close);
             reservationPool.close();
             pool.close();
+            if (checkedTemplates.isCompletedExceptionally()) {
+                Thread.interrupted(); // the interrupt was ours: the template check failed
+                joinTemplates(checkedTemplates);
+            }
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for the database", e);
