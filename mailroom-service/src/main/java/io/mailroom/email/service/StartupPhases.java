@@ -22,7 +22,7 @@ final class StartupPhases {
     private final long jvmStartMillis = ManagementFactory.getRuntimeMXBean().getStartTime();
     private final long createdMillis = System.currentTimeMillis();
     private final Map<String, Long> started = new ConcurrentHashMap<>();
-    /** Phase name to milliseconds, in the order they ended. */
+    /** The phases by the order they ended in (their durations are in {@link #took}). */
     private final Map<Long, String> endedInOrder = new ConcurrentSkipListMap<>();
     private final Map<String, Long> took = new ConcurrentHashMap<>();
     private final AtomicBoolean firstClaimSeen = new AtomicBoolean();
@@ -47,7 +47,7 @@ final class StartupPhases {
 
     /** The line logged at ready: the JVM's own start (class loading before main), then each phase. */
     String summary() {
-        StringBuilder s = new StringBuilder("Start-up took ").append(sinceJvmStart()).append(" ms from the JVM's start: JVM ")
+        StringBuilder s = new StringBuilder("Start-up took ").append(sinceJvmStart()).append(" ms from the JVM's start: JVM until start() ")
                 .append(createdMillis - jvmStartMillis).append(" ms");
         for (String phase : endedInOrder.values()) {
             s.append(", ").append(phase).append(' ').append(took.get(phase)).append(" ms");

@@ -55,7 +55,7 @@ class StartupPhasesTest {
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage).filteredOn(m -> m.startsWith("Start-up took"))
                     .singleElement().asString()
-                    .containsPattern("^Start-up took \\d+ ms from the JVM's start: JVM \\d+ ms, ")
+                    .containsPattern("^Start-up took \\d+ ms from the JVM's start: JVM until start\\(\\) \\d+ ms, ")
                     .contains("health server ", "templates (in parallel) ", "database (wait, version, migrations) ",
                             "connection checks ", "waiting for the template check ", "dispatcher start ",
                             "support and webhook servers ");
