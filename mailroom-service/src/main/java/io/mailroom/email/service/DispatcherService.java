@@ -146,36 +146,12 @@ public final class DispatcherService implements AutoCloseable {
         return catalogue;
     }
 
-    /** The checked catalogue, once its check is over; its failure as the check threw it. */
-    private static TemplateCatalogue joinTemplates(java.util.concurrent.CompletableFuture<TemplateCatalogue> checked) {
-        try {
-            return checked.join();
-        } catch (java.util.concurrent.CompletionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw e;
-        }
-    }
-
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
         StartupPhases phases = new StartupPhases();
-        // Compiling the templates and rendering their samples takes seconds and needs no database:
-        // it runs while the health server starts and the database is awaited and migrated, and is
-        // joined before anything is claimed, so no email is ever sent with a template that failed.
-        java.util.concurrent.CompletableFuture<TemplateCatalogue> checkedTemplates = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            phases.begin("templates (in parallel)");
-            try {
-                return templates(config.topics());
-            } finally {
-                phases.end("templates (in parallel)");
-            }
-        }, runnable -> Thread.ofPlatform().daemon().name("mailroom-templates-check").start(runnable));
-        // the first jOOQ statement loads and initialises a few thousand classes: do that meanwhile too
-        Thread.ofPlatform().daemon().name("mailroom-jooq-warmup").start(() ->
-                org.jooq.impl.DSL.using(org.jooq.SQLDialect.POSTGRES).render(org.jooq.impl.DSL.selectOne()));
+        // the templates are checked beside the database wait, and joined before anything is claimed
+        TemplateCheck checkedTemplates = TemplateCheck.start(() -> templates(config.topics()), phases);
         // one name for all this instance's sessions, so that the connection budget can tell them from
         // other clients' (and an operator can in pg_stat_activity)
         String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
@@ -206,19 +182,7 @@ public final class DispatcherService implements AutoCloseable {
             http = health(config, self::get, database, metrics);
             phases.end("health server");
             phases.begin("database (wait, version, migrations)");
-            // a template that fails its check stops the start at once, even while the database is awaited
-            Thread starting = Thread.currentThread();
-            java.util.concurrent.atomic.AtomicBoolean awaiting = new java.util.concurrent.atomic.AtomicBoolean(true);
-            checkedTemplates.whenComplete((ok, failed) -> {
-                if (failed != null && awaiting.get()) {
-                    starting.interrupt();
-                }
-            });
-            try {
-                database.await();
-            } finally {
-                awaiting.set(false);
-            }
+            checkedTemplates.interruptOnFailure(database::await);
             phases.end("database (wait, version, migrations)");
             phases.begin("connection checks");
             if (config.db().pooled()) {
@@ -232,7 +196,7 @@ public final class DispatcherService implements AutoCloseable {
             fill(reservationPool);
             phases.end("connection checks");
             phases.begin("waiting for the template check");
-            TemplateCatalogue catalogue = joinTemplates(checkedTemplates);
+            TemplateCatalogue catalogue = checkedTemplates.join();
             phases.end("waiting for the template check");
             phases.begin("dispatcher start");
             retention = new RetentionSchedule(pool, config.retention(), config.retentionInterval(),
@@ -244,8 +208,8 @@ public final class DispatcherService implements AutoCloseable {
             Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
             Map<String, String> transportOf = new java.util.HashMap<>();
             routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
-            DispatcherListener listener = both(both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
-                    new io.mailroom.email.dispatch.EndedEmailLog()), both(new DispatcherListener() {
+            DispatcherListener listener = Listeners.both(Listeners.both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
+                    new io.mailroom.email.dispatch.EndedEmailLog()), Listeners.both(new DispatcherListener() {
                         @Override
                         public void claimed(int requested, int claimed, java.time.Duration took) {
                             phases.claimed();
@@ -337,10 +301,7 @@ public final class DispatcherService implements AutoCloseable {
             transports.values().forEach(ResilientTransport::close);
             reservationPool.close();
             pool.close();
-            if (checkedTemplates.isCompletedExceptionally()) {
-                Thread.interrupted(); // the interrupt was ours: the template check failed
-                joinTemplates(checkedTemplates);
-            }
+            checkedTemplates.rethrowFailure(); // the interrupt was the failed check's: its error, not "interrupted"
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for the database", e);
@@ -466,49 +427,6 @@ public final class DispatcherService implements AutoCloseable {
         body.put("inFlight", dispatcher.inFlightCount());
         body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
-    }
-
-    private static DispatcherListener both(DispatcherListener a, DispatcherListener b) {
-        if (b == null || b == DispatcherListener.NONE) {
-            return a;
-        }
-        return new DispatcherListener() {
-            @Override
-            public void claimed(int requested, int claimed, java.time.Duration took) {
-                a.claimed(requested, claimed, took);
-                b.claimed(requested, claimed, took);
-            }
-
-            @Override
-            public void finished(io.mailroom.outbox.ClaimedMessage message, String outcome, java.time.Duration took) {
-                a.finished(message, outcome, took);
-                b.finished(message, outcome, took);
-            }
-
-            @Override
-            public void claimLost(io.mailroom.outbox.ClaimedMessage message, String where) {
-                a.claimLost(message, where);
-                b.claimLost(message, where);
-            }
-
-            @Override
-            public void ended(String idempotencyKey, String topic, String status, String reason, String payloadJson) {
-                a.ended(idempotencyKey, topic, status, reason, payloadJson);
-                b.ended(idempotencyKey, topic, status, reason, payloadJson);
-            }
-
-            @Override
-            public void rescued(int count) {
-                a.rescued(count);
-                b.rescued(count);
-            }
-
-            @Override
-            public void error(String where, Throwable error) {
-                a.error(where, error);
-                b.error(where, error);
-            }
-        };
     }
 
     /** The pool the handlers take their reservation sessions from (see {@link ServiceConfig#reservationSessions()}). */
