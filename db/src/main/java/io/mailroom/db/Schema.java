@@ -18,6 +18,15 @@ public final class Schema {
     private Schema() {
     }
 
+    /**
+     * The schema's version after {@code result}: Flyway reports a target version only when it applied
+     * something, so an up-to-date schema is at its initial version ("empty" for none at all).
+     */
+    public static String versionAfter(MigrateResult result) {
+        String version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
+        return version == null ? "empty" : version;
+    }
+
     /** Applies every pending migration to the database behind {@code dataSource}. */
     public static MigrateResult migrate(DataSource dataSource) {
         return Flyway.configure()

@@ -23,7 +23,7 @@ final class JooqCodegen {
     static final String PACKAGE = "io.mailroom.db.jooq";
 
     /** Partitions are an implementation detail of outbox_message; Flyway's history is Flyway's. */
-    static final String EXCLUDES = "flyway_schema_history|outbox_message_default|outbox_message_p\\d{8}";
+    static final String EXCLUDES = "flyway_schema_history|outbox_message_default|outbox_message_p\\d{8}|delivery_event_count_trigger";
 
     private JooqCodegen() {
     }

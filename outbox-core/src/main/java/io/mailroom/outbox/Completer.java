@@ -297,6 +297,14 @@ final class Completer {
             }
             return rows;
         });
+        Map<Long, ClaimedMessage> byId = new java.util.HashMap<>();
+        batch.forEach(p -> byId.put(p.finish().message().id(), p.finish().message()));
+        for (OutboxStore.ChangedRow r : changed) {
+            ClaimedMessage m = byId.get(r.id());
+            if (r.ended() && m != null) {
+                listener.ended(m.idempotencyKey(), m.topic(), r.status(), r.lastError(), m.payloadJson());
+            }
+        }
         if (changed.size() < batch.size()) {
             Set<Long> held = new HashSet<>();
             changed.forEach(r -> held.add(r.id()));

@@ -64,8 +64,16 @@ public final class Dispatcher implements AutoCloseable {
     private final OutboxStore store;
     private final Completer completer;
     private final Heartbeater heartbeater;
+    private final InterruptedClaims interrupted;
+    private final Registration registration;
     private final LeaseRescuer rescuer;
     private final SqlClock clock;
+    /**
+     * This process's claims among those of its worker id: a random id stored on every claim it
+     * makes ({@code claimed_incarnation}), so that a successor started under the same worker id
+     * tells the claims of the process that stopped from its own (see {@link #interruptPredecessorsClaims}).
+     */
+    private final String incarnation = java.util.UUID.randomUUID().toString();
 
     private final Map<Long, InFlight> inFlight = new ConcurrentHashMap<>();
     /**
@@ -131,6 +139,8 @@ public final class Dispatcher implements AutoCloseable {
             }
         });
         this.heartbeater = new Heartbeater(sessions, store, config, this.listener);
+        this.interrupted = new InterruptedClaims(sessions, store, config, this.listener, incarnation);
+        this.registration = new Registration(sessions, config, this.handlers.keySet(), incarnation);
         this.rescuer = new LeaseRescuer(sessions, store, config, this.listener);
         this.slots = new Semaphore(config.concurrency());
         this.listenDataSource = listenDataSource;
@@ -142,6 +152,11 @@ public final class Dispatcher implements AutoCloseable {
 
     public DispatcherConfig config() {
         return config;
+    }
+
+    /** The id of this dispatcher's process among those of its worker id, stored on its claims. */
+    public String incarnation() {
+        return incarnation;
     }
 
     /**
@@ -170,6 +185,10 @@ public final class Dispatcher implements AutoCloseable {
         schedule(this::rescueQuietly, config.rescueInterval());
         schedule(this::refreshPausedQuietly, config.controlPollInterval());
         refreshPausedQuietly();
+        // the claims an earlier process of this worker id held when it stopped: counted now, not after their lease
+        maintenance.execute(this::interruptPredecessorsQuietly);
+        maintenance.execute(this::registerQuietly);
+        schedule(this::registerQuietly, config.heartbeatInterval());
         if (config.listenForNotifications()) {
             if (listenDataSource != null) {
                 wakeUpListener = new WakeUpListener(listenDataSource, this::wake);
@@ -236,6 +255,7 @@ public final class Dispatcher implements AutoCloseable {
             handBack(unfinished);
         }
         maintenance.shutdownNow();
+        registration.remove();
         handlerThreads.shutdownNow();
         running = false;
         log.info("Dispatcher {} stopped ({} claims handed back)", config.workerId(), unfinished.size());
@@ -484,7 +504,7 @@ public final class Dispatcher implements AutoCloseable {
     private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
         long started = System.nanoTime();
         List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claim(tx, config.workerId(), limit, topics, config.lease(), config.orderingKeys()));
+                store.claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
         listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
         return claimed;
     }
@@ -624,7 +644,7 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id) that
+     * Returns this dispatcher's orphaned claims to the queue: rows it claimed (its worker id and incarnation) that
      * are running but in none of the places a live claim is (see the class comment). They come from
      * a claim whose COMMIT went through while the session was being killed, so the claimer saw an
      * error and never ran them; without this they would wait for their lease. Claims younger than
@@ -639,7 +659,7 @@ public final class Dispatcher implements AutoCloseable {
         synchronized (orphanCheck) {
             List<ClaimedMessage> running = sessions.inTransaction(tx -> {
                 forgetSettledLeftToLease(tx);
-                return store.ownRunning(tx, config.workerId(), ORPHAN_GRACE, config.rescuePageSize());
+                return store.ownRunning(tx, config.workerId(), incarnation, ORPHAN_GRACE, config.rescuePageSize());
             });
             // Read after the query: a round that committed a row the query saw had its number by then.
             // A round counted here but not yet in claimRoundsRunning has not begun claiming.
@@ -675,6 +695,34 @@ public final class Dispatcher implements AutoCloseable {
             wake();
         }
         return released;
+    }
+
+    /**
+     * Ends the running claims of this worker id that another process made: the process before this
+     * one under the same id (a StatefulSet pod, a systemd unit with a fixed worker id), which stopped
+     * while holding them (killed, crashed, out of memory). Nobody is working on them, but their
+     * handler may have run, even to the provider: unlike an orphan of this process's own (whose
+     * claim committed while the claimer saw an error, so no handler ever ran), the attempt is
+     * counted, as an expired lease's is, and recorded as {@code interrupted}, so a message that kills
+     * its process every time ends failed after its attempt limit instead of crashing the fleet
+     * forever. Runs once at start and with each rescue. Returns how many claims it ended.
+     */
+    public int interruptPredecessorsClaims() {
+        int ended = interrupted.end();
+        if (ended > 0) {
+            wake();
+        }
+        return ended;
+    }
+
+    private void interruptPredecessorsQuietly() {
+        try {
+            interruptPredecessorsClaims();
+        } catch (RuntimeException e) {
+            listener.error("rescue", e);
+            log.warn("Could not end the claims of an earlier process of {} (SQLSTATE {}); retrying with the next rescue",
+                    config.workerId(), SqlStates.sqlState(e));
+        }
     }
 
     /** A claim seen outside flight: by the time it was first seen, the claim rounds up to this number had begun. */
@@ -720,10 +768,21 @@ public final class Dispatcher implements AutoCloseable {
     private void rescueQuietly() {
         try {
             rescuer.rescue();
+            interruptPredecessorsClaims();
             releaseOrphanedClaims();
         } catch (RuntimeException e) {
             listener.error("rescue", e);
             log.warn("Lease rescue failed (SQLSTATE {}); retrying at the next interval", SqlStates.sqlState(e));
+        }
+    }
+
+    private void registerQuietly() {
+        try {
+            registration.beat();
+        } catch (RuntimeException e) {
+            listener.error("registry", e);
+            log.warn("Could not update the dispatcher registry (SQLSTATE {}); retrying at the next heartbeat",
+                    SqlStates.sqlState(e));
         }
     }
 

@@ -19,6 +19,18 @@ public interface DispatcherListener {
     default void finished(ClaimedMessage message, String outcome, Duration took) {
     }
 
+    /**
+     * A message reached {@code failed} or {@code review} (as written: a retry whose attempts ran out
+     * is {@code failed}; so is an expired lease or an interrupted attempt on the last try), so that
+     * an operator's log says which, and why.
+     *
+     * @param status      failed or review
+     * @param reason      the error stored with it ({@code last_error})
+     * @param payloadJson the message's payload, for an implementation that knows its shape (e.g. to name the recipient)
+     */
+    default void ended(String idempotencyKey, String topic, String status, String reason, String payloadJson) {
+    }
+
     /** A claim turned out lost: at a heartbeat or at completion. */
     default void claimLost(ClaimedMessage message, String where) {
     }

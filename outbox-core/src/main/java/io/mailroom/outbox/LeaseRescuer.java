@@ -54,6 +54,9 @@ final class LeaseRescuer {
             for (OutboxStore.ChangedRow r : rows) {
                 log.info("Rescued message {} from {} after its lease expired (attempt {}/{}): now {}",
                         r.id(), r.claimedBy(), r.attempts(), r.maxAttempts(), r.status());
+                if (r.ended()) {
+                    listener.ended(r.idempotencyKey(), r.topic(), r.status(), r.lastError(), r.payloadJson());
+                }
             }
             if (rows.size() < config.rescuePageSize()) {
                 break;

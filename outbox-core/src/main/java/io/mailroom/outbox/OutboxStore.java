@@ -98,6 +98,9 @@ final class OutboxStore {
               attempts = greatest(m.attempts - 1, 0), updated_at = {now}
             FROM\s""" + FENCE_ARRAYS + FENCED + CHANGED_ROW;
 
+    /** {@link #CHANGED_ROW} and what {@link DispatcherListener#ended} needs, for the statements that may end a message. */
+    private static final String ENDED_ROW = CHANGED_ROW + ", m.topic, m.payload";
+
     static final String RESCUE = """
             WITH expired AS (
               SELECT id, created_at FROM outbox_message
@@ -119,16 +122,50 @@ final class OutboxStore {
             FROM expired
             WHERE m.id = expired.id AND m.created_at = expired.created_at
               AND m.status = 'running' AND m.lease_until < {now}
-            """ + CHANGED_ROW;
+            """ + ENDED_ROW;
 
     /** This worker's running claims older than a grace period, in the claim's RETURNING shape. */
     static final String OWN_RUNNING = """
             SELECT id, created_at, topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
                    attempts, max_attempts, claim_version, claimed_at, lease_until
             FROM outbox_message
-            WHERE status = 'running' AND claimed_by = ? AND claimed_at < {now} - make_interval(secs => ?::double precision)
+            WHERE status = 'running' AND claimed_by = ? AND claimed_incarnation = ?
+              AND claimed_at < {now} - make_interval(secs => ?::double precision)
             ORDER BY id
             LIMIT ?""";
+
+    /**
+     * The running claims of this worker id made by another process (an earlier incarnation, which
+     * stopped while holding them), ended as interrupted: the attempt stays counted, the row goes
+     * back to pending with backoff, or to failed after its last attempt, saying how many times the
+     * process holding it stopped (this one, plus the interrupted attempts already in its history).
+     */
+    static final String INTERRUPT = """
+            WITH interrupted AS (
+              SELECT o.id, o.created_at,
+                     1 + (SELECT count(*) FROM outbox_attempt a
+                          WHERE a.idempotency_key = o.idempotency_key AND a.message_id = o.id
+                            AND a.outcome = 'interrupted') AS stops
+              FROM outbox_message o
+              WHERE o.status = 'running' AND o.claimed_by = ? AND o.claimed_incarnation IS DISTINCT FROM ?
+              ORDER BY o.id
+              LIMIT ?
+              FOR NO KEY UPDATE OF o SKIP LOCKED
+            )
+            UPDATE outbox_message AS m SET
+              status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
+              available_at = {now} + make_interval(secs =>
+                  least(?::double precision, ?::double precision * power(?::double precision, greatest(m.attempts - 1, 0)))
+                  * (1 - ?::double precision * random())),
+              lease_until = NULL,
+              last_error = left(format('interrupted: the process holding the claim stopped %s time%s (worker %s, attempt %s of %s)',
+                  i.stops, CASE WHEN i.stops = 1 THEN '' ELSE 's' END, m.claimed_by, m.attempts, m.max_attempts), 2000),
+              finished_at = CASE WHEN m.attempts >= m.max_attempts THEN {now} END,
+              updated_at = {now}
+            FROM interrupted AS i
+            WHERE m.id = i.id AND m.created_at = i.created_at
+              AND m.status = 'running' AND m.claimed_by = ? AND m.claimed_incarnation IS DISTINCT FROM ?
+            """ + ENDED_ROW;
 
     static final String EFFECTS = """
             UPDATE outbox_effect AS e SET
@@ -156,6 +193,7 @@ final class OutboxStore {
     private final HotSql releaseSql;
     private final HotSql rescueSql;
     private final HotSql ownRunningSql;
+    private final HotSql interruptSql;
     private final HotSql effectsSql;
     private final HotSql attemptsSql;
     private final Map<ClaimKey, RenderedClaim> claims = new LinkedHashMap<>(16, 0.75f, true) {
@@ -173,6 +211,7 @@ final class OutboxStore {
         this.releaseSql = HotSql.of(RELEASE, clock);
         this.rescueSql = HotSql.of(RESCUE, clock);
         this.ownRunningSql = HotSql.of(OWN_RUNNING, clock);
+        this.interruptSql = HotSql.of(INTERRUPT, clock);
         this.effectsSql = HotSql.of(EFFECTS, clock);
         this.attemptsSql = HotSql.of(ATTEMPTS, clock);
     }
@@ -190,13 +229,18 @@ final class OutboxStore {
      * pending or running, so that key's messages go one at a time, in order.
      */
     List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease) {
-        return claim(tx, worker, limit, topics, lease, true);
+        return claim(tx, worker, null, limit, topics, lease, true);
     }
 
+    /** The claim for {@code worker} in its process {@code incarnation} (null: a claim no process will own). */
+    List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
+                               Duration lease) {
+        return claim(tx, worker, incarnation, limit, topics, lease, true);
+    }
 
-    List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease,
-                               boolean orderingKeys) {
-        RenderedClaim claim = renderedClaim(worker, limit, topics, lease, orderingKeys);
+    List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
+                               Duration lease, boolean orderingKeys) {
+        RenderedClaim claim = renderedClaim(worker, incarnation, limit, topics, lease, orderingKeys);
         return HotSql.query(tx, claim.sql(), claim.binds(), OutboxStore::claimedMessage);
     }
 
@@ -206,26 +250,27 @@ final class OutboxStore {
      * (at most {@link #CLAIM_CACHE_SIZE} variants: the limit takes at most {@code batchSize} values);
      * with an injected clock it carries that clock's instant and is rendered every time.
      */
-    private RenderedClaim renderedClaim(String worker, int limit, Collection<String> topics, Duration lease,
-                                        boolean orderingKeys) {
+    private RenderedClaim renderedClaim(String worker, String incarnation, int limit, Collection<String> topics,
+                                        Duration lease, boolean orderingKeys) {
         if (!clock.isDatabaseTime()) {
-            return RenderedClaim.of(claimQuery(RENDERER, worker, limit, topics, lease, orderingKeys));
+            return RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease, orderingKeys));
         }
-        ClaimKey key = new ClaimKey(worker, limit, List.copyOf(topics), lease, orderingKeys);
+        ClaimKey key = new ClaimKey(worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys);
         synchronized (claims) {
             RenderedClaim cached = claims.get(key);
             if (cached != null) {
                 return cached;
             }
         }
-        RenderedClaim rendered = RenderedClaim.of(claimQuery(RENDERER, worker, limit, topics, lease, orderingKeys));
+        RenderedClaim rendered = RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease,
+                orderingKeys));
         synchronized (claims) {
             claims.put(key, rendered);
         }
         return rendered;
     }
 
-    private record ClaimKey(String worker, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
+    private record ClaimKey(String worker, String incarnation, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
     }
 
     private record RenderedClaim(String sql, Object[] binds) {
@@ -248,8 +293,8 @@ final class OutboxStore {
      * cost several times the claim's execution. Inlined, the plan is cached after five executions.
      * The columns it returns are read by position in {@link #claimedMessage}.
      */
-    UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, int limit, Collection<String> topics,
-                                                     Duration lease, boolean orderingKeys) {
+    UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, String incarnation, int limit,
+                                                     Collection<String> topics, Duration lease, boolean orderingKeys) {
         var m = OUTBOX_MESSAGE;
         var c = OUTBOX_MESSAGE.as("c");
         var earlier = OUTBOX_MESSAGE.as("earlier");
@@ -281,6 +326,7 @@ final class OutboxStore {
                 .update(m)
                 .set(m.STATUS, running)
                 .set(m.CLAIMED_BY, worker)
+                .set(m.CLAIMED_INCARNATION, incarnation)
                 .set(m.CLAIMED_AT, now)
                 .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(inline(1L)))
                 .set(m.ATTEMPTS, m.ATTEMPTS.plus(inline(1)))
@@ -310,7 +356,13 @@ final class OutboxStore {
 
     /** A row a fenced statement changed, as it is afterwards. */
     record ChangedRow(long id, Instant createdAt, String idempotencyKey, String status, int attempts, int maxAttempts,
-                      long claimVersion, String claimedBy, Instant claimedAt, String lastError) {
+                      long claimVersion, String claimedBy, Instant claimedAt, String lastError, String topic,
+                      String payloadJson) {
+
+        /** The message ended here (failed or review), rather than going back to the queue or to done. */
+        boolean ended() {
+            return MessageStatus.FAILED.sql().equals(status) || MessageStatus.REVIEW.sql().equals(status);
+        }
     }
 
     /**
@@ -394,13 +446,24 @@ final class OutboxStore {
     // -------------------------------------------------------------------------------------- rescue
 
     /**
-     * Claims of {@code worker} that are running and were claimed more than {@code grace} ago, at
+     * Claims of {@code worker} in its process {@code incarnation} that are running and were claimed more than {@code grace} ago, at
      * most {@code limit}: the caller keeps out the ones it knows it holds; the rest are claims whose
      * commit succeeded while the dispatcher saw an error (the session was killed during COMMIT), which
      * nobody is working on.
      */
-    List<ClaimedMessage> ownRunning(DSLContext tx, String worker, Duration grace, int limit) {
-        return ownRunningSql.query(tx, OutboxStore::claimedMessage, worker, grace.toMillis() / 1000.0, limit);
+    List<ClaimedMessage> ownRunning(DSLContext tx, String worker, String incarnation, Duration grace, int limit) {
+        return ownRunningSql.query(tx, OutboxStore::claimedMessage, worker, incarnation, grace.toMillis() / 1000.0, limit);
+    }
+
+    /**
+     * Ends up to {@code page} running claims of {@code worker} that another incarnation of it made
+     * (see {@link #INTERRUPT}); returns the rows changed.
+     */
+    List<ChangedRow> interruptPredecessors(DSLContext tx, String worker, String incarnation, int page) {
+        double baseSeconds = backoff.base().toMillis() / 1000.0;
+        double capSeconds = backoff.cap().toMillis() / 1000.0;
+        return interruptSql.query(tx, OutboxStore::endedRow, worker, incarnation, page, capSeconds, baseSeconds,
+                backoff.multiplier(), backoff.jitter(), worker, incarnation);
     }
 
     /**
@@ -413,7 +476,7 @@ final class OutboxStore {
     List<ChangedRow> rescueExpired(DSLContext tx, int page) {
         double baseSeconds = backoff.base().toMillis() / 1000.0;
         double capSeconds = backoff.cap().toMillis() / 1000.0;
-        return rescueSql.query(tx, OutboxStore::changedRow, page, capSeconds, baseSeconds, backoff.multiplier(),
+        return rescueSql.query(tx, OutboxStore::endedRow, page, capSeconds, baseSeconds, backoff.multiplier(),
                 backoff.jitter());
     }
 
@@ -576,6 +639,13 @@ final class OutboxStore {
     /** Reads the columns every fenced statement returns ({@link #CHANGED_ROW}), by position. */
     private static ChangedRow changedRow(ResultSet rs) throws SQLException {
         return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
-                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10));
+                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10), null, null);
+    }
+
+    /** Reads {@link #ENDED_ROW}, by position. */
+    private static ChangedRow endedRow(ResultSet rs) throws SQLException {
+        return new ChangedRow(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4), rs.getInt(5),
+                rs.getInt(6), rs.getLong(7), rs.getString(8), HotSql.instant(rs, 9), rs.getString(10), rs.getString(11),
+                rs.getString(12));
     }
 }

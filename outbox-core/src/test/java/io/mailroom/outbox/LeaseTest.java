@@ -46,8 +46,13 @@ class LeaseTest {
 
     /** Claims like a worker that then dies: the row stays running with a lease. */
     private ClaimedMessage claimAndDie(String worker) {
+        return claimAndDie(worker, null);
+    }
+
+    /** The same, as the process {@code incarnation} of {@code worker}. */
+    private ClaimedMessage claimAndDie(String worker, String incarnation) {
         return new DispatcherSessions(pg.dataSource(), null, null)
-                .inTransaction(tx -> store.claim(tx, worker, 1, List.of(Fixtures.TOPIC), LEASE)).getFirst();
+                .inTransaction(tx -> store.claim(tx, worker, incarnation, 1, List.of(Fixtures.TOPIC), LEASE)).getFirst();
     }
 
     @Test
@@ -126,8 +131,8 @@ class LeaseTest {
     @Test
     void aClaimWhoseCommitTheDispatcherNeverSawIsReturnedWithinSecondsNotAfterTheLease() {
         var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("orphan"));
-        claimAndDie("w1"); // committed under the dispatcher's worker id, but no handler ever ran it
         Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
+        claimAndDie("w1", d.incarnation()); // committed by this very dispatcher, but no handler ever ran it
 
         assertThat(d.releaseOrphanedClaims()).as("a claim this young may be on its way into flight").isZero();
         clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
@@ -145,7 +150,6 @@ class LeaseTest {
     @Test
     void claimsOfASlowClaimRoundAreNotOrphansWhileTheRoundIsStillClaimingItsOtherTopics() throws Exception {
         var orphan = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("orphan"));
-        claimAndDie("w1"); // a real orphan, to show the check still works once the round is over
         var first = Fixtures.enqueueOne(pg.dsl(), clock, NewMessage.of("lease.a", "order", "a", "a", "{}"));
         var second = Fixtures.enqueueOne(pg.dsl(), clock, NewMessage.of("lease.b", "order", "b", "b", "{}"));
         CountDownLatch secondTopicAsked = new CountDownLatch(1);
@@ -179,6 +183,7 @@ class LeaseTest {
         };
         Dispatcher d = new Dispatcher(pg.dataSource(), config, Map.of("lease.a", handler, "lease.b", handler),
                 slowAtTheSecondTopic, DispatcherListener.NONE);
+        claimAndDie("w1", d.incarnation()); // a real orphan, to show the check still works once the round is over
 
         CompletableFuture<Integer> round = CompletableFuture.supplyAsync(d::runOnce);
         assertThat(secondTopicAsked.await(20, TimeUnit.SECONDS)).isTrue();
@@ -200,6 +205,59 @@ class LeaseTest {
 
         assertThat(d.releaseOrphanedClaims()).as("the round is over: the real orphan goes back").isEqualTo(1);
         assertThat(Fixtures.status(pg.dsl(), orphan.id())).isEqualTo("pending");
+    }
+
+    @Test
+    void claimsOfAnEarlierProcessOfTheSameWorkerIdAreInterrupted_attemptCounted_notHandedBackAsNeverHandled() {
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("predecessors"));
+        claimAndDie("w1", "the-process-before"); // the process before this one, same worker id, killed
+        Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
+        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+
+        assertThat(d.releaseOrphanedClaims()).as("not an orphan of this process").isZero();
+        assertThat(d.interruptPredecessorsClaims()).isEqualTo(1);
+
+        var row = Fixtures.row(pg.dsl(), msg.id());
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("pending");
+        assertThat(row.get(OUTBOX_MESSAGE.ATTEMPTS)).as("the interrupted attempt counts").isEqualTo(1);
+        assertThat(row.get(OUTBOX_MESSAGE.AVAILABLE_AT)).as("with backoff").isEqualTo(clock.instant().plusSeconds(10));
+        assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR))
+                .isEqualTo("interrupted: the process holding the claim stopped 1 time (worker w1, attempt 1 of 10)");
+        var attempt = pg.dsl().fetchSingle(OUTBOX_ATTEMPT);
+        assertThat(attempt.getOutcome()).isEqualTo("interrupted");
+        assertThat(attempt.getAttempt()).isEqualTo(1);
+        assertThat(attempt.getWorker()).isEqualTo("w1");
+        assertThat(d.interruptPredecessorsClaims()).as("once").isZero();
+    }
+
+    @Test
+    void aMessageInterruptedOnItsLastAttemptFails_sayingHowManyTimesItsProcessStopped() {
+        var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("poison").withMaxAttempts(2));
+        Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
+        for (int life = 1; life <= 2; life++) {
+            claimAndDie("w1", "process-" + life);
+            assertThat(d.interruptPredecessorsClaims()).isEqualTo(1);
+            clock.advance(Duration.ofMinutes(1));
+        }
+        var row = Fixtures.row(pg.dsl(), msg.id());
+        assertThat(row.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("failed");
+        assertThat(row.get(OUTBOX_MESSAGE.LAST_ERROR))
+                .isEqualTo("interrupted: the process holding the claim stopped 2 times (worker w1, attempt 2 of 2)");
+        assertThat(pg.dsl().select(OUTBOX_ATTEMPT.OUTCOME).from(OUTBOX_ATTEMPT).orderBy(OUTBOX_ATTEMPT.ID)
+                .fetch(OUTBOX_ATTEMPT.OUTCOME)).containsExactly("interrupted", "interrupted");
+        assertThat(pg.dsl().fetchValue("SELECT status FROM outbox_effect WHERE message_id = " + msg.id())).isEqualTo("failed");
+    }
+
+    @Test
+    void claimsOfThisProcessAreNeverInterrupted() {
+        var mine = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("mine"));
+        Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
+        claimAndDie("w1", d.incarnation());
+        var others = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("others"));
+        claimAndDie("w2", "another-worker");
+        assertThat(d.interruptPredecessorsClaims()).isZero();
+        assertThat(Fixtures.status(pg.dsl(), mine.id())).isEqualTo("running");
+        assertThat(Fixtures.status(pg.dsl(), others.id())).isEqualTo("running");
     }
 
     @Test

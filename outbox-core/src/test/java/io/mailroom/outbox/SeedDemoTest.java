@@ -197,7 +197,7 @@ class SeedDemoTest {
 
     @Test
     void theClaimIsOneStatementWithTheLockingClauseInsideTheCte() {
-        String sql = store.claimQuery(pg.dsl(), "w", 10, List.of(Fixtures.TOPIC), Duration.ofMinutes(1), true)
+        String sql = store.claimQuery(pg.dsl(), "w", null, 10, List.of(Fixtures.TOPIC), Duration.ofMinutes(1), true)
                 .getSQL(org.jooq.conf.ParamType.INLINED);
         System.out.println("Claim SQL: " + sql);
         String lower = sql.toLowerCase(java.util.Locale.ROOT);

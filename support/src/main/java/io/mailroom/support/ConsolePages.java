@@ -252,7 +252,13 @@ final class ConsolePages {
     }
 
     String queuePage(Viewer viewer, Sessions.Flash flash, QueueStats s, ControlState control) {
+        return queuePage(viewer, flash, s, control, Map.of());
+    }
+
+    /** @param unserved emails waiting on each topic no running dispatcher serves (a banner when any) */
+    String queuePage(Viewer viewer, Sessions.Flash flash, QueueStats s, ControlState control, Map<String, Long> unserved) {
         Map<String, Object> m = new HashMap<>();
+        m.put("unserved", unserved.entrySet().stream().map(e -> e.getValue() + " on " + e.getKey()).toList());
         boolean allPaused = control.allPaused();
         m.put("paused", allPaused
                 ? control.switches().stream().filter(x -> x.paused() && x.scope().equals("*")).findFirst().orElseThrow() : null);

@@ -343,8 +343,9 @@ final class ConsoleRoutes {
     private void queue(Context ctx) {
         QueueStats stats = service.stats();
         ControlState control = service.control();
+        java.util.Map<String, Long> unserved = service.unservedTopics();
         // the flash is taken once the page can be shown: a failure above keeps it for the next page
-        page(ctx, pages.queuePage(viewer(ctx), flash(ctx), stats, control));
+        page(ctx, pages.queuePage(viewer(ctx), flash(ctx), stats, control, unserved));
     }
 
     private void act(Context ctx) {

@@ -233,6 +233,14 @@ public final class SupportService {
     }
 
     /**
+     * Topics with emails due for over a minute that no running dispatcher serves, with how many
+     * wait on each: nothing will send them until a dispatcher serving the topic starts.
+     */
+    public Map<String, Long> unservedTopics() {
+        return read(io.mailroom.outbox.DispatcherRegistry::unservedTopics);
+    }
+
+    /**
      * The queue for operators: counts, oldest pending age, outcomes in the last minute and hour, a
      * 60-minute series and the breaker states. The pending depth of past minutes is reconstructed
      * backwards from the depth now: minus the emails created since, plus those that finished

@@ -18,7 +18,7 @@ public sealed interface TimelineEntry {
     /**
      * One attempt to send, as {@code outbox_attempt} recorded it.
      *
-     * @param outcome           done, retry, failed, review, lease_expired, released or claim_lost
+     * @param outcome           done, retry, failed, review, lease_expired, interrupted, released or claim_lost
      * @param providerStatus    the provider's answer code if the transport recorded one (HTTP status, SMTP reply code)
      * @param providerMessageId the id the provider (or our Message-ID) gave the email, if any
      * @param providerReply     the server's own words, if the transport kept them: an SMTP server's final
@@ -51,6 +51,7 @@ public sealed interface TimelineEntry {
                 case "failed" -> "Did not go out; gave up";
                 case "review" -> "Outcome unknown; parked for review";
                 case "lease_expired" -> "The sender stopped responding; will try again";
+                case "interrupted" -> "The sender's process stopped during this attempt (it may have sent)";
                 case "released" -> switch (releasedBecause == null ? "" : releasedBecause) {
                     case AttemptDetail.RELEASE_NOT_ATTEMPTED -> "Held back without trying; will try again";
                     case AttemptDetail.RELEASE_STOPPING -> "Handed back without trying (dispatcher stopping)";

@@ -337,6 +337,18 @@ class ConsoleHttpTest {
     }
 
     @Test
+    void emailsOnATopicNoRunningDispatcherServesShowABannerOnTheQueue() {
+        Browser alice = signIn(SUPPORT);
+        assertThat(http.get("/console/queue", "Cookie", "mailroom_session=" + alice.cookie()).body())
+                .doesNotContain("id=\"unserved-topics\"");
+        TestMail.enqueue(pg.dsl(), NewMessage.of("email.welcome_back", "user", "9", "email-welcome-9", "{}")
+                .withAvailableAt(java.time.Instant.now().minus(java.time.Duration.ofMinutes(5))));
+        String queue = http.get("/console/queue", "Cookie", "mailroom_session=" + alice.cookie()).body();
+        assertThat(queue).contains("id=\"unserved-topics\"")
+                .contains("Emails wait on a topic no running dispatcher serves:</strong> 1 on email.welcome_back.");
+    }
+
+    @Test
     void queueListAndAssetPagesRender() {
         TestMail.confirmation(pg.dsl(), 7);
         TestMail.dispatchAll(pg.dataSource(), FAILED);

@@ -333,18 +333,36 @@ class SupportServiceTest {
     @Test
     void anOrphanedClaimHandedBackSaysSo() {
         TestMail.confirmation(pg.dsl(), 33);
-        // a claim whose commit went through while the claimer's session was lost: running, never handled
-        pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'test-dispatcher', attempts = 1, "
-                + "claim_version = claim_version + 1, claimed_at = now() - interval '1 minute', "
-                + "lease_until = now() + interval '1 minute' WHERE idempotency_key = 'email-order-33'");
         var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
         var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
                 Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()));
+        // a claim of this very process whose commit went through while the claimer's session was lost: running, never handled
+        pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'test-dispatcher', attempts = 1, "
+                + "claimed_incarnation = ?, claim_version = claim_version + 1, claimed_at = now() - interval '1 minute', "
+                + "lease_until = now() + interval '1 minute' WHERE idempotency_key = 'email-order-33'", dispatcher.incarnation());
         assertThat(dispatcher.releaseOrphanedClaims()).isEqualTo(1);
         assertThat(email("email-order-33").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
             assertThat(a.outcome()).isEqualTo("released");
             assertThat(a.outcomeText()).isEqualTo("Handed back without trying (its claim was orphaned: the dispatcher lost "
                     + "its database session while claiming)");
+        });
+    }
+
+    @Test
+    void aClaimOfAProcessThatStoppedSaysItWasInterrupted() {
+        TestMail.confirmation(pg.dsl(), 35);
+        // the process before this one, under the same worker id, was killed while holding the claim
+        pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'restarted', attempts = 1, "
+                + "claimed_incarnation = 'the-one-before', claim_version = claim_version + 1, claimed_at = now(), "
+                + "lease_until = now() + interval '1 minute' WHERE idempotency_key = 'email-order-35'");
+        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("restarted").listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
+                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()));
+        assertThat(dispatcher.interruptPredecessorsClaims()).isEqualTo(1);
+        assertThat(email("email-order-35").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
+            assertThat(a.outcome()).isEqualTo("interrupted");
+            assertThat(a.outcomeText()).isEqualTo("The sender's process stopped during this attempt (it may have sent)");
+            assertThat(a.error()).startsWith("interrupted: the process holding the claim stopped 1 time");
         });
     }
 

@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -15,6 +16,7 @@ import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
+import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
@@ -52,6 +54,12 @@ public class DefaultSchema extends SchemaImpl {
      * DSNs); once per (source, delivery_id, seq).
      */
     public final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
+
+    /**
+     * Delivery events ever stored, by source, kind, bounce type (none) and
+     * topic of the matched email (none); kept by a trigger.
+     */
+    public final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -100,6 +108,12 @@ public class DefaultSchema extends SchemaImpl {
     public final OutboxControl OUTBOX_CONTROL = OutboxControl.OUTBOX_CONTROL;
 
     /**
+     * Running dispatchers (worker id, process incarnation, host, version,
+     * topics served, heartbeats); live while expires_at is ahead.
+     */
+    public final OutboxDispatcher OUTBOX_DISPATCHER = OutboxDispatcher.OUTBOX_DISPATCHER;
+
+    /**
      * The table <code>outbox_effect</code>.
      */
     public final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
@@ -138,6 +152,7 @@ public class DefaultSchema extends SchemaImpl {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
             DeliveryEvent.DELIVERY_EVENT,
+            DeliveryEventCount.DELIVERY_EVENT_COUNT,
             EmailRendering.EMAIL_RENDERING,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OrderCancellation.ORDER_CANCELLATION,
@@ -147,6 +162,7 @@ public class DefaultSchema extends SchemaImpl {
             Orders.ORDERS,
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,
+            OutboxDispatcher.OUTBOX_DISPATCHER,
             OutboxEffect.OUTBOX_EFFECT,
             OutboxMessage.OUTBOX_MESSAGE,
             SoftBounceRun.SOFT_BOUNCE_RUN,

@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OrderCancellation;
@@ -15,6 +16,7 @@ import io.mailroom.db.jooq.tables.OrderShipment;
 import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
+import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
@@ -37,6 +39,12 @@ public class Tables {
      * DSNs); once per (source, delivery_id, seq).
      */
     public static final DeliveryEvent DELIVERY_EVENT = DeliveryEvent.DELIVERY_EVENT;
+
+    /**
+     * Delivery events ever stored, by source, kind, bounce type (none) and
+     * topic of the matched email (none); kept by a trigger.
+     */
+    public static final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -83,6 +91,12 @@ public class Tables {
      * The table <code>outbox_control</code>.
      */
     public static final OutboxControl OUTBOX_CONTROL = OutboxControl.OUTBOX_CONTROL;
+
+    /**
+     * Running dispatchers (worker id, process incarnation, host, version,
+     * topics served, heartbeats); live while expires_at is ahead.
+     */
+    public static final OutboxDispatcher OUTBOX_DISPATCHER = OutboxDispatcher.OUTBOX_DISPATCHER;
 
     /**
      * The table <code>outbox_effect</code>.

@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The whole system in one process, for a first look: a PostgreSQL (embedded under
- * {@code .mailroom/pg} unless {@code MAILROOM_DB_URL} names one), an SMTP sink on
+ * {@code .mailroom/pg17} unless {@code MAILROOM_DB_URL} names one), an SMTP sink on
  * 127.0.0.1:3025 that keeps what it receives, the order service on :8081 and a dispatcher on :8082
  * sending through the sink. It places three sample orders (one in Vietnamese), ships one and cancels
  * another, prints every email as it arrives and
@@ -53,6 +53,7 @@ public final class Demo implements AutoCloseable {
 
     /** {@code java -jar mailroom-demo.jar}: runs until Ctrl-C or SIGTERM; exit 2 on bad settings, 1 on other failures. */
     public static void main(String[] args) throws InterruptedException {
+        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck();
         if (args.length > 0) {
             System.err.println("mailroom-demo takes no arguments (settings come from MAILROOM_* variables; see README.md)");
             System.exit(2);

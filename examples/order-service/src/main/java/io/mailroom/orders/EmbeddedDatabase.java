@@ -12,7 +12,7 @@ import java.nio.file.Path;
 /**
  * The embedded default for a first run: when no {@code MAILROOM_DB_URL} is configured, a PostgreSQL
  * server (zonky's embedded binaries) runs inside this process with its data under
- * {@code .mailroom/pg} in the working directory, so orders survive a restart. Port
+ * {@code .mailroom/pg17} in the working directory, so orders survive a restart. Port
  * {@value #DEFAULT_PORT} unless {@code MAILROOM_EMBEDDED_PG_PORT} says otherwise, so that
  * {@code psql -h 127.0.0.1 -p 54329 -U postgres} can look at the rows.
  */
@@ -20,7 +20,13 @@ public final class EmbeddedDatabase implements AutoCloseable {
 
     static final int DEFAULT_PORT = 54329;
     static final String ENV_PORT = "MAILROOM_EMBEDDED_PG_PORT";
-    static final Path DATA = Path.of(".mailroom", "pg");
+    /**
+     * One folder per PostgreSQL major: a server refuses the data files of another major, so the
+     * demo's move to a new embedded major starts a new database instead of failing at start.
+     */
+    static final Path DATA = Path.of(".mailroom", "pg" + io.mailroom.db.PostgresVersions.NEWEST_SUPPORTED);
+    /** Where the embedded PostgreSQL 14 of earlier versions kept its data. */
+    static final Path EARLIER_DATA = Path.of(".mailroom", "pg");
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedDatabase.class);
 
@@ -44,6 +50,11 @@ public final class EmbeddedDatabase implements AutoCloseable {
             }
         }
         try {
+            if (!Files.exists(DATA) && Files.exists(EARLIER_DATA.resolve("PG_VERSION"))) {
+                log.info("The embedded PostgreSQL is now {}: it starts a new database in {}; the earlier one ({}) stays in {}",
+                        io.mailroom.db.PostgresVersions.NEWEST_SUPPORTED, DATA.toAbsolutePath(),
+                        Files.readString(EARLIER_DATA.resolve("PG_VERSION")).strip(), EARLIER_DATA.toAbsolutePath());
+            }
             Files.createDirectories(DATA);
             EmbeddedPostgres pg = EmbeddedPostgres.builder()
                     .setDataDirectory(DATA)

@@ -49,6 +49,7 @@ public final class OrderServiceApp implements AutoCloseable {
     }
 
     public static void main(String[] args) {
+        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck();
         OrderServiceConfig config;
         OrderPooler pooler;
         EmbeddedDatabase embedded = null;
@@ -135,8 +136,7 @@ public final class OrderServiceApp implements AutoCloseable {
                 var result = Schema.migrate(DbTimeouts.withSocketTimeout(pooler.migrateUrl() == null ? pool
                         : direct(pooler.migrateUrl(), config), config.dbTimeouts().migration()));
                 // Flyway reports no target version when there was nothing to apply
-                log.info("Schema at version {} ({} migrations applied now)",
-                        result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion,
+                log.info("Schema at version {} ({} migrations applied now)", Schema.versionAfter(result),
                         result.migrationsExecuted);
             }
             return new OrderServiceApp(pool, OrderServer.start(pool, config.http()));

@@ -1,5 +1,7 @@
 package io.mailroom.email.metrics;
 
+import io.mailroom.outbox.DispatcherRegistry;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jooq.DSLContext;
@@ -23,7 +25,13 @@ import java.util.concurrent.TimeUnit;
  * Database-derived gauges: queue depth by status, age of the oldest due message, and the health of
  * the queue tables (dead tuples, last autovacuum, table + index size). They are sampled on a
  * schedule, one set of cheap queries per interval (counts come from the partial indexes), and the
- * gauges read the last sample: a scrape never touches the database.
+ * gauges read the last sample: a scrape never touches the database. Among them
+ * {@code mailroom_unserved_topic_messages{topic}}: emails due for over a minute on a topic no live
+ * dispatcher serves ({@link DispatcherRegistry}), which would otherwise wait forever unseen; a
+ * topic's gauge stays, at 0, once it is served again. And {@code mailroom_delivery_events_total{source,
+ * kind, bounce, topic}}, read from {@code delivery_event_count}, which a trigger keeps for every
+ * event stored by any process (the webhook endpoint, {@code mailroom dsn ingest}): a cluster-wide
+ * count, the same on every dispatcher, so alert rules take its max across instances.
  */
 public final class QueueSampler implements AutoCloseable {
 
@@ -31,11 +39,17 @@ public final class QueueSampler implements AutoCloseable {
     static final List<String> TABLES = List.of("outbox_message", "outbox_effect", "outbox_attempt", "idempotency_record");
 
     private final DSLContext dsl;
+    private final MeterRegistry registry;
     private final Map<String, Double> values = new ConcurrentHashMap<>();
+    /** Delivery events ever stored, by "source|kind|bounce|topic" (from delivery_event_count). */
+    private final Map<String, Double> deliveryEvents = new ConcurrentHashMap<>();
+    /** Emails waiting on each topic seen unserved since start (0 once served again). */
+    private final Map<String, Double> unserved = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
 
     public QueueSampler(DataSource dataSource, MeterRegistry registry, Duration interval) {
         this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
+        this.registry = registry;
         gauge(registry, "mailroom.outbox.messages", "pending", "Messages in the hot queue by status", "status");
         gauge(registry, "mailroom.outbox.messages", "running", "Messages in the hot queue by status", "status");
         gauge(registry, "mailroom.outbox.effects", "failed", "Business effects by final status", "status");
@@ -98,6 +112,27 @@ public final class QueueSampler implements AutoCloseable {
             OffsetDateTime vacuumed = r.get("vacuumed", OffsetDateTime.class);
             values.put(table + ".autovacuum", vacuumed == null ? Double.NaN : vacuumed.toEpochSecond());
         }
+        for (Record r : dsl.fetch("SELECT source, kind, bounce, topic, events FROM delivery_event_count")) {
+            String source = r.get("source", String.class);
+            String kind = r.get("kind", String.class);
+            String bounce = r.get("bounce", String.class);
+            String topic = r.get("topic", String.class);
+            String key = source + "|" + kind + "|" + bounce + "|" + topic;
+            if (deliveryEvents.put(key, r.get("events", Double.class)) == null) {
+                FunctionCounter.builder("mailroom.delivery.events", deliveryEvents, d -> d.getOrDefault(key, 0.0))
+                        .tags("source", source, "kind", kind, "bounce", bounce, "topic", topic)
+                        .description("Delivery events stored by every process (webhooks, DSN pipe), counted in the database")
+                        .register(registry);
+            }
+        }
+        Map<String, Long> now = DispatcherRegistry.unservedTopics(dsl);
+        unserved.replaceAll((topic, v) -> 0.0);
+        now.forEach((topic, waiting) -> {
+            if (unserved.put(topic, waiting.doubleValue()) == null) {
+                Gauge.builder("mailroom.unserved.topic.messages", unserved, u -> u.getOrDefault(topic, 0.0)).tag("topic", topic)
+                        .description("Emails due for over a minute on a topic no running dispatcher serves").register(registry);
+            }
+        });
     }
 
     private void sampleQuietly() {

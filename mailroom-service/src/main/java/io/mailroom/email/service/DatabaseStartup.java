@@ -1,11 +1,14 @@
 package io.mailroom.email.service;
 
+import io.mailroom.db.PostgresVersions;
 import io.mailroom.db.Schema;
 import io.mailroom.outbox.DatabaseWait;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 
 /**
@@ -56,6 +59,15 @@ final class DatabaseStartup {
         return this;
     }
 
+    /** Logs the server's version, warning outside the supported range; a failure here is the wait's to retry. */
+    private void checkVersion() {
+        try (Connection c = pool.getConnection()) {
+            PostgresVersions.check(c);
+        } catch (SQLException e) {
+            log.debug("Could not read the server's version: SQLSTATE {}", e.getSQLState());
+        }
+    }
+
     /** Whether the database has answered (start-up may still be migrating). */
     boolean answered() {
         return answered;
@@ -79,13 +91,14 @@ final class DatabaseStartup {
             } catch (DatabaseWait.Failed e) {
                 throw new DatabaseStartupException(e.getMessage(), e.getCause());
             }
+            checkVersion();
             answered = true;
             if (!migrate) {
                 return;
             }
             try {
                 var result = migrateNow();
-                log.info("Schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
+                log.info("Schema at version {} ({} migrations applied now)", Schema.versionAfter(result),
                         result.migrationsExecuted);
                 return;
             } catch (RuntimeException e) {

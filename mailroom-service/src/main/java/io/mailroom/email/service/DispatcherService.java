@@ -10,8 +10,8 @@ import io.mailroom.delivery.webhook.ResendEventAdapter;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.SuppressionCheck;
-import io.mailroom.email.metrics.DeliveryMetrics;
 import io.mailroom.email.dispatch.BreakerRecovery;
+import io.mailroom.email.metrics.DeliveryMetrics;
 import io.mailroom.email.dispatch.TransportGate;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
@@ -150,7 +150,9 @@ public final class DispatcherService implements AutoCloseable {
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
         log.info("Starting dispatcher with {}", config);
-        TemplateCatalogue catalogue = templates(config.topics());
+        StartupPhases phases = new StartupPhases();
+        // the templates are checked beside the database wait, and joined before anything is claimed
+        TemplateCheck checkedTemplates = TemplateCheck.start(() -> templates(config.topics()), phases);
         // one name for all this instance's sessions, so that the connection budget can tell them from
         // other clients' (and an operator can in pg_stat_activity)
         String applicationName = "mailroom-dispatcher-" + java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
@@ -177,12 +179,17 @@ public final class DispatcherService implements AutoCloseable {
         RetentionSchedule retention = null;
         try {
             // first, so that an orchestrator sees a live process that is not ready while the database is awaited
+            phases.begin("health server");
             http = health(config, self::get, database, metrics);
-            database.await();
+            phases.end("health server");
+            phases.begin("database (wait, version, migrations)");
+            checkedTemplates.interruptOnFailure(database::await);
             if (!config.migrate()) {
                 // another service owns the migrations (docker compose: the order service) and may not have run them yet
                 new SchemaWait(pool, ServiceConfig.maskUrl(config.jdbcUrl()), config.dbStartupTimeout()).await();
             }
+            phases.end("database (wait, version, migrations)");
+            phases.begin("connection checks");
             if (config.db().pooled()) {
                 // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
                 log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"
@@ -192,6 +199,11 @@ public final class DispatcherService implements AutoCloseable {
             }
             ServicePools.fill(pool);
             ServicePools.fill(reservationPool);
+            phases.end("connection checks");
+            phases.begin("waiting for the template check");
+            TemplateCatalogue catalogue = checkedTemplates.join();
+            phases.end("waiting for the template check");
+            phases.begin("dispatcher start");
             // retention statements may run for their statement timeout (minutes): reads wait that long, plus the usual bound
             retention = new RetentionSchedule(io.mailroom.outbox.DbTimeouts.withSocketTimeout(pool,
                     config.retention().statementTimeout().plus(config.db().timeouts().socket())), config.retention(), config.retentionInterval(),
@@ -203,7 +215,13 @@ public final class DispatcherService implements AutoCloseable {
             Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
             Map<String, String> transportOf = new java.util.HashMap<>();
             routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
-            DispatcherListener listener = both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()), extra);
+            DispatcherListener listener = Listeners.both(Listeners.both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
+                    new io.mailroom.email.dispatch.EndedEmailLog()), Listeners.both(new DispatcherListener() {
+                        @Override
+                        public void claimed(int requested, int claimed, java.time.Duration took) {
+                            phases.claimed();
+                        }
+                    }, extra));
             sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
             // One handler per transport, each with that transport's ambiguity policy; one composer for all.
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
@@ -233,6 +251,8 @@ public final class DispatcherService implements AutoCloseable {
             // emails a breaker held back go when it lets calls through again, not a whole open wait later
             BreakerRecovery.watchAll(gates, new WaitingMessages(pool, config.dispatcher()), dispatcher::wake);
             dispatcher.start();
+            phases.end("dispatcher start");
+            phases.begin("support and webhook servers");
             if (config.support() != null) {
                 // its own small pool: the support actions set session timeouts of their own
                 supportPool = ServicePools.pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
@@ -246,6 +266,8 @@ public final class DispatcherService implements AutoCloseable {
                 // its own pool and threads: a flood of delivery events never takes what sending needs
                 webhookPool = ServicePools.pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
                 DeliveryEventStore events = new DeliveryEventStore(
+                        // events are counted in the database for every process (delivery_event_count); the
+                        // recipient mismatches this endpoint meets are counted here
                         List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
                 webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
                         List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null),
@@ -253,8 +275,10 @@ public final class DispatcherService implements AutoCloseable {
             }
             self.set(new DispatcherService(config, pool, reservationPool, java.util.Collections.unmodifiableMap(transports), dispatcher, http, retention, metrics,
                     sampler, supportPool, support, webhookPool, webhooks, listenPool));
+            phases.end("support and webhook servers");
             log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
                     config.host(), http.port());
+            phases.ready();
             return self.get();
         } catch (InterruptedException | RuntimeException e) {
             if (http != null) {
@@ -288,6 +312,7 @@ public final class DispatcherService implements AutoCloseable {
             transports.values().forEach(ResilientTransport::close);
             reservationPool.close();
             pool.close();
+            checkedTemplates.rethrowFailure(); // the interrupt was the failed check's: its error, not "interrupted"
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for the database", e);
@@ -419,43 +444,6 @@ public final class DispatcherService implements AutoCloseable {
         body.put("inFlight", dispatcher.inFlightCount());
         body.put("paused", db.paused() == null ? "unknown" : db.paused());
         return body;
-    }
-
-    private static DispatcherListener both(DispatcherListener a, DispatcherListener b) {
-        if (b == null || b == DispatcherListener.NONE) {
-            return a;
-        }
-        return new DispatcherListener() {
-            @Override
-            public void claimed(int requested, int claimed, java.time.Duration took) {
-                a.claimed(requested, claimed, took);
-                b.claimed(requested, claimed, took);
-            }
-
-            @Override
-            public void finished(io.mailroom.outbox.ClaimedMessage message, String outcome, java.time.Duration took) {
-                a.finished(message, outcome, took);
-                b.finished(message, outcome, took);
-            }
-
-            @Override
-            public void claimLost(io.mailroom.outbox.ClaimedMessage message, String where) {
-                a.claimLost(message, where);
-                b.claimLost(message, where);
-            }
-
-            @Override
-            public void rescued(int count) {
-                a.rescued(count);
-                b.rescued(count);
-            }
-
-            @Override
-            public void error(String where, Throwable error) {
-                a.error(where, error);
-                b.error(where, error);
-            }
-        };
     }
 
     /** The pool the handlers take their reservation sessions from (see {@link ServiceConfig#reservationSessions()}). */

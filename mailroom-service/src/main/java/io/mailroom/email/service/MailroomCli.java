@@ -20,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 public final class MailroomCli implements Callable<Integer> {
 
     public static void main(String[] args) {
+        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck(); // before any query: DSN pipes quote the first line
         System.exit(commandLine().execute(args));
     }
 

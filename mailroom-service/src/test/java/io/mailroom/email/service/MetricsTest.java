@@ -83,6 +83,38 @@ class MetricsTest {
         }
     }
 
+    @Test
+    void emailsOnATopicNoDispatcherServesAreAMetricPerTopic() throws Exception {
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
+            // a template added to a folder the running dispatcher does not read
+            new OutboxEnqueuer().enqueue(pg.dsl(), NewMessage.of("email.welcome_back", "user", "7", "email-welcome-7", "{}")
+                    .withAvailableAt(Instant.now().minus(Duration.ofMinutes(5))));
+            service.sampleNow();
+            String text = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + service.port() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(value(text, "mailroom_unserved_topic_messages{topic=\"email.welcome_back\"}")).isEqualTo(1.0);
+            assertThat(text).doesNotContain("mailroom_unserved_topic_messages{topic=\"" + DispatcherService.TOPIC + "\"}");
+        }
+    }
+
+    @Test
+    void aBounceStoredByTheDsnPipeInItsOwnProcessReachesTheDispatchersCounter() throws Exception {
+        Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
+            // `mailroom dsn ingest` as the mail server pipes it: its own connection, its own store, no dispatcher in it
+            DsnCommandTest.Run piped = DsnCommandTest.run(Map.of("MAILROOM_DB_URL", pg.database().jdbcUrlWithCredentials()),
+                    DsnCommandTest.BOUNCE, "-");
+            assertThat(piped.code()).as(piped.err()).isZero();
+            service.sampleNow();
+            String text = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + service.port() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(value(text, "mailroom_delivery_events_total{bounce=\"hard\",kind=\"bounced\",source=\"dsn\",topic=\"none\"}"))
+                    .isEqualTo(1.0);
+        }
+    }
+
     /** The value of one exposition line, matched by metric name and exact label set. */
     private static double value(String exposition, String series) {
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(exposition);

@@ -126,6 +126,7 @@ public class SupportCli implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
+        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck();
         System.exit(run(System.getenv(), new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
     }
 

@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class JdbcReference {
 
     private static final String WORKER = "bench-reference";
+    private static final String INCARNATION = java.util.UUID.randomUUID().toString();
     private static final double LEASE_SECONDS = 60.0;
 
     private JdbcReference() {
@@ -89,7 +90,8 @@ final class JdbcReference {
                 // claim, in its own transaction
                 claim.setArray(1, topics);
                 claim.setString(2, WORKER);
-                claim.setDouble(3, LEASE_SECONDS);
+                claim.setString(3, INCARNATION);
+                claim.setDouble(4, LEASE_SECONDS);
                 List<Long> ids = new ArrayList<>(batch);
                 List<String> createdAts = new ArrayList<>(batch);
                 List<Long> versions = new ArrayList<>(batch);

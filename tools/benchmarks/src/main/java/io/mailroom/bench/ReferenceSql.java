@@ -18,8 +18,8 @@ final class ReferenceSql {
 
     /**
      * The claim for a batch size ({@link #claim}: {@code %d} is the limit, written into the text as
-     * the runtime writes it, like the statuses). Binds: 1 topics varchar[], 2 worker, 3 lease seconds
-     * (double).
+     * the runtime writes it, like the statuses). Binds: 1 topics varchar[], 2 worker, 3 incarnation,
+     * 4 lease seconds (double).
      */
     static final String CLAIM = """
             with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "outbox_message" as "c" \
@@ -28,7 +28,7 @@ final class ReferenceSql {
             where ("earlier"."ordering_key" = "c"."ordering_key" and "earlier"."id" < "c"."id" \
             and "earlier"."status" in ('pending', 'running'))))) order by "c"."available_at", "c"."id" \
             fetch next %d rows only for no key update skip locked) update "outbox_message" set "status" = 'running', \
-            "claimed_by" = ?, "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + 1), \
+            "claimed_by" = ?, "claimed_incarnation" = ?, "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + 1), \
             "attempts" = ("outbox_message"."attempts" + 1), \
             "lease_until" = now() + make_interval(secs => cast(? as double precision)), "updated_at" = now() \
             from "picked" where ("outbox_message"."id" = "picked"."id" \

@@ -41,7 +41,7 @@ class PiecesTest {
     @Test
     void placeholdersBecomeNumberedParameters() {
         assertThat(ClaimDiagnostics.dollars("a = ? and b in (?, ?)")).isEqualTo("a = $1 and b in ($2, $3)");
-        assertThat(ClaimDiagnostics.dollars(ReferenceSql.claim(10))).contains("$3").doesNotContain("?").doesNotContain("$4")
+        assertThat(ClaimDiagnostics.dollars(ReferenceSql.claim(10))).contains("$4").doesNotContain("?").doesNotContain("$5")
                 .contains("fetch next 10 rows only");
     }
 

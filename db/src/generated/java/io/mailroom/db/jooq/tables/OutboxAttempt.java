@@ -166,7 +166,7 @@ public class OutboxAttempt extends TableImpl<OutboxAttemptRecord> {
     public List<Check<OutboxAttemptRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("outbox_attempt_error_check"), "((length((error)::text) <= 2000))", true),
-            Internal.createCheck(this, DSL.name("outbox_attempt_outcome_check"), "(((outcome)::text = ANY ((ARRAY['done'::character varying, 'retry'::character varying, 'failed'::character varying, 'review'::character varying, 'lease_expired'::character varying, 'released'::character varying, 'claim_lost'::character varying])::text[])))", true)
+            Internal.createCheck(this, DSL.name("outbox_attempt_outcome_check"), "(((outcome)::text = ANY ((ARRAY['done'::character varying, 'retry'::character varying, 'failed'::character varying, 'review'::character varying, 'lease_expired'::character varying, 'released'::character varying, 'claim_lost'::character varying, 'interrupted'::character varying])::text[])))", true)
         );
     }
 

@@ -155,6 +155,11 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
     public final TableField<OutboxMessageRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT, this, "");
 
     /**
+     * The column <code>outbox_message.claimed_incarnation</code>.
+     */
+    public final TableField<OutboxMessageRecord, String> CLAIMED_INCARNATION = createField(DSL.name("claimed_incarnation"), SQLDataType.VARCHAR, this, "");
+
+    /**
      * The column <code>outbox_message.waiting_for</code>.
      */
     public final TableField<OutboxMessageRecord, String> WAITING_FOR = createField(DSL.name("waiting_for"), SQLDataType.VARCHAR, this, "");

@@ -308,10 +308,25 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
+     * Setter for <code>outbox_message.claimed_incarnation</code>.
+     */
+    public OutboxMessageRecord setClaimedIncarnation(String value) {
+        set(19, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>outbox_message.claimed_incarnation</code>.
+     */
+    public String getClaimedIncarnation() {
+        return (String) get(19);
+    }
+
+    /**
      * Setter for <code>outbox_message.waiting_for</code>.
      */
     public OutboxMessageRecord setWaitingFor(String value) {
-        set(19, value);
+        set(20, value);
         return this;
     }
 
@@ -319,7 +334,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
      * Getter for <code>outbox_message.waiting_for</code>.
      */
     public String getWaitingFor() {
-        return (String) get(19);
+        return (String) get(20);
     }
 
     // -------------------------------------------------------------------------
@@ -345,7 +360,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     /**
      * Create a detached, initialised OutboxMessageRecord
      */
-    public OutboxMessageRecord(Long id, Instant createdAt, String topic, String aggregateType, String aggregateId, String idempotencyKey, String orderingKey, JSONB payload, String status, Instant availableAt, Integer attempts, Integer maxAttempts, Long claimVersion, String claimedBy, Instant claimedAt, Instant leaseUntil, String lastError, Instant updatedAt, Instant finishedAt, String waitingFor) {
+    public OutboxMessageRecord(Long id, Instant createdAt, String topic, String aggregateType, String aggregateId, String idempotencyKey, String orderingKey, JSONB payload, String status, Instant availableAt, Integer attempts, Integer maxAttempts, Long claimVersion, String claimedBy, Instant claimedAt, Instant leaseUntil, String lastError, Instant updatedAt, Instant finishedAt, String claimedIncarnation, String waitingFor) {
         super(OutboxMessage.OUTBOX_MESSAGE);
 
         setId(id);
@@ -367,6 +382,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
         setLastError(lastError);
         setUpdatedAt(updatedAt);
         setFinishedAt(finishedAt);
+        setClaimedIncarnation(claimedIncarnation);
         setWaitingFor(waitingFor);
         resetTouchedOnNotNull();
     }
