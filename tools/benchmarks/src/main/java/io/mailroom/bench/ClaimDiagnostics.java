@@ -35,7 +35,7 @@ final class ClaimDiagnostics {
             st.execute("PREPARE bench_finish AS " + dollars(ReferenceSql.FINISH));
             c.setAutoCommit(false);
             try {
-                String claimArgs = "('{" + QueueLoader.TOPIC + "}', 'bench-diagnostics', 60)";
+                String claimArgs = "('{" + QueueLoader.TOPIC + "}', 'bench-diagnostics', 'bench-diagnostics-1', 60)";
                 for (int i = 0; i < SETTLE; i++) {
                     finish(st, claimRows(st, "EXECUTE bench_claim" + claimArgs), false);
                 }
@@ -96,7 +96,8 @@ final class ClaimDiagnostics {
         int k = claimed.ids().size();
         String args = "(" + array(claimed.ids()) + ", " + textArray(claimed.createdAts()) + ", " + array(claimed.versions())
                 + ", " + textArray(java.util.Collections.nCopies(k, "done")) + ", '{" + String.join(",",
-                java.util.Collections.nCopies(k, "NULL")) + "}', " + array(java.util.Collections.nCopies(k, 0L)) + ")";
+                java.util.Collections.nCopies(k, "NULL")) + "}', " + array(java.util.Collections.nCopies(k, 0L)) + ", '{"
+                + String.join(",", java.util.Collections.nCopies(k, "NULL")) + "}')";
         if (explain) {
             return explain(st, "EXECUTE bench_finish" + args);
         }

@@ -138,6 +138,7 @@ final class JdbcReference {
                 finish.setArray(4, c.createArrayOf("varchar", kinds));
                 finish.setArray(5, c.createArrayOf("varchar", new String[k]));
                 finish.setArray(6, c.createArrayOf("bigint", new Long[k]));
+                finish.setArray(7, c.createArrayOf("varchar", new String[k]));
                 List<String> eKeys = new ArrayList<>(k);
                 List<Long> eIds = new ArrayList<>(k);
                 List<String> eStatus = new ArrayList<>(k);

@@ -30,7 +30,7 @@ final class ReferenceSql {
             fetch next %d rows only for no key update skip locked) update "outbox_message" set "status" = 'running', \
             "claimed_by" = ?, "claimed_incarnation" = ?, "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + 1), \
             "attempts" = ("outbox_message"."attempts" + 1), \
-            "lease_until" = now() + make_interval(secs => cast(? as double precision)), "updated_at" = now() \
+            "lease_until" = now() + make_interval(secs => cast(? as double precision)), "waiting_for" = null, "updated_at" = now() \
             from "picked" where ("outbox_message"."id" = "picked"."id" \
             and "outbox_message"."created_at" = "picked"."created_at") returning "outbox_message"."id", \
             "outbox_message"."created_at", "outbox_message"."topic", "outbox_message"."aggregate_type", \
@@ -38,7 +38,7 @@ final class ReferenceSql {
             "outbox_message"."payload", "outbox_message"."attempts", "outbox_message"."max_attempts", \
             "outbox_message"."claim_version", "outbox_message"."claimed_at", "outbox_message"."lease_until\"""";
 
-    /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[]. */
+    /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[], what a release waits for. */
     static final String FINISH = """
             UPDATE outbox_message AS m SET \
             status = CASE WHEN v.kind = 'release' THEN 'pending' WHEN v.kind <> 'retry' THEN v.kind \
@@ -47,10 +47,11 @@ final class ReferenceSql {
             ELSE m.available_at END, \
             attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE m.attempts END, \
             lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
+            waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END, \
             finished_at = CASE WHEN v.kind = 'release' THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts \
             THEN NULL ELSE now() END, updated_at = now() \
-            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[]) \
-            AS v(id, created_at, claim_version, kind, error, delay_ms) \
+            FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[], ?::varchar[]) \
+            AS v(id, created_at, claim_version, kind, error, delay_ms, waiting_for) \
             WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version \
             AND m.status = 'running' \
             RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts, \
