@@ -129,6 +129,11 @@ final class SmtpFailures {
         }
         int code = replyCode(e);
         String reply = Text.bounded(e.getMessage(), REPLY_TEXT_MAX);
+        if (code >= 500 && code < 600 && atMailFrom(e) && aboutThisMessage(code, enhancedStatus(e.getMessage(), code))) {
+            // MAIL FROM carries this message's SIZE too: 552 / X.3.4 (too big) is this email's, not the session's;
+            // refusing the session for it would halt the transport for every email behind one large one
+            return new SendResult.Permanent("smtp-" + code, "message refused: " + reply);
+        }
         if (code >= 500 && code < 600 && !AUTH_CODES.contains(code) && atMailFrom(e) && !session.recipientAcceptedSinceRefusal()) {
             // MAIL FROM carries our envelope sender, the same for every email: not this email's fault
             return sessionRefused(code, enhancedStatus(e.getMessage(), code), "sender refused: " + reply, session,
@@ -172,6 +177,14 @@ final class SmtpFailures {
             return code == 530 || code == 504;
         }
         return status.startsWith("5.5.") || status.startsWith("5.7.");
+    }
+
+    /**
+     * Whether a 5xx to MAIL FROM judges this message rather than our sender: 552 (storage exceeded:
+     * the SIZE the command declared) or an RFC 3463 X.3.x status (mail system: X.3.4 message too big).
+     */
+    static boolean aboutThisMessage(int code, String status) {
+        return code == 552 || (status != null && status.startsWith("5.3."));
     }
 
     /**

@@ -181,6 +181,19 @@ class SmtpTransportTest {
     }
 
     @Test
+    void aMessageTooBigForTheServerAtMailFromIsThatEmailsPermanentFailure_notTheSessions() {
+        // MAIL FROM declares the message's SIZE: a refusal for it judges this email, and must not halt
+        // the transport for every email behind it
+        for (String reply : java.util.List.of("552 5.3.4 Message size exceeds fixed limit", "552 Message size exceeds maximum permitted")) {
+            server.mailFromReply = reply;
+            SendResult result = transport.send(TestEmails.sample(), "k-" + reply.hashCode());
+            assertThat(result).as(reply).isInstanceOfSatisfying(SendResult.Permanent.class,
+                    p -> assertThat(p.code()).isEqualTo("smtp-552"));
+        }
+        assertThat(server.messagesCompleted.get()).isZero();
+    }
+
+    @Test
     void senderDeferredWith4xxIsTransientAboutTheProvider() {
         // MAIL FROM carries our envelope sender, the same for every email: counted by the breaker
         server.mailFromReply = "451 4.7.1 sender temporarily rejected";
