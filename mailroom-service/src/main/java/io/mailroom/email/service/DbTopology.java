@@ -30,6 +30,11 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
 
     public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null, DbTimeouts.DEFAULTS);
 
+    /** The same with other network timeouts. */
+    public DbTopology withTimeouts(DbTimeouts newTimeouts) {
+        return new DbTopology(pooler, sessionSettings, listenUrl, migrateUrl, newTimeouts);
+    }
+
     /** Whether the pools' sessions come through a transaction-mode pooler. */
     public boolean pooled() {
         return !"none".equals(pooler);

@@ -101,7 +101,7 @@ public record ServiceConfig(
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }
-        DbTopology db = DbTopology.fromEnv(env, bool(s, "MAILROOM_MIGRATE", true));
+        DbTopology read = DbTopology.fromEnv(env, bool(s, "MAILROOM_MIGRATE", true)); // its socket timeout may follow the lease below
         DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
                 .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
@@ -113,8 +113,12 @@ public record ServiceConfig(
                 .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
                 .claimLinger(s.duration("MAILROOM_CLAIM_LINGER", DispatcherConfig.DEFAULT_CLAIM_LINGER))
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
-                .sessionSettings(db.sessionSettings())
+                .sessionSettings(read.sessionSettings())
                 .build());
+        boolean socketSet = env.get(io.mailroom.outbox.DbTimeouts.ENV_SOCKET) != null
+                && !env.get(io.mailroom.outbox.DbTimeouts.ENV_SOCKET).isBlank();
+        // unset: the default follows the lease, so that a short lease (12 s in the chaos runs) is valid as it stands
+        DbTopology db = socketSet ? read : read.withTimeouts(read.timeouts().withSocket(defaultSocketTimeout(dispatcher)));
         requireSocketTimeoutFits(db.timeouts().effectiveSocket(url), dispatcher,
                 db.timeouts().effectiveSocket(url).equals(db.timeouts().socket()) ? io.mailroom.outbox.DbTimeouts.ENV_SOCKET
                         : "socketTimeout in MAILROOM_DB_URL");
@@ -166,6 +170,24 @@ public record ServiceConfig(
      * session gives up (and its claims go back) before the lease runs out under it; longer than the
      * statement timeout, so that the server cancels a slow statement before the client drops its session.
      */
+    /**
+     * The socket timeout when {@code MAILROOM_DB_SOCKET_TIMEOUT} is unset: half the lease, at most
+     * {@link io.mailroom.outbox.DbTimeouts#DEFAULT_SOCKET} (30 s with the default 60 s lease), raised
+     * past the statement timeout where the lease leaves room for that (12 s lease: 11 s).
+     */
+    static Duration defaultSocketTimeout(DispatcherConfig dispatcher) {
+        long lease = dispatcher.lease().toSeconds();
+        long socket = Math.min(io.mailroom.outbox.DbTimeouts.DEFAULT_SOCKET.toSeconds(), lease / 2);
+        Duration statement = dispatcher.statementTimeout();
+        if (statement != null) {
+            long floor = (statement.toMillis() + 999) / 1000 + 1;
+            if (socket < floor && floor < lease) {
+                socket = floor;
+            }
+        }
+        return Duration.ofSeconds(Math.max(1, socket));
+    }
+
     private static void requireSocketTimeoutFits(Duration socket, DispatcherConfig dispatcher, String setting) {
         if (socket.isZero() || socket.compareTo(dispatcher.lease()) >= 0) {
             throw new InvalidSettingException(setting, setting + " (" + (socket.isZero() ? "0, none" : Settings.format(socket))
@@ -173,7 +195,8 @@ public record ServiceConfig(
                     + " cut off without a close must be given up before the claims it holds expire");
         }
         Duration statement = dispatcher.statementTimeout();
-        if (statement != null && socket.compareTo(statement) <= 0) {
+        // a lease no longer than the statement timeout leaves no room for both bounds: the lease's comes first
+        if (statement != null && statement.plusSeconds(1).compareTo(dispatcher.lease()) < 0 && socket.compareTo(statement) <= 0) {
             throw new InvalidSettingException(setting, setting + " (" + Settings.format(socket) + ") must be longer than"
                     + " the statement timeout (" + Settings.format(statement) + "), which lets the server cancel a slow"
                     + " statement first");

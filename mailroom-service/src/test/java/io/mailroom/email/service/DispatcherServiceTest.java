@@ -47,6 +47,24 @@ class DispatcherServiceTest {
     }
 
     @Test
+    void theSocketTimeoutFollowsAShortLeaseWhenUnset_andAnExplicitOneMustFitIt() {
+        // the chaos and partition runs use 12 s and 8 s leases: the 30 s default must not refuse them
+        Map<String, String> env = env();
+        assertThat(ServiceConfig.fromEnv(env).db().timeouts().socket()).isEqualTo(java.time.Duration.ofSeconds(30));
+        env.put("MAILROOM_LEASE", "12s");
+        assertThat(ServiceConfig.fromEnv(env).db().timeouts().socket()).isEqualTo(java.time.Duration.ofSeconds(11));
+        env.put("MAILROOM_LEASE", "8s");
+        assertThat(ServiceConfig.fromEnv(env).db().timeouts().socket()).isEqualTo(java.time.Duration.ofSeconds(4));
+        env.put("MAILROOM_LEASE", "12s");
+        env.put("MAILROOM_DB_SOCKET_TIMEOUT", "30s");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(env)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("MAILROOM_DB_SOCKET_TIMEOUT (30s) must be shorter than MAILROOM_LEASE (12s)");
+        env.put("MAILROOM_DB_SOCKET_TIMEOUT", "5s");
+        assertThatThrownBy(() -> ServiceConfig.fromEnv(env)).isInstanceOf(InvalidSettingException.class)
+                .hasMessageContaining("must be longer than the statement timeout");
+    }
+
+    @Test
     void configurationIsValidatedNamingTheVariableAndPrintedWithSecretsMasked() {
         Map<String, String> env = env();
         env.put("MAILROOM_SMTP_USERNAME", "shop");
