@@ -3,8 +3,12 @@ package io.mailroom.outbox;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
+import org.jooq.DSLContext;
+
+import java.time.Instant;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * Returns messages whose lease expired (their worker died or hung) to the queue with backoff, or to
@@ -32,28 +36,36 @@ final class LeaseRescuer {
 
     /** Rescues expired leases page by page until a page comes back short; returns how many. */
     int rescue() {
+        return endInPages(sessions, store, config, listener, tx -> store.rescueExpired(tx, config.rescuePageSize()),
+                "lease_expired", r -> log.info("Rescued message {} from {} after its lease expired (attempt {}/{}): now {}",
+                        r.id(), r.claimedBy(), r.attempts(), r.maxAttempts(), r.status()));
+    }
+
+    /**
+     * Ends running claims page by page, each page its own short transaction: {@code statement} moves
+     * a page of them (to pending with backoff, or failed), their effects follow, and each attempt is
+     * recorded with {@code outcome}; {@code logLine} is told of every row after its page commits.
+     * Stops at a short page or after {@link #MAX_PAGES_PER_RUN}; returns how many claims it ended.
+     */
+    static int endInPages(DispatcherSessions sessions, OutboxStore store, DispatcherConfig config, DispatcherListener listener,
+                          Function<DSLContext, List<OutboxStore.ChangedRow>> statement, String outcome,
+                          Consumer<OutboxStore.ChangedRow> logLine) {
         int total = 0;
         for (int page = 0; page < MAX_PAGES_PER_RUN; page++) {
             List<OutboxStore.ChangedRow> rows = sessions.inTransaction(tx -> {
-                List<OutboxStore.ChangedRow> changed = store.rescueExpired(tx, config.rescuePageSize());
+                List<OutboxStore.ChangedRow> changed = statement.apply(tx);
                 store.updateEffects(tx, changed);
                 if (config.recordAttempts()) {
-                    List<OutboxStore.AttemptRow> attempts = new ArrayList<>(changed.size());
-                    var now = java.time.Instant.now();
-                    for (OutboxStore.ChangedRow r : changed) {
-                        attempts.add(new OutboxStore.AttemptRow(r.idempotencyKey(), r.id(), r.attempts(),
-                                r.claimVersion(), r.claimedBy(), r.claimedAt() == null ? now : r.claimedAt(),
-                                config.clock() == null ? now : config.clock().instant(),
-                                "lease_expired", r.lastError(), null));
-                    }
-                    store.insertAttempts(tx, attempts);
+                    Instant now = config.clock() == null ? Instant.now() : config.clock().instant();
+                    store.insertAttempts(tx, changed.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                            r.id(), r.attempts(), r.claimVersion(), r.claimedBy(),
+                            r.claimedAt() == null ? now : r.claimedAt(), now, outcome, r.lastError(), null)).toList());
                 }
                 return changed;
             });
             total += rows.size();
             for (OutboxStore.ChangedRow r : rows) {
-                log.info("Rescued message {} from {} after its lease expired (attempt {}/{}): now {}",
-                        r.id(), r.claimedBy(), r.attempts(), r.maxAttempts(), r.status());
+                logLine.accept(r);
                 if (r.ended()) {
                     listener.ended(r.idempotencyKey(), r.topic(), r.status(), r.lastError(), r.payloadJson());
                 }
