@@ -23,7 +23,7 @@ final class JooqCodegen {
     static final String PACKAGE = "io.mailroom.db.jooq";
 
     /** Partitions are an implementation detail of outbox_message; Flyway's history is Flyway's. */
-    static final String EXCLUDES = "flyway_schema_history|outbox_message_default|outbox_message_p\\d{8}|delivery_event_count_trigger";
+    static final String EXCLUDES = Schema.HISTORY_TABLE + "|outbox_message_default|outbox_message_p\\d{8}|delivery_event_count_trigger";
 
     private JooqCodegen() {
     }
@@ -39,8 +39,8 @@ final class JooqCodegen {
                         .withName("org.jooq.codegen.JavaGenerator")
                         .withDatabase(new Database()
                                 .withName("org.jooq.meta.postgres.PostgresDatabase")
-                                .withInputSchema("public")
-                                .withOutputSchemaToDefault(true)
+                                .withInputSchema(MailroomSchema.DEFAULT_NAME)
+                                .withOutputSchemaToDefault(false)
                                 .withExcludes(EXCLUDES)
                                 .withForcedTypes(new ForcedType()
                                         .withName("INSTANT")

@@ -54,7 +54,7 @@ class PostgresVersionsTest {
         try (EmbeddedPostgres embedded = EmbeddedPostgres.builder().start()) {
             Schema.migrate(embedded.getPostgresDatabase());
             assertThat(DSL.using(embedded.getPostgresDatabase(), SQLDialect.POSTGRES)
-                    .fetchValue("SELECT count(*) FROM outbox_message")).isEqualTo(0L);
+                    .fetchValue("SELECT count(*) FROM mailroom.outbox_message")).isEqualTo(0L);
             try (Connection c = embedded.getPostgresDatabase().getConnection()) {
                 newest = c.getMetaData().getDatabaseMajorVersion();
                 PostgresVersions.check(c);

@@ -26,9 +26,9 @@ public class DefaultCatalog extends CatalogImpl {
     public static final DefaultCatalog DEFAULT_CATALOG = new DefaultCatalog();
 
     /**
-     * standard public schema
+     * The schema <code>mailroom</code>.
      */
-    public final DefaultSchema DEFAULT_SCHEMA = DefaultSchema.DEFAULT_SCHEMA;
+    public final Mailroom MAILROOM = Mailroom.MAILROOM;
 
     /**
      * No further instances allowed
@@ -40,7 +40,7 @@ public class DefaultCatalog extends CatalogImpl {
     @Override
     public final List<Schema> getSchemas() {
         return Arrays.asList(
-            DefaultSchema.DEFAULT_SCHEMA
+            Mailroom.MAILROOM
         );
     }
 

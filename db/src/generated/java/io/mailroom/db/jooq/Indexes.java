@@ -8,7 +8,6 @@ import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
-import io.mailroom.db.jooq.tables.OrderRequestKey;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
@@ -21,7 +20,7 @@ import org.jooq.impl.Internal;
 
 
 /**
- * A class modelling indexes of tables in the default schema.
+ * A class modelling indexes of tables in mailroom.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes", "this-escape" })
 public class Indexes {
@@ -39,7 +38,6 @@ public class Indexes {
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_RESULT_REF_IDX = Internal.createIndex(DSL.name("idempotency_record_result_ref_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.RESULT_REF }, false);
     public static final Index IDEMPOTENCY_RECORD_UPDATED_IDX = Internal.createIndex(DSL.name("idempotency_record_updated_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.UPDATED_AT }, false);
-    public static final Index ORDER_REQUEST_KEY_ORDER_IDX = Internal.createIndex(DSL.name("order_request_key_order_idx"), OrderRequestKey.ORDER_REQUEST_KEY, new OrderField[] { OrderRequestKey.ORDER_REQUEST_KEY.ORDER_ID }, false);
     public static final Index OUTBOX_ATTEMPT_FINISHED_IDX = Internal.createIndex(DSL.name("outbox_attempt_finished_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.FINISHED_AT }, false);
     public static final Index OUTBOX_ATTEMPT_KEY_IDX = Internal.createIndex(DSL.name("outbox_attempt_key_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OutboxAttempt.OUTBOX_ATTEMPT.ATTEMPT }, false);
     public static final Index OUTBOX_EFFECT_AGGREGATE_IDX = Internal.createIndex(DSL.name("outbox_effect_aggregate_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.AGGREGATE_TYPE, OutboxEffect.OUTBOX_EFFECT.AGGREGATE_ID, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);

@@ -9,11 +9,6 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
-import io.mailroom.db.jooq.tables.OrderCancellation;
-import io.mailroom.db.jooq.tables.OrderLine;
-import io.mailroom.db.jooq.tables.OrderRequestKey;
-import io.mailroom.db.jooq.tables.OrderShipment;
-import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
@@ -26,11 +21,6 @@ import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
-import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
-import io.mailroom.db.jooq.tables.records.OrderLineRecord;
-import io.mailroom.db.jooq.tables.records.OrderRequestKeyRecord;
-import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
-import io.mailroom.db.jooq.tables.records.OrdersRecord;
 import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 import io.mailroom.db.jooq.tables.records.OutboxDispatcherRecord;
@@ -39,17 +29,15 @@ import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
-import org.jooq.ForeignKey;
 import org.jooq.TableField;
 import org.jooq.UniqueKey;
 import org.jooq.impl.DSL;
 import org.jooq.impl.Internal;
-import org.jooq.impl.QOM.ForeignKeyRule;
 
 
 /**
- * A class modelling foreign key relationships and constraints of tables in the
- * default schema.
+ * A class modelling foreign key relationships and constraints of tables in
+ * mailroom.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes", "this-escape" })
 public class Keys {
@@ -64,11 +52,6 @@ public class Keys {
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
-    public static final UniqueKey<OrderCancellationRecord> ORDER_CANCELLATION_PKEY = Internal.createUniqueKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_pkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, true);
-    public static final UniqueKey<OrderLineRecord> ORDER_LINE_PKEY = Internal.createUniqueKey(OrderLine.ORDER_LINE, DSL.name("order_line_pkey"), new TableField[] { OrderLine.ORDER_LINE.ORDER_ID, OrderLine.ORDER_LINE.LINE_NO }, true);
-    public static final UniqueKey<OrderRequestKeyRecord> ORDER_REQUEST_KEY_PKEY = Internal.createUniqueKey(OrderRequestKey.ORDER_REQUEST_KEY, DSL.name("order_request_key_pkey"), new TableField[] { OrderRequestKey.ORDER_REQUEST_KEY.IDEMPOTENCY_KEY }, true);
-    public static final UniqueKey<OrderShipmentRecord> ORDER_SHIPMENT_PKEY = Internal.createUniqueKey(OrderShipment.ORDER_SHIPMENT, DSL.name("order_shipment_pkey"), new TableField[] { OrderShipment.ORDER_SHIPMENT.ORDER_ID }, true);
-    public static final UniqueKey<OrdersRecord> ORDERS_PKEY = Internal.createUniqueKey(Orders.ORDERS, DSL.name("orders_pkey"), new TableField[] { Orders.ORDERS.ID }, true);
     public static final UniqueKey<OutboxAttemptRecord> OUTBOX_ATTEMPT_PKEY = Internal.createUniqueKey(OutboxAttempt.OUTBOX_ATTEMPT, DSL.name("outbox_attempt_pkey"), new TableField[] { OutboxAttempt.OUTBOX_ATTEMPT.ID }, true);
     public static final UniqueKey<OutboxControlRecord> OUTBOX_CONTROL_PKEY = Internal.createUniqueKey(OutboxControl.OUTBOX_CONTROL, DSL.name("outbox_control_pkey"), new TableField[] { OutboxControl.OUTBOX_CONTROL.SCOPE }, true);
     public static final UniqueKey<OutboxDispatcherRecord> OUTBOX_DISPATCHER_PKEY = Internal.createUniqueKey(OutboxDispatcher.OUTBOX_DISPATCHER, DSL.name("outbox_dispatcher_pkey"), new TableField[] { OutboxDispatcher.OUTBOX_DISPATCHER.WORKER_ID }, true);
@@ -76,13 +59,4 @@ public class Keys {
     public static final UniqueKey<OutboxMessageRecord> OUTBOX_MESSAGE_PKEY = Internal.createUniqueKey(OutboxMessage.OUTBOX_MESSAGE, DSL.name("outbox_message_pkey"), new TableField[] { OutboxMessage.OUTBOX_MESSAGE.ID, OutboxMessage.OUTBOX_MESSAGE.CREATED_AT }, true);
     public static final UniqueKey<SoftBounceRunRecord> SOFT_BOUNCE_RUN_PKEY = Internal.createUniqueKey(SoftBounceRun.SOFT_BOUNCE_RUN, DSL.name("soft_bounce_run_pkey"), new TableField[] { SoftBounceRun.SOFT_BOUNCE_RUN.ADDRESS }, true);
     public static final UniqueKey<SuppressionRecord> SUPPRESSION_PKEY = Internal.createUniqueKey(Suppression.SUPPRESSION, DSL.name("suppression_pkey"), new TableField[] { Suppression.SUPPRESSION.ID }, true);
-
-    // -------------------------------------------------------------------------
-    // FOREIGN KEY definitions
-    // -------------------------------------------------------------------------
-
-    public static final ForeignKey<OrderCancellationRecord, OrdersRecord> ORDER_CANCELLATION__ORDER_CANCELLATION_ORDER_ID_FKEY = Internal.createForeignKey(OrderCancellation.ORDER_CANCELLATION, DSL.name("order_cancellation_order_id_fkey"), new TableField[] { OrderCancellation.ORDER_CANCELLATION.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
-    public static final ForeignKey<OrderLineRecord, OrdersRecord> ORDER_LINE__ORDER_LINE_ORDER_ID_FKEY = Internal.createForeignKey(OrderLine.ORDER_LINE, DSL.name("order_line_order_id_fkey"), new TableField[] { OrderLine.ORDER_LINE.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
-    public static final ForeignKey<OrderRequestKeyRecord, OrdersRecord> ORDER_REQUEST_KEY__ORDER_REQUEST_KEY_ORDER_ID_FKEY = Internal.createForeignKey(OrderRequestKey.ORDER_REQUEST_KEY, DSL.name("order_request_key_order_id_fkey"), new TableField[] { OrderRequestKey.ORDER_REQUEST_KEY.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
-    public static final ForeignKey<OrderShipmentRecord, OrdersRecord> ORDER_SHIPMENT__ORDER_SHIPMENT_ORDER_ID_FKEY = Internal.createForeignKey(OrderShipment.ORDER_SHIPMENT, DSL.name("order_shipment_order_id_fkey"), new TableField[] { OrderShipment.ORDER_SHIPMENT.ORDER_ID }, Keys.ORDERS_PKEY, new TableField[] { Orders.ORDERS.ID }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

@@ -9,11 +9,6 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
-import io.mailroom.db.jooq.tables.OrderCancellation;
-import io.mailroom.db.jooq.tables.OrderLine;
-import io.mailroom.db.jooq.tables.OrderRequestKey;
-import io.mailroom.db.jooq.tables.OrderShipment;
-import io.mailroom.db.jooq.tables.Orders;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
@@ -24,13 +19,13 @@ import io.mailroom.db.jooq.tables.Suppression;
 
 
 /**
- * Convenience access to all tables in the default schema.
+ * Convenience access to all tables in mailroom.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes", "this-escape" })
 public class Tables {
 
     /**
-     * The table <code>audit_log</code>.
+     * The table <code>mailroom.audit_log</code>.
      */
     public static final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
 
@@ -53,42 +48,17 @@ public class Tables {
     public static final EmailRendering EMAIL_RENDERING = EmailRendering.EMAIL_RENDERING;
 
     /**
-     * The table <code>idempotency_record</code>.
+     * The table <code>mailroom.idempotency_record</code>.
      */
     public static final IdempotencyRecord IDEMPOTENCY_RECORD = IdempotencyRecord.IDEMPOTENCY_RECORD;
 
     /**
-     * The table <code>order_cancellation</code>.
-     */
-    public static final OrderCancellation ORDER_CANCELLATION = OrderCancellation.ORDER_CANCELLATION;
-
-    /**
-     * The table <code>order_line</code>.
-     */
-    public static final OrderLine ORDER_LINE = OrderLine.ORDER_LINE;
-
-    /**
-     * The table <code>order_request_key</code>.
-     */
-    public static final OrderRequestKey ORDER_REQUEST_KEY = OrderRequestKey.ORDER_REQUEST_KEY;
-
-    /**
-     * The table <code>order_shipment</code>.
-     */
-    public static final OrderShipment ORDER_SHIPMENT = OrderShipment.ORDER_SHIPMENT;
-
-    /**
-     * The table <code>orders</code>.
-     */
-    public static final Orders ORDERS = Orders.ORDERS;
-
-    /**
-     * The table <code>outbox_attempt</code>.
+     * The table <code>mailroom.outbox_attempt</code>.
      */
     public static final OutboxAttempt OUTBOX_ATTEMPT = OutboxAttempt.OUTBOX_ATTEMPT;
 
     /**
-     * The table <code>outbox_control</code>.
+     * The table <code>mailroom.outbox_control</code>.
      */
     public static final OutboxControl OUTBOX_CONTROL = OutboxControl.OUTBOX_CONTROL;
 
@@ -99,7 +69,7 @@ public class Tables {
     public static final OutboxDispatcher OUTBOX_DISPATCHER = OutboxDispatcher.OUTBOX_DISPATCHER;
 
     /**
-     * The table <code>outbox_effect</code>.
+     * The table <code>mailroom.outbox_effect</code>.
      */
     public static final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
 
@@ -110,12 +80,12 @@ public class Tables {
     public static final OutboxMessage OUTBOX_MESSAGE = OutboxMessage.OUTBOX_MESSAGE;
 
     /**
-     * The table <code>soft_bounce_run</code>.
+     * The table <code>mailroom.soft_bounce_run</code>.
      */
     public static final SoftBounceRun SOFT_BOUNCE_RUN = SoftBounceRun.SOFT_BOUNCE_RUN;
 
     /**
-     * The table <code>suppression</code>.
+     * The table <code>mailroom.suppression</code>.
      */
     public static final Suppression SUPPRESSION = Suppression.SUPPRESSION;
 }

@@ -1,8 +1,8 @@
 package io.mailroom.orders;
 
-import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
-import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
-import io.mailroom.db.jooq.tables.records.OrdersRecord;
+import io.mailroom.orders.jooq.tables.records.OrderCancellationRecord;
+import io.mailroom.orders.jooq.tables.records.OrderShipmentRecord;
+import io.mailroom.orders.jooq.tables.records.OrdersRecord;
 import org.jooq.DSLContext;
 import org.jooq.InsertValuesStep6;
 import org.jooq.Record2;
@@ -13,11 +13,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
-import static io.mailroom.db.jooq.Tables.ORDER_CANCELLATION;
-import static io.mailroom.db.jooq.Tables.ORDER_SHIPMENT;
-import static io.mailroom.db.jooq.Tables.ORDER_LINE;
-import static io.mailroom.db.jooq.Tables.ORDER_REQUEST_KEY;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDER_CANCELLATION;
+import static io.mailroom.orders.jooq.Tables.ORDER_SHIPMENT;
+import static io.mailroom.orders.jooq.Tables.ORDER_LINE;
+import static io.mailroom.orders.jooq.Tables.ORDER_REQUEST_KEY;
 
 /**
  * The order service's SQL, all of it, written with jOOQ against the generated classes. Every

@@ -1,8 +1,8 @@
 package io.mailroom.orders;
 
-import io.mailroom.db.jooq.tables.records.OrderCancellationRecord;
-import io.mailroom.db.jooq.tables.records.OrderShipmentRecord;
-import io.mailroom.db.jooq.tables.records.OrdersRecord;
+import io.mailroom.orders.jooq.tables.records.OrderCancellationRecord;
+import io.mailroom.orders.jooq.tables.records.OrderShipmentRecord;
+import io.mailroom.orders.jooq.tables.records.OrdersRecord;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.outbox.EnqueuedMessage;

@@ -133,11 +133,16 @@ public final class OrderServiceApp implements AutoCloseable {
             pool.getHikariConfigMXBean().setMinimumIdle(config.dbPoolSize());
             if (config.migrate()) {
                 // an index build may take minutes: the migration's reads get a bound of their own
-                var result = Schema.migrate(DbTimeouts.withSocketTimeout(pooler.migrateUrl() == null ? pool
-                        : direct(pooler.migrateUrl(), config), config.dbTimeouts().migration()));
+                var migrations = DbTimeouts.withSocketTimeout(pooler.migrateUrl() == null ? pool
+                        : direct(pooler.migrateUrl(), config), config.dbTimeouts().migration());
+                // Mailroom's schema first: an upgrade from a Mailroom that kept the shop's tables in its
+                // own history hands them over there, and the shop's migration then adopts them
+                var mailroom = Schema.migrate(migrations);
+                var shop = ShopSchema.migrate(migrations);
                 // Flyway reports no target version when there was nothing to apply
-                log.info("Schema at version {} ({} migrations applied now)", Schema.versionAfter(result),
-                        result.migrationsExecuted);
+                log.info("Mailroom's schema at version {} ({} migrations applied now); the shop's at version {} ({})",
+                        Schema.versionAfter(mailroom), mailroom.migrationsExecuted, Schema.versionAfter(shop),
+                        shop.migrationsExecuted);
             }
             return new OrderServiceApp(pool, OrderServer.start(pool, config.http()));
         } catch (RuntimeException e) {

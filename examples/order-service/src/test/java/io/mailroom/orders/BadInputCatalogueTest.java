@@ -22,7 +22,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.stream.Stream;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
 

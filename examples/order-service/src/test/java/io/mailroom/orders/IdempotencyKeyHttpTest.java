@@ -32,7 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -27,8 +27,8 @@ import java.time.Duration;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
-import static io.mailroom.db.jooq.Tables.ORDER_LINE;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDER_LINE;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -20,9 +20,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
-import static io.mailroom.db.jooq.Tables.ORDER_CANCELLATION;
-import static io.mailroom.db.jooq.Tables.ORDER_SHIPMENT;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDER_CANCELLATION;
+import static io.mailroom.orders.jooq.Tables.ORDER_SHIPMENT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
 

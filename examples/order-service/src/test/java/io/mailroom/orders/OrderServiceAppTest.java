@@ -15,7 +15,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -20,8 +20,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
-import static io.mailroom.db.jooq.Tables.ORDER_REQUEST_KEY;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDER_REQUEST_KEY;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

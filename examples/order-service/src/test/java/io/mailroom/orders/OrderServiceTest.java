@@ -15,8 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.math.BigDecimal;
 import java.time.Instant;
 
-import static io.mailroom.db.jooq.Tables.ORDERS;
-import static io.mailroom.db.jooq.Tables.ORDER_LINE;
+import static io.mailroom.orders.jooq.Tables.ORDERS;
+import static io.mailroom.orders.jooq.Tables.ORDER_LINE;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;

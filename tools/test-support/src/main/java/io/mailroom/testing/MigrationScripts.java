@@ -19,20 +19,31 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
-/** Reads the Flyway scripts on the class path, to name a template database after their content. */
+/**
+ * Reads the Flyway scripts on the class path, to name a template database after their content:
+ * Mailroom's own (always there) and the example shop's (where a test's class path has the shop).
+ */
 final class MigrationScripts {
 
-    static final String LOCATION = "db/migration";
+    /** Mailroom's scripts (io.mailroom.db.Schema.MIGRATIONS; this module cannot depend on db). */
+    static final String LOCATION = "io/mailroom/db/migration";
+    /** Mailroom's schema and history table in a test database (Schema.HISTORY_TABLE, MailroomSchema.DEFAULT_NAME). */
+    static final String SCHEMA = "mailroom";
+    static final String HISTORY_TABLE = "mailroom_schema_history";
+    /** The example shop's scripts, its schema and its own history table, when the shop is on the class path. */
+    static final String SHOP_LOCATION = "io/mailroom/orders/migration";
+    static final String SHOP_HISTORY_TABLE = "shop_schema_history";
 
     private MigrationScripts() {
     }
 
     /** First 16 hex digits of a SHA-256 over every script's path and bytes, in path order. */
     static String fingerprint() {
-        Map<String, byte[]> scripts = read();
+        Map<String, byte[]> scripts = read(LOCATION);
+        read(SHOP_LOCATION).forEach((name, bytes) -> scripts.put("shop/" + name, bytes));
         if (scripts.isEmpty()) {
             throw new IllegalStateException("No Flyway migrations on the class path under " + LOCATION
-                    + ": add a test dependency on io.mailroom:db");
+                    + ": add a test dependency on io.mailroom:mailroom-db");
         }
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
@@ -47,15 +58,24 @@ final class MigrationScripts {
         }
     }
 
-    private static Map<String, byte[]> read() {
+    /** True when the example shop's scripts are on the class path. */
+    static boolean hasShop() {
+        try {
+            return Thread.currentThread().getContextClassLoader().getResources(SHOP_LOCATION).hasMoreElements();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static Map<String, byte[]> read(String location) {
         Map<String, byte[]> scripts = new TreeMap<>();
         try {
-            Enumeration<URL> roots = Thread.currentThread().getContextClassLoader().getResources(LOCATION);
+            Enumeration<URL> roots = Thread.currentThread().getContextClassLoader().getResources(location);
             while (roots.hasMoreElements()) {
                 URL root = roots.nextElement();
                 switch (root.getProtocol()) {
                     case "file" -> readDirectory(Paths.get(root.toURI()), scripts);
-                    case "jar" -> readJar((JarURLConnection) root.openConnection(), scripts);
+                    case "jar" -> readJar((JarURLConnection) root.openConnection(), location, scripts);
                     default -> throw new IllegalStateException("Cannot read migrations from " + root);
                 }
             }
@@ -75,15 +95,15 @@ final class MigrationScripts {
         }
     }
 
-    private static void readJar(JarURLConnection connection, Map<String, byte[]> scripts) throws IOException {
+    private static void readJar(JarURLConnection connection, String location, Map<String, byte[]> scripts) throws IOException {
         connection.setUseCaches(false);
         try (JarFile jar = connection.getJarFile()) {
             Enumeration<JarEntry> entries = jar.entries();
             while (entries.hasMoreElements()) {
                 JarEntry entry = entries.nextElement();
-                if (!entry.isDirectory() && entry.getName().startsWith(LOCATION + "/")) {
+                if (!entry.isDirectory() && entry.getName().startsWith(location + "/")) {
                     try (InputStream in = jar.getInputStream(entry)) {
-                        scripts.put(entry.getName().substring(LOCATION.length() + 1), in.readAllBytes());
+                        scripts.put(entry.getName().substring(location.length() + 1), in.readAllBytes());
                     }
                 }
             }

@@ -14,6 +14,14 @@ import java.sql.Statement;
 /** One migrated database that belongs to one test class; {@link #close()} drops it. */
 public final class TestDatabase implements AutoCloseable {
 
+    /**
+     * The search path of {@link #dataSource()}, {@link #dsl()} and {@link #newConnection()}: Mailroom's
+     * schema, then the shop's, so that a test's own SQL may name tables unqualified. Mailroom's code
+     * never relies on it (it qualifies every table); the URLs handed to child processes carry no
+     * search path, so everything they run proves that.
+     */
+    public static final String SEARCH_PATH = MigrationScripts.SCHEMA + ",public";
+
     private final PostgresServer server;
     private final String name;
     private HikariDataSource pool;
@@ -58,6 +66,7 @@ public final class TestDatabase implements AutoCloseable {
                 config.setPassword(password());
             }
             config.setMaximumPoolSize(10);
+            config.addDataSourceProperty("currentSchema", SEARCH_PATH);
             config.setPoolName("test-" + name);
             pool = new HikariDataSource(config);
         }
@@ -74,7 +83,11 @@ public final class TestDatabase implements AutoCloseable {
 
     /** A new connection outside the pool, for tests that hold locks across sessions; the caller closes it. */
     public Connection newConnection() throws SQLException {
-        return server.connect(name);
+        Connection c = server.connect(name);
+        try (Statement st = c.createStatement()) {
+            st.execute("SET search_path = " + SEARCH_PATH);
+        }
+        return c;
     }
 
     @Override

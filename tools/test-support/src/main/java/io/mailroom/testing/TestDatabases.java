@@ -37,7 +37,18 @@ public final class TestDatabases {
     /** A new database migrated to the latest schema; close it to drop it. */
     public static TestDatabase create() {
         PostgresServer server = PostgresServer.get();
-        String tpl = template(server);
+        return createFrom(server, template(server));
+    }
+
+    /**
+     * A new database with nothing in it (from {@code template0}): for tests of the migrations
+     * themselves, or of a business that migrates Mailroom beside its own tables; close it to drop it.
+     */
+    public static TestDatabase createEmpty() {
+        return createFrom(PostgresServer.get(), "template0");
+    }
+
+    private static TestDatabase createFrom(PostgresServer server, String tpl) {
         String name = PREFIX + (System.currentTimeMillis() / 1000) + "_"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
         try (Connection admin = server.connect(server.adminDatabase());
@@ -89,8 +100,20 @@ public final class TestDatabases {
         Flyway.configure()
                 .dataSource(server.jdbcUrl(wip), server.user(), server.password())
                 .locations("classpath:" + MigrationScripts.LOCATION)
+                .schemas(MigrationScripts.SCHEMA)
+                .defaultSchema(MigrationScripts.SCHEMA)
+                .createSchemas(true)
+                .table(MigrationScripts.HISTORY_TABLE)
                 .load()
                 .migrate();
+        if (MigrationScripts.hasShop()) {
+            Flyway.configure()
+                    .dataSource(server.jdbcUrl(wip), server.user(), server.password())
+                    .locations("classpath:" + MigrationScripts.SHOP_LOCATION)
+                    .table(MigrationScripts.SHOP_HISTORY_TABLE)
+                    .load()
+                    .migrate();
+        }
         try (Statement st = admin.createStatement()) {
             st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + wip + "'");
             st.execute("ALTER DATABASE " + quote(wip) + " RENAME TO " + quote(name));

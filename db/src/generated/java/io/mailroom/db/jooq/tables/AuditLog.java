@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
 
 import java.time.Instant;
@@ -45,7 +45,7 @@ public class AuditLog extends TableImpl<AuditLogRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>audit_log</code>
+     * The reference instance of <code>mailroom.audit_log</code>
      */
     public static final AuditLog AUDIT_LOG = new AuditLog();
 
@@ -58,42 +58,42 @@ public class AuditLog extends TableImpl<AuditLogRecord> {
     }
 
     /**
-     * The column <code>audit_log.id</code>.
+     * The column <code>mailroom.audit_log.id</code>.
      */
     public final TableField<AuditLogRecord, Long> ID = createField(DSL.name("id"), SQLDataType.BIGINT.nullable(false).generatedAlwaysAsIdentity(), this, "");
 
     /**
-     * The column <code>audit_log.at</code>.
+     * The column <code>mailroom.audit_log.at</code>.
      */
     public final TableField<AuditLogRecord, Instant> AT = createField(DSL.name("at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>audit_log.actor</code>.
+     * The column <code>mailroom.audit_log.actor</code>.
      */
     public final TableField<AuditLogRecord, String> ACTOR = createField(DSL.name("actor"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>audit_log.role</code>.
+     * The column <code>mailroom.audit_log.role</code>.
      */
     public final TableField<AuditLogRecord, String> ROLE = createField(DSL.name("role"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>audit_log.action</code>.
+     * The column <code>mailroom.audit_log.action</code>.
      */
     public final TableField<AuditLogRecord, String> ACTION = createField(DSL.name("action"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>audit_log.idempotency_key</code>.
+     * The column <code>mailroom.audit_log.idempotency_key</code>.
      */
     public final TableField<AuditLogRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>audit_log.reason</code>.
+     * The column <code>mailroom.audit_log.reason</code>.
      */
     public final TableField<AuditLogRecord, String> REASON = createField(DSL.name("reason"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>audit_log.detail</code>.
+     * The column <code>mailroom.audit_log.detail</code>.
      */
     public final TableField<AuditLogRecord, JSONB> DETAIL = createField(DSL.name("detail"), SQLDataType.JSONB, this, "");
 
@@ -106,21 +106,21 @@ public class AuditLog extends TableImpl<AuditLogRecord> {
     }
 
     /**
-     * Create an aliased <code>audit_log</code> table reference
+     * Create an aliased <code>mailroom.audit_log</code> table reference
      */
     public AuditLog(String alias) {
         this(DSL.name(alias), AUDIT_LOG);
     }
 
     /**
-     * Create an aliased <code>audit_log</code> table reference
+     * Create an aliased <code>mailroom.audit_log</code> table reference
      */
     public AuditLog(Name alias) {
         this(alias, AUDIT_LOG);
     }
 
     /**
-     * Create a <code>audit_log</code> table reference
+     * Create a <code>mailroom.audit_log</code> table reference
      */
     public AuditLog() {
         this(DSL.name("audit_log"), null);
@@ -128,7 +128,7 @@ public class AuditLog extends TableImpl<AuditLogRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 
 import java.time.Instant;
@@ -46,7 +46,7 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>delivery_event</code>
+     * The reference instance of <code>mailroom.delivery_event</code>
      */
     public static final DeliveryEvent DELIVERY_EVENT = new DeliveryEvent();
 
@@ -59,77 +59,77 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
     }
 
     /**
-     * The column <code>delivery_event.id</code>.
+     * The column <code>mailroom.delivery_event.id</code>.
      */
     public final TableField<DeliveryEventRecord, Long> ID = createField(DSL.name("id"), SQLDataType.BIGINT.nullable(false).generatedAlwaysAsIdentity(), this, "");
 
     /**
-     * The column <code>delivery_event.source</code>.
+     * The column <code>mailroom.delivery_event.source</code>.
      */
     public final TableField<DeliveryEventRecord, String> SOURCE = createField(DSL.name("source"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event.delivery_id</code>.
+     * The column <code>mailroom.delivery_event.delivery_id</code>.
      */
     public final TableField<DeliveryEventRecord, String> DELIVERY_ID = createField(DSL.name("delivery_id"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event.seq</code>.
+     * The column <code>mailroom.delivery_event.seq</code>.
      */
     public final TableField<DeliveryEventRecord, Integer> SEQ = createField(DSL.name("seq"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "");
 
     /**
-     * The column <code>delivery_event.received_at</code>.
+     * The column <code>mailroom.delivery_event.received_at</code>.
      */
     public final TableField<DeliveryEventRecord, Instant> RECEIVED_AT = createField(DSL.name("received_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>delivery_event.occurred_at</code>.
+     * The column <code>mailroom.delivery_event.occurred_at</code>.
      */
     public final TableField<DeliveryEventRecord, Instant> OCCURRED_AT = createField(DSL.name("occurred_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>delivery_event.kind</code>.
+     * The column <code>mailroom.delivery_event.kind</code>.
      */
     public final TableField<DeliveryEventRecord, String> KIND = createField(DSL.name("kind"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event.bounce_type</code>.
+     * The column <code>mailroom.delivery_event.bounce_type</code>.
      */
     public final TableField<DeliveryEventRecord, String> BOUNCE_TYPE = createField(DSL.name("bounce_type"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.provider_event</code>.
+     * The column <code>mailroom.delivery_event.provider_event</code>.
      */
     public final TableField<DeliveryEventRecord, String> PROVIDER_EVENT = createField(DSL.name("provider_event"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event.provider_message_id</code>.
+     * The column <code>mailroom.delivery_event.provider_message_id</code>.
      */
     public final TableField<DeliveryEventRecord, String> PROVIDER_MESSAGE_ID = createField(DSL.name("provider_message_id"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.idempotency_key</code>.
+     * The column <code>mailroom.delivery_event.idempotency_key</code>.
      */
     public final TableField<DeliveryEventRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.recipient</code>.
+     * The column <code>mailroom.delivery_event.recipient</code>.
      */
     public final TableField<DeliveryEventRecord, String> RECIPIENT = createField(DSL.name("recipient"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.diagnostic_code</code>.
+     * The column <code>mailroom.delivery_event.diagnostic_code</code>.
      */
     public final TableField<DeliveryEventRecord, String> DIAGNOSTIC_CODE = createField(DSL.name("diagnostic_code"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.description</code>.
+     * The column <code>mailroom.delivery_event.description</code>.
      */
     public final TableField<DeliveryEventRecord, String> DESCRIPTION = createField(DSL.name("description"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>delivery_event.applied</code>.
+     * The column <code>mailroom.delivery_event.applied</code>.
      */
     public final TableField<DeliveryEventRecord, Boolean> APPLIED = createField(DSL.name("applied"), SQLDataType.BOOLEAN.nullable(false).defaultValue(DSL.field(DSL.raw("false"), SQLDataType.BOOLEAN)), this, "");
 
@@ -142,21 +142,21 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
     }
 
     /**
-     * Create an aliased <code>delivery_event</code> table reference
+     * Create an aliased <code>mailroom.delivery_event</code> table reference
      */
     public DeliveryEvent(String alias) {
         this(DSL.name(alias), DELIVERY_EVENT);
     }
 
     /**
-     * Create an aliased <code>delivery_event</code> table reference
+     * Create an aliased <code>mailroom.delivery_event</code> table reference
      */
     public DeliveryEvent(Name alias) {
         this(alias, DELIVERY_EVENT);
     }
 
     /**
-     * Create a <code>delivery_event</code> table reference
+     * Create a <code>mailroom.delivery_event</code> table reference
      */
     public DeliveryEvent() {
         this(DSL.name("delivery_event"), null);
@@ -164,7 +164,7 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

@@ -4,8 +4,8 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 
 import java.util.Arrays;
@@ -42,7 +42,7 @@ public class DeliveryEventCount extends TableImpl<DeliveryEventCountRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>delivery_event_count</code>
+     * The reference instance of <code>mailroom.delivery_event_count</code>
      */
     public static final DeliveryEventCount DELIVERY_EVENT_COUNT = new DeliveryEventCount();
 
@@ -55,27 +55,27 @@ public class DeliveryEventCount extends TableImpl<DeliveryEventCountRecord> {
     }
 
     /**
-     * The column <code>delivery_event_count.source</code>.
+     * The column <code>mailroom.delivery_event_count.source</code>.
      */
     public final TableField<DeliveryEventCountRecord, String> SOURCE = createField(DSL.name("source"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event_count.kind</code>.
+     * The column <code>mailroom.delivery_event_count.kind</code>.
      */
     public final TableField<DeliveryEventCountRecord, String> KIND = createField(DSL.name("kind"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event_count.bounce</code>.
+     * The column <code>mailroom.delivery_event_count.bounce</code>.
      */
     public final TableField<DeliveryEventCountRecord, String> BOUNCE = createField(DSL.name("bounce"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event_count.topic</code>.
+     * The column <code>mailroom.delivery_event_count.topic</code>.
      */
     public final TableField<DeliveryEventCountRecord, String> TOPIC = createField(DSL.name("topic"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>delivery_event_count.events</code>.
+     * The column <code>mailroom.delivery_event_count.events</code>.
      */
     public final TableField<DeliveryEventCountRecord, Long> EVENTS = createField(DSL.name("events"), SQLDataType.BIGINT.nullable(false), this, "");
 
@@ -88,21 +88,23 @@ public class DeliveryEventCount extends TableImpl<DeliveryEventCountRecord> {
     }
 
     /**
-     * Create an aliased <code>delivery_event_count</code> table reference
+     * Create an aliased <code>mailroom.delivery_event_count</code> table
+     * reference
      */
     public DeliveryEventCount(String alias) {
         this(DSL.name(alias), DELIVERY_EVENT_COUNT);
     }
 
     /**
-     * Create an aliased <code>delivery_event_count</code> table reference
+     * Create an aliased <code>mailroom.delivery_event_count</code> table
+     * reference
      */
     public DeliveryEventCount(Name alias) {
         this(alias, DELIVERY_EVENT_COUNT);
     }
 
     /**
-     * Create a <code>delivery_event_count</code> table reference
+     * Create a <code>mailroom.delivery_event_count</code> table reference
      */
     public DeliveryEventCount() {
         this(DSL.name("delivery_event_count"), null);
@@ -110,7 +112,7 @@ public class DeliveryEventCount extends TableImpl<DeliveryEventCountRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 
 import java.time.Instant;
@@ -45,7 +45,7 @@ public class EmailRendering extends TableImpl<EmailRenderingRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>email_rendering</code>
+     * The reference instance of <code>mailroom.email_rendering</code>
      */
     public static final EmailRendering EMAIL_RENDERING = new EmailRendering();
 
@@ -58,57 +58,57 @@ public class EmailRendering extends TableImpl<EmailRenderingRecord> {
     }
 
     /**
-     * The column <code>email_rendering.idempotency_key</code>.
+     * The column <code>mailroom.email_rendering.idempotency_key</code>.
      */
     public final TableField<EmailRenderingRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.message_id</code>.
+     * The column <code>mailroom.email_rendering.message_id</code>.
      */
     public final TableField<EmailRenderingRecord, Long> MESSAGE_ID = createField(DSL.name("message_id"), SQLDataType.BIGINT.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.message_created_at</code>.
+     * The column <code>mailroom.email_rendering.message_created_at</code>.
      */
     public final TableField<EmailRenderingRecord, Instant> MESSAGE_CREATED_AT = createField(DSL.name("message_created_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.attempt</code>.
+     * The column <code>mailroom.email_rendering.attempt</code>.
      */
     public final TableField<EmailRenderingRecord, Integer> ATTEMPT = createField(DSL.name("attempt"), SQLDataType.INTEGER.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.template</code>.
+     * The column <code>mailroom.email_rendering.template</code>.
      */
     public final TableField<EmailRenderingRecord, String> TEMPLATE = createField(DSL.name("template"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>email_rendering.template_version</code>.
+     * The column <code>mailroom.email_rendering.template_version</code>.
      */
     public final TableField<EmailRenderingRecord, String> TEMPLATE_VERSION = createField(DSL.name("template_version"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.locale</code>.
+     * The column <code>mailroom.email_rendering.locale</code>.
      */
     public final TableField<EmailRenderingRecord, String> LOCALE = createField(DSL.name("locale"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>email_rendering.subject</code>.
+     * The column <code>mailroom.email_rendering.subject</code>.
      */
     public final TableField<EmailRenderingRecord, String> SUBJECT = createField(DSL.name("subject"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.text_part</code>.
+     * The column <code>mailroom.email_rendering.text_part</code>.
      */
     public final TableField<EmailRenderingRecord, String> TEXT_PART = createField(DSL.name("text_part"), SQLDataType.CLOB.nullable(false), this, "");
 
     /**
-     * The column <code>email_rendering.html_part</code>.
+     * The column <code>mailroom.email_rendering.html_part</code>.
      */
     public final TableField<EmailRenderingRecord, String> HTML_PART = createField(DSL.name("html_part"), SQLDataType.CLOB, this, "");
 
     /**
-     * The column <code>email_rendering.rendered_at</code>.
+     * The column <code>mailroom.email_rendering.rendered_at</code>.
      */
     public final TableField<EmailRenderingRecord, Instant> RENDERED_AT = createField(DSL.name("rendered_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
@@ -121,21 +121,21 @@ public class EmailRendering extends TableImpl<EmailRenderingRecord> {
     }
 
     /**
-     * Create an aliased <code>email_rendering</code> table reference
+     * Create an aliased <code>mailroom.email_rendering</code> table reference
      */
     public EmailRendering(String alias) {
         this(DSL.name(alias), EMAIL_RENDERING);
     }
 
     /**
-     * Create an aliased <code>email_rendering</code> table reference
+     * Create an aliased <code>mailroom.email_rendering</code> table reference
      */
     public EmailRendering(Name alias) {
         this(alias, EMAIL_RENDERING);
     }
 
     /**
-     * Create a <code>email_rendering</code> table reference
+     * Create a <code>mailroom.email_rendering</code> table reference
      */
     public EmailRendering() {
         this(DSL.name("email_rendering"), null);
@@ -143,7 +143,7 @@ public class EmailRendering extends TableImpl<EmailRenderingRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

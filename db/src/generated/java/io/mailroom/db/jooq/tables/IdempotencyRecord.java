@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
 
 import java.time.Instant;
@@ -45,7 +45,7 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>idempotency_record</code>
+     * The reference instance of <code>mailroom.idempotency_record</code>
      */
     public static final IdempotencyRecord IDEMPOTENCY_RECORD = new IdempotencyRecord();
 
@@ -58,67 +58,67 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
     }
 
     /**
-     * The column <code>idempotency_record.effect_key</code>.
+     * The column <code>mailroom.idempotency_record.effect_key</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> EFFECT_KEY = createField(DSL.name("effect_key"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>idempotency_record.fingerprint</code>.
+     * The column <code>mailroom.idempotency_record.fingerprint</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> FINGERPRINT = createField(DSL.name("fingerprint"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>idempotency_record.state</code>.
+     * The column <code>mailroom.idempotency_record.state</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> STATE = createField(DSL.name("state"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>idempotency_record.reservations</code>.
+     * The column <code>mailroom.idempotency_record.reservations</code>.
      */
     public final TableField<IdempotencyRecordRecord, Integer> RESERVATIONS = createField(DSL.name("reservations"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("1"), SQLDataType.INTEGER)), this, "");
 
     /**
-     * The column <code>idempotency_record.reserved_by</code>.
+     * The column <code>mailroom.idempotency_record.reserved_by</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> RESERVED_BY = createField(DSL.name("reserved_by"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>idempotency_record.first_reserved_at</code>.
+     * The column <code>mailroom.idempotency_record.first_reserved_at</code>.
      */
     public final TableField<IdempotencyRecordRecord, Instant> FIRST_RESERVED_AT = createField(DSL.name("first_reserved_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>idempotency_record.reserved_at</code>.
+     * The column <code>mailroom.idempotency_record.reserved_at</code>.
      */
     public final TableField<IdempotencyRecordRecord, Instant> RESERVED_AT = createField(DSL.name("reserved_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>idempotency_record.completed_at</code>.
+     * The column <code>mailroom.idempotency_record.completed_at</code>.
      */
     public final TableField<IdempotencyRecordRecord, Instant> COMPLETED_AT = createField(DSL.name("completed_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>idempotency_record.result_ref</code>.
+     * The column <code>mailroom.idempotency_record.result_ref</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> RESULT_REF = createField(DSL.name("result_ref"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>idempotency_record.last_error</code>.
+     * The column <code>mailroom.idempotency_record.last_error</code>.
      */
     public final TableField<IdempotencyRecordRecord, String> LAST_ERROR = createField(DSL.name("last_error"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>idempotency_record.descriptor</code>.
+     * The column <code>mailroom.idempotency_record.descriptor</code>.
      */
     public final TableField<IdempotencyRecordRecord, JSONB> DESCRIPTOR = createField(DSL.name("descriptor"), SQLDataType.JSONB, this, "");
 
     /**
-     * The column <code>idempotency_record.updated_at</code>.
+     * The column <code>mailroom.idempotency_record.updated_at</code>.
      */
     public final TableField<IdempotencyRecordRecord, Instant> UPDATED_AT = createField(DSL.name("updated_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>idempotency_record.repeats</code>.
+     * The column <code>mailroom.idempotency_record.repeats</code>.
      */
     public final TableField<IdempotencyRecordRecord, Integer> REPEATS = createField(DSL.name("repeats"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "");
 
@@ -131,21 +131,23 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
     }
 
     /**
-     * Create an aliased <code>idempotency_record</code> table reference
+     * Create an aliased <code>mailroom.idempotency_record</code> table
+     * reference
      */
     public IdempotencyRecord(String alias) {
         this(DSL.name(alias), IDEMPOTENCY_RECORD);
     }
 
     /**
-     * Create an aliased <code>idempotency_record</code> table reference
+     * Create an aliased <code>mailroom.idempotency_record</code> table
+     * reference
      */
     public IdempotencyRecord(Name alias) {
         this(alias, IDEMPOTENCY_RECORD);
     }
 
     /**
-     * Create a <code>idempotency_record</code> table reference
+     * Create a <code>mailroom.idempotency_record</code> table reference
      */
     public IdempotencyRecord() {
         this(DSL.name("idempotency_record"), null);
@@ -153,7 +155,7 @@ public class IdempotencyRecord extends TableImpl<IdempotencyRecordRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

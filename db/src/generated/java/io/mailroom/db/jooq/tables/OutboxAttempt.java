@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 
 import java.time.Instant;
@@ -46,7 +46,7 @@ public class OutboxAttempt extends TableImpl<OutboxAttemptRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>outbox_attempt</code>
+     * The reference instance of <code>mailroom.outbox_attempt</code>
      */
     public static final OutboxAttempt OUTBOX_ATTEMPT = new OutboxAttempt();
 
@@ -59,57 +59,57 @@ public class OutboxAttempt extends TableImpl<OutboxAttemptRecord> {
     }
 
     /**
-     * The column <code>outbox_attempt.id</code>.
+     * The column <code>mailroom.outbox_attempt.id</code>.
      */
     public final TableField<OutboxAttemptRecord, Long> ID = createField(DSL.name("id"), SQLDataType.BIGINT.nullable(false).generatedAlwaysAsIdentity(), this, "");
 
     /**
-     * The column <code>outbox_attempt.idempotency_key</code>.
+     * The column <code>mailroom.outbox_attempt.idempotency_key</code>.
      */
     public final TableField<OutboxAttemptRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.message_id</code>.
+     * The column <code>mailroom.outbox_attempt.message_id</code>.
      */
     public final TableField<OutboxAttemptRecord, Long> MESSAGE_ID = createField(DSL.name("message_id"), SQLDataType.BIGINT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.attempt</code>.
+     * The column <code>mailroom.outbox_attempt.attempt</code>.
      */
     public final TableField<OutboxAttemptRecord, Integer> ATTEMPT = createField(DSL.name("attempt"), SQLDataType.INTEGER.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.claim_version</code>.
+     * The column <code>mailroom.outbox_attempt.claim_version</code>.
      */
     public final TableField<OutboxAttemptRecord, Long> CLAIM_VERSION = createField(DSL.name("claim_version"), SQLDataType.BIGINT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.worker</code>.
+     * The column <code>mailroom.outbox_attempt.worker</code>.
      */
     public final TableField<OutboxAttemptRecord, String> WORKER = createField(DSL.name("worker"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.started_at</code>.
+     * The column <code>mailroom.outbox_attempt.started_at</code>.
      */
     public final TableField<OutboxAttemptRecord, Instant> STARTED_AT = createField(DSL.name("started_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.finished_at</code>.
+     * The column <code>mailroom.outbox_attempt.finished_at</code>.
      */
     public final TableField<OutboxAttemptRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.outcome</code>.
+     * The column <code>mailroom.outbox_attempt.outcome</code>.
      */
     public final TableField<OutboxAttemptRecord, String> OUTCOME = createField(DSL.name("outcome"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_attempt.error</code>.
+     * The column <code>mailroom.outbox_attempt.error</code>.
      */
     public final TableField<OutboxAttemptRecord, String> ERROR = createField(DSL.name("error"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_attempt.detail</code>.
+     * The column <code>mailroom.outbox_attempt.detail</code>.
      */
     public final TableField<OutboxAttemptRecord, JSONB> DETAIL = createField(DSL.name("detail"), SQLDataType.JSONB, this, "");
 
@@ -122,21 +122,21 @@ public class OutboxAttempt extends TableImpl<OutboxAttemptRecord> {
     }
 
     /**
-     * Create an aliased <code>outbox_attempt</code> table reference
+     * Create an aliased <code>mailroom.outbox_attempt</code> table reference
      */
     public OutboxAttempt(String alias) {
         this(DSL.name(alias), OUTBOX_ATTEMPT);
     }
 
     /**
-     * Create an aliased <code>outbox_attempt</code> table reference
+     * Create an aliased <code>mailroom.outbox_attempt</code> table reference
      */
     public OutboxAttempt(Name alias) {
         this(alias, OUTBOX_ATTEMPT);
     }
 
     /**
-     * Create a <code>outbox_attempt</code> table reference
+     * Create a <code>mailroom.outbox_attempt</code> table reference
      */
     public OutboxAttempt() {
         this(DSL.name("outbox_attempt"), null);
@@ -144,7 +144,7 @@ public class OutboxAttempt extends TableImpl<OutboxAttemptRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

@@ -4,8 +4,8 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 
 import java.time.Instant;
@@ -39,7 +39,7 @@ public class OutboxControl extends TableImpl<OutboxControlRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>outbox_control</code>
+     * The reference instance of <code>mailroom.outbox_control</code>
      */
     public static final OutboxControl OUTBOX_CONTROL = new OutboxControl();
 
@@ -52,27 +52,27 @@ public class OutboxControl extends TableImpl<OutboxControlRecord> {
     }
 
     /**
-     * The column <code>outbox_control.scope</code>.
+     * The column <code>mailroom.outbox_control.scope</code>.
      */
     public final TableField<OutboxControlRecord, String> SCOPE = createField(DSL.name("scope"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_control.paused</code>.
+     * The column <code>mailroom.outbox_control.paused</code>.
      */
     public final TableField<OutboxControlRecord, Boolean> PAUSED = createField(DSL.name("paused"), SQLDataType.BOOLEAN.nullable(false).defaultValue(DSL.field(DSL.raw("false"), SQLDataType.BOOLEAN)), this, "");
 
     /**
-     * The column <code>outbox_control.reason</code>.
+     * The column <code>mailroom.outbox_control.reason</code>.
      */
     public final TableField<OutboxControlRecord, String> REASON = createField(DSL.name("reason"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_control.updated_by</code>.
+     * The column <code>mailroom.outbox_control.updated_by</code>.
      */
     public final TableField<OutboxControlRecord, String> UPDATED_BY = createField(DSL.name("updated_by"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_control.updated_at</code>.
+     * The column <code>mailroom.outbox_control.updated_at</code>.
      */
     public final TableField<OutboxControlRecord, Instant> UPDATED_AT = createField(DSL.name("updated_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
@@ -85,21 +85,21 @@ public class OutboxControl extends TableImpl<OutboxControlRecord> {
     }
 
     /**
-     * Create an aliased <code>outbox_control</code> table reference
+     * Create an aliased <code>mailroom.outbox_control</code> table reference
      */
     public OutboxControl(String alias) {
         this(DSL.name(alias), OUTBOX_CONTROL);
     }
 
     /**
-     * Create an aliased <code>outbox_control</code> table reference
+     * Create an aliased <code>mailroom.outbox_control</code> table reference
      */
     public OutboxControl(Name alias) {
         this(alias, OUTBOX_CONTROL);
     }
 
     /**
-     * Create a <code>outbox_control</code> table reference
+     * Create a <code>mailroom.outbox_control</code> table reference
      */
     public OutboxControl() {
         this(DSL.name("outbox_control"), null);
@@ -107,7 +107,7 @@ public class OutboxControl extends TableImpl<OutboxControlRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

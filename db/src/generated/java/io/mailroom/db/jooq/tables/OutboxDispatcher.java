@@ -4,8 +4,8 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.OutboxDispatcherRecord;
 
 import java.time.Instant;
@@ -43,7 +43,7 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>outbox_dispatcher</code>
+     * The reference instance of <code>mailroom.outbox_dispatcher</code>
      */
     public static final OutboxDispatcher OUTBOX_DISPATCHER = new OutboxDispatcher();
 
@@ -56,42 +56,42 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
     }
 
     /**
-     * The column <code>outbox_dispatcher.worker_id</code>.
+     * The column <code>mailroom.outbox_dispatcher.worker_id</code>.
      */
     public final TableField<OutboxDispatcherRecord, String> WORKER_ID = createField(DSL.name("worker_id"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.incarnation</code>.
+     * The column <code>mailroom.outbox_dispatcher.incarnation</code>.
      */
     public final TableField<OutboxDispatcherRecord, String> INCARNATION = createField(DSL.name("incarnation"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.host</code>.
+     * The column <code>mailroom.outbox_dispatcher.host</code>.
      */
     public final TableField<OutboxDispatcherRecord, String> HOST = createField(DSL.name("host"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.version</code>.
+     * The column <code>mailroom.outbox_dispatcher.version</code>.
      */
     public final TableField<OutboxDispatcherRecord, String> VERSION = createField(DSL.name("version"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.topics</code>.
+     * The column <code>mailroom.outbox_dispatcher.topics</code>.
      */
     public final TableField<OutboxDispatcherRecord, String[]> TOPICS = createField(DSL.name("topics"), SQLDataType.VARCHAR.array().nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.started_at</code>.
+     * The column <code>mailroom.outbox_dispatcher.started_at</code>.
      */
     public final TableField<OutboxDispatcherRecord, Instant> STARTED_AT = createField(DSL.name("started_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.heartbeat_at</code>.
+     * The column <code>mailroom.outbox_dispatcher.heartbeat_at</code>.
      */
     public final TableField<OutboxDispatcherRecord, Instant> HEARTBEAT_AT = createField(DSL.name("heartbeat_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_dispatcher.expires_at</code>.
+     * The column <code>mailroom.outbox_dispatcher.expires_at</code>.
      */
     public final TableField<OutboxDispatcherRecord, Instant> EXPIRES_AT = createField(DSL.name("expires_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
@@ -104,21 +104,21 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
     }
 
     /**
-     * Create an aliased <code>outbox_dispatcher</code> table reference
+     * Create an aliased <code>mailroom.outbox_dispatcher</code> table reference
      */
     public OutboxDispatcher(String alias) {
         this(DSL.name(alias), OUTBOX_DISPATCHER);
     }
 
     /**
-     * Create an aliased <code>outbox_dispatcher</code> table reference
+     * Create an aliased <code>mailroom.outbox_dispatcher</code> table reference
      */
     public OutboxDispatcher(Name alias) {
         this(alias, OUTBOX_DISPATCHER);
     }
 
     /**
-     * Create a <code>outbox_dispatcher</code> table reference
+     * Create a <code>mailroom.outbox_dispatcher</code> table reference
      */
     public OutboxDispatcher() {
         this(DSL.name("outbox_dispatcher"), null);
@@ -126,7 +126,7 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

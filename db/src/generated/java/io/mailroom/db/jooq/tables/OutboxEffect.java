@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
 
 import java.time.Instant;
@@ -44,7 +44,7 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>outbox_effect</code>
+     * The reference instance of <code>mailroom.outbox_effect</code>
      */
     public static final OutboxEffect OUTBOX_EFFECT = new OutboxEffect();
 
@@ -57,87 +57,87 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     }
 
     /**
-     * The column <code>outbox_effect.idempotency_key</code>.
+     * The column <code>mailroom.outbox_effect.idempotency_key</code>.
      */
     public final TableField<OutboxEffectRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.topic</code>.
+     * The column <code>mailroom.outbox_effect.topic</code>.
      */
     public final TableField<OutboxEffectRecord, String> TOPIC = createField(DSL.name("topic"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.aggregate_type</code>.
+     * The column <code>mailroom.outbox_effect.aggregate_type</code>.
      */
     public final TableField<OutboxEffectRecord, String> AGGREGATE_TYPE = createField(DSL.name("aggregate_type"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.aggregate_id</code>.
+     * The column <code>mailroom.outbox_effect.aggregate_id</code>.
      */
     public final TableField<OutboxEffectRecord, String> AGGREGATE_ID = createField(DSL.name("aggregate_id"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.message_id</code>.
+     * The column <code>mailroom.outbox_effect.message_id</code>.
      */
     public final TableField<OutboxEffectRecord, Long> MESSAGE_ID = createField(DSL.name("message_id"), SQLDataType.BIGINT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.message_created_at</code>.
+     * The column <code>mailroom.outbox_effect.message_created_at</code>.
      */
     public final TableField<OutboxEffectRecord, Instant> MESSAGE_CREATED_AT = createField(DSL.name("message_created_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.status</code>.
+     * The column <code>mailroom.outbox_effect.status</code>.
      */
     public final TableField<OutboxEffectRecord, String> STATUS = createField(DSL.name("status"), SQLDataType.VARCHAR.nullable(false).defaultValue(DSL.field(DSL.raw("'pending'::character varying"), SQLDataType.VARCHAR)), this, "");
 
     /**
-     * The column <code>outbox_effect.attempts</code>.
+     * The column <code>mailroom.outbox_effect.attempts</code>.
      */
     public final TableField<OutboxEffectRecord, Integer> ATTEMPTS = createField(DSL.name("attempts"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "");
 
     /**
-     * The column <code>outbox_effect.max_attempts</code>.
+     * The column <code>mailroom.outbox_effect.max_attempts</code>.
      */
     public final TableField<OutboxEffectRecord, Integer> MAX_ATTEMPTS = createField(DSL.name("max_attempts"), SQLDataType.INTEGER.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_effect.last_error</code>.
+     * The column <code>mailroom.outbox_effect.last_error</code>.
      */
     public final TableField<OutboxEffectRecord, String> LAST_ERROR = createField(DSL.name("last_error"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_effect.created_at</code>.
+     * The column <code>mailroom.outbox_effect.created_at</code>.
      */
     public final TableField<OutboxEffectRecord, Instant> CREATED_AT = createField(DSL.name("created_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>outbox_effect.updated_at</code>.
+     * The column <code>mailroom.outbox_effect.updated_at</code>.
      */
     public final TableField<OutboxEffectRecord, Instant> UPDATED_AT = createField(DSL.name("updated_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>outbox_effect.finished_at</code>.
+     * The column <code>mailroom.outbox_effect.finished_at</code>.
      */
     public final TableField<OutboxEffectRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>outbox_effect.resend_of</code>.
+     * The column <code>mailroom.outbox_effect.resend_of</code>.
      */
     public final TableField<OutboxEffectRecord, String> RESEND_OF = createField(DSL.name("resend_of"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_effect.delivery_state</code>.
+     * The column <code>mailroom.outbox_effect.delivery_state</code>.
      */
     public final TableField<OutboxEffectRecord, String> DELIVERY_STATE = createField(DSL.name("delivery_state"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_effect.delivery_detail</code>.
+     * The column <code>mailroom.outbox_effect.delivery_detail</code>.
      */
     public final TableField<OutboxEffectRecord, String> DELIVERY_DETAIL = createField(DSL.name("delivery_detail"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_effect.delivery_updated_at</code>.
+     * The column <code>mailroom.outbox_effect.delivery_updated_at</code>.
      */
     public final TableField<OutboxEffectRecord, Instant> DELIVERY_UPDATED_AT = createField(DSL.name("delivery_updated_at"), SQLDataType.INSTANT, this, "");
 
@@ -150,21 +150,21 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     }
 
     /**
-     * Create an aliased <code>outbox_effect</code> table reference
+     * Create an aliased <code>mailroom.outbox_effect</code> table reference
      */
     public OutboxEffect(String alias) {
         this(DSL.name(alias), OUTBOX_EFFECT);
     }
 
     /**
-     * Create an aliased <code>outbox_effect</code> table reference
+     * Create an aliased <code>mailroom.outbox_effect</code> table reference
      */
     public OutboxEffect(Name alias) {
         this(alias, OUTBOX_EFFECT);
     }
 
     /**
-     * Create a <code>outbox_effect</code> table reference
+     * Create a <code>mailroom.outbox_effect</code> table reference
      */
     public OutboxEffect() {
         this(DSL.name("outbox_effect"), null);
@@ -172,7 +172,7 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

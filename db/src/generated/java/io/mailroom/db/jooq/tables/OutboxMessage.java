@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 
 import java.time.Instant;
@@ -47,7 +47,7 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>outbox_message</code>
+     * The reference instance of <code>mailroom.outbox_message</code>
      */
     public static final OutboxMessage OUTBOX_MESSAGE = new OutboxMessage();
 
@@ -60,107 +60,107 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
     }
 
     /**
-     * The column <code>outbox_message.id</code>.
+     * The column <code>mailroom.outbox_message.id</code>.
      */
     public final TableField<OutboxMessageRecord, Long> ID = createField(DSL.name("id"), SQLDataType.BIGINT.nullable(false).generatedByDefaultAsIdentity(), this, "");
 
     /**
-     * The column <code>outbox_message.created_at</code>.
+     * The column <code>mailroom.outbox_message.created_at</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> CREATED_AT = createField(DSL.name("created_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>outbox_message.topic</code>.
+     * The column <code>mailroom.outbox_message.topic</code>.
      */
     public final TableField<OutboxMessageRecord, String> TOPIC = createField(DSL.name("topic"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_message.aggregate_type</code>.
+     * The column <code>mailroom.outbox_message.aggregate_type</code>.
      */
     public final TableField<OutboxMessageRecord, String> AGGREGATE_TYPE = createField(DSL.name("aggregate_type"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_message.aggregate_id</code>.
+     * The column <code>mailroom.outbox_message.aggregate_id</code>.
      */
     public final TableField<OutboxMessageRecord, String> AGGREGATE_ID = createField(DSL.name("aggregate_id"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_message.idempotency_key</code>.
+     * The column <code>mailroom.outbox_message.idempotency_key</code>.
      */
     public final TableField<OutboxMessageRecord, String> IDEMPOTENCY_KEY = createField(DSL.name("idempotency_key"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_message.ordering_key</code>.
+     * The column <code>mailroom.outbox_message.ordering_key</code>.
      */
     public final TableField<OutboxMessageRecord, String> ORDERING_KEY = createField(DSL.name("ordering_key"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_message.payload</code>.
+     * The column <code>mailroom.outbox_message.payload</code>.
      */
     public final TableField<OutboxMessageRecord, JSONB> PAYLOAD = createField(DSL.name("payload"), SQLDataType.JSONB.nullable(false), this, "");
 
     /**
-     * The column <code>outbox_message.status</code>.
+     * The column <code>mailroom.outbox_message.status</code>.
      */
     public final TableField<OutboxMessageRecord, String> STATUS = createField(DSL.name("status"), SQLDataType.VARCHAR.nullable(false).defaultValue(DSL.field(DSL.raw("'pending'::character varying"), SQLDataType.VARCHAR)), this, "");
 
     /**
-     * The column <code>outbox_message.available_at</code>.
+     * The column <code>mailroom.outbox_message.available_at</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> AVAILABLE_AT = createField(DSL.name("available_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>outbox_message.attempts</code>.
+     * The column <code>mailroom.outbox_message.attempts</code>.
      */
     public final TableField<OutboxMessageRecord, Integer> ATTEMPTS = createField(DSL.name("attempts"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "");
 
     /**
-     * The column <code>outbox_message.max_attempts</code>.
+     * The column <code>mailroom.outbox_message.max_attempts</code>.
      */
     public final TableField<OutboxMessageRecord, Integer> MAX_ATTEMPTS = createField(DSL.name("max_attempts"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("10"), SQLDataType.INTEGER)), this, "");
 
     /**
-     * The column <code>outbox_message.claim_version</code>.
+     * The column <code>mailroom.outbox_message.claim_version</code>.
      */
     public final TableField<OutboxMessageRecord, Long> CLAIM_VERSION = createField(DSL.name("claim_version"), SQLDataType.BIGINT.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.BIGINT)), this, "");
 
     /**
-     * The column <code>outbox_message.claimed_by</code>.
+     * The column <code>mailroom.outbox_message.claimed_by</code>.
      */
     public final TableField<OutboxMessageRecord, String> CLAIMED_BY = createField(DSL.name("claimed_by"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_message.claimed_at</code>.
+     * The column <code>mailroom.outbox_message.claimed_at</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> CLAIMED_AT = createField(DSL.name("claimed_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>outbox_message.lease_until</code>.
+     * The column <code>mailroom.outbox_message.lease_until</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> LEASE_UNTIL = createField(DSL.name("lease_until"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>outbox_message.last_error</code>.
+     * The column <code>mailroom.outbox_message.last_error</code>.
      */
     public final TableField<OutboxMessageRecord, String> LAST_ERROR = createField(DSL.name("last_error"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_message.updated_at</code>.
+     * The column <code>mailroom.outbox_message.updated_at</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> UPDATED_AT = createField(DSL.name("updated_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>outbox_message.finished_at</code>.
+     * The column <code>mailroom.outbox_message.finished_at</code>.
      */
     public final TableField<OutboxMessageRecord, Instant> FINISHED_AT = createField(DSL.name("finished_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>outbox_message.claimed_incarnation</code>.
+     * The column <code>mailroom.outbox_message.claimed_incarnation</code>.
      */
     public final TableField<OutboxMessageRecord, String> CLAIMED_INCARNATION = createField(DSL.name("claimed_incarnation"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>outbox_message.waiting_for</code>.
+     * The column <code>mailroom.outbox_message.waiting_for</code>.
      */
     public final TableField<OutboxMessageRecord, String> WAITING_FOR = createField(DSL.name("waiting_for"), SQLDataType.VARCHAR, this, "");
 
@@ -173,21 +173,21 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
     }
 
     /**
-     * Create an aliased <code>outbox_message</code> table reference
+     * Create an aliased <code>mailroom.outbox_message</code> table reference
      */
     public OutboxMessage(String alias) {
         this(DSL.name(alias), OUTBOX_MESSAGE);
     }
 
     /**
-     * Create an aliased <code>outbox_message</code> table reference
+     * Create an aliased <code>mailroom.outbox_message</code> table reference
      */
     public OutboxMessage(Name alias) {
         this(alias, OUTBOX_MESSAGE);
     }
 
     /**
-     * Create a <code>outbox_message</code> table reference
+     * Create a <code>mailroom.outbox_message</code> table reference
      */
     public OutboxMessage() {
         this(DSL.name("outbox_message"), null);
@@ -195,7 +195,7 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

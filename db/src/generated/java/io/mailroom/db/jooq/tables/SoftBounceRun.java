@@ -4,8 +4,8 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
 
 import java.time.Instant;
@@ -42,7 +42,7 @@ public class SoftBounceRun extends TableImpl<SoftBounceRunRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>soft_bounce_run</code>
+     * The reference instance of <code>mailroom.soft_bounce_run</code>
      */
     public static final SoftBounceRun SOFT_BOUNCE_RUN = new SoftBounceRun();
 
@@ -55,27 +55,27 @@ public class SoftBounceRun extends TableImpl<SoftBounceRunRecord> {
     }
 
     /**
-     * The column <code>soft_bounce_run.address</code>.
+     * The column <code>mailroom.soft_bounce_run.address</code>.
      */
     public final TableField<SoftBounceRunRecord, String> ADDRESS = createField(DSL.name("address"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>soft_bounce_run.bounces</code>.
+     * The column <code>mailroom.soft_bounce_run.bounces</code>.
      */
     public final TableField<SoftBounceRunRecord, Integer> BOUNCES = createField(DSL.name("bounces"), SQLDataType.INTEGER.nullable(false), this, "");
 
     /**
-     * The column <code>soft_bounce_run.first_at</code>.
+     * The column <code>mailroom.soft_bounce_run.first_at</code>.
      */
     public final TableField<SoftBounceRunRecord, Instant> FIRST_AT = createField(DSL.name("first_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>soft_bounce_run.last_at</code>.
+     * The column <code>mailroom.soft_bounce_run.last_at</code>.
      */
     public final TableField<SoftBounceRunRecord, Instant> LAST_AT = createField(DSL.name("last_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
     /**
-     * The column <code>soft_bounce_run.last_event_id</code>.
+     * The column <code>mailroom.soft_bounce_run.last_event_id</code>.
      */
     public final TableField<SoftBounceRunRecord, Long> LAST_EVENT_ID = createField(DSL.name("last_event_id"), SQLDataType.BIGINT, this, "");
 
@@ -88,21 +88,21 @@ public class SoftBounceRun extends TableImpl<SoftBounceRunRecord> {
     }
 
     /**
-     * Create an aliased <code>soft_bounce_run</code> table reference
+     * Create an aliased <code>mailroom.soft_bounce_run</code> table reference
      */
     public SoftBounceRun(String alias) {
         this(DSL.name(alias), SOFT_BOUNCE_RUN);
     }
 
     /**
-     * Create an aliased <code>soft_bounce_run</code> table reference
+     * Create an aliased <code>mailroom.soft_bounce_run</code> table reference
      */
     public SoftBounceRun(Name alias) {
         this(alias, SOFT_BOUNCE_RUN);
     }
 
     /**
-     * Create a <code>soft_bounce_run</code> table reference
+     * Create a <code>mailroom.soft_bounce_run</code> table reference
      */
     public SoftBounceRun() {
         this(DSL.name("soft_bounce_run"), null);
@@ -110,7 +110,7 @@ public class SoftBounceRun extends TableImpl<SoftBounceRunRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

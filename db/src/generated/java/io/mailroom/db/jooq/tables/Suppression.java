@@ -4,9 +4,9 @@
 package io.mailroom.db.jooq.tables;
 
 
-import io.mailroom.db.jooq.DefaultSchema;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
+import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
 import java.time.Instant;
@@ -45,7 +45,7 @@ public class Suppression extends TableImpl<SuppressionRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * The reference instance of <code>suppression</code>
+     * The reference instance of <code>mailroom.suppression</code>
      */
     public static final Suppression SUPPRESSION = new Suppression();
 
@@ -58,52 +58,52 @@ public class Suppression extends TableImpl<SuppressionRecord> {
     }
 
     /**
-     * The column <code>suppression.id</code>.
+     * The column <code>mailroom.suppression.id</code>.
      */
     public final TableField<SuppressionRecord, Long> ID = createField(DSL.name("id"), SQLDataType.BIGINT.nullable(false).generatedAlwaysAsIdentity(), this, "");
 
     /**
-     * The column <code>suppression.address</code>.
+     * The column <code>mailroom.suppression.address</code>.
      */
     public final TableField<SuppressionRecord, String> ADDRESS = createField(DSL.name("address"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>suppression.reason</code>.
+     * The column <code>mailroom.suppression.reason</code>.
      */
     public final TableField<SuppressionRecord, String> REASON = createField(DSL.name("reason"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>suppression.detail</code>.
+     * The column <code>mailroom.suppression.detail</code>.
      */
     public final TableField<SuppressionRecord, String> DETAIL = createField(DSL.name("detail"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>suppression.event_id</code>.
+     * The column <code>mailroom.suppression.event_id</code>.
      */
     public final TableField<SuppressionRecord, Long> EVENT_ID = createField(DSL.name("event_id"), SQLDataType.BIGINT, this, "");
 
     /**
-     * The column <code>suppression.created_at</code>.
+     * The column <code>mailroom.suppression.created_at</code>.
      */
     public final TableField<SuppressionRecord, Instant> CREATED_AT = createField(DSL.name("created_at"), SQLDataType.INSTANT.nullable(false).defaultValue(DSL.field(DSL.raw("now()"), SQLDataType.INSTANT)), this, "");
 
     /**
-     * The column <code>suppression.created_by</code>.
+     * The column <code>mailroom.suppression.created_by</code>.
      */
     public final TableField<SuppressionRecord, String> CREATED_BY = createField(DSL.name("created_by"), SQLDataType.VARCHAR.nullable(false), this, "");
 
     /**
-     * The column <code>suppression.lifted_at</code>.
+     * The column <code>mailroom.suppression.lifted_at</code>.
      */
     public final TableField<SuppressionRecord, Instant> LIFTED_AT = createField(DSL.name("lifted_at"), SQLDataType.INSTANT, this, "");
 
     /**
-     * The column <code>suppression.lifted_by</code>.
+     * The column <code>mailroom.suppression.lifted_by</code>.
      */
     public final TableField<SuppressionRecord, String> LIFTED_BY = createField(DSL.name("lifted_by"), SQLDataType.VARCHAR, this, "");
 
     /**
-     * The column <code>suppression.lift_reason</code>.
+     * The column <code>mailroom.suppression.lift_reason</code>.
      */
     public final TableField<SuppressionRecord, String> LIFT_REASON = createField(DSL.name("lift_reason"), SQLDataType.VARCHAR, this, "");
 
@@ -116,21 +116,21 @@ public class Suppression extends TableImpl<SuppressionRecord> {
     }
 
     /**
-     * Create an aliased <code>suppression</code> table reference
+     * Create an aliased <code>mailroom.suppression</code> table reference
      */
     public Suppression(String alias) {
         this(DSL.name(alias), SUPPRESSION);
     }
 
     /**
-     * Create an aliased <code>suppression</code> table reference
+     * Create an aliased <code>mailroom.suppression</code> table reference
      */
     public Suppression(Name alias) {
         this(alias, SUPPRESSION);
     }
 
     /**
-     * Create a <code>suppression</code> table reference
+     * Create a <code>mailroom.suppression</code> table reference
      */
     public Suppression() {
         this(DSL.name("suppression"), null);
@@ -138,7 +138,7 @@ public class Suppression extends TableImpl<SuppressionRecord> {
 
     @Override
     public Schema getSchema() {
-        return aliased() ? null : DefaultSchema.DEFAULT_SCHEMA;
+        return aliased() ? null : Mailroom.MAILROOM;
     }
 
     @Override

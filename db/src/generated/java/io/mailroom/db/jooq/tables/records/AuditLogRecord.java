@@ -22,7 +22,7 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>audit_log.id</code>.
+     * Setter for <code>mailroom.audit_log.id</code>.
      */
     public AuditLogRecord setId(Long value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.id</code>.
+     * Getter for <code>mailroom.audit_log.id</code>.
      */
     public Long getId() {
         return (Long) get(0);
     }
 
     /**
-     * Setter for <code>audit_log.at</code>.
+     * Setter for <code>mailroom.audit_log.at</code>.
      */
     public AuditLogRecord setAt(Instant value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.at</code>.
+     * Getter for <code>mailroom.audit_log.at</code>.
      */
     public Instant getAt() {
         return (Instant) get(1);
     }
 
     /**
-     * Setter for <code>audit_log.actor</code>.
+     * Setter for <code>mailroom.audit_log.actor</code>.
      */
     public AuditLogRecord setActor(String value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.actor</code>.
+     * Getter for <code>mailroom.audit_log.actor</code>.
      */
     public String getActor() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>audit_log.role</code>.
+     * Setter for <code>mailroom.audit_log.role</code>.
      */
     public AuditLogRecord setRole(String value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.role</code>.
+     * Getter for <code>mailroom.audit_log.role</code>.
      */
     public String getRole() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>audit_log.action</code>.
+     * Setter for <code>mailroom.audit_log.action</code>.
      */
     public AuditLogRecord setAction(String value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.action</code>.
+     * Getter for <code>mailroom.audit_log.action</code>.
      */
     public String getAction() {
         return (String) get(4);
     }
 
     /**
-     * Setter for <code>audit_log.idempotency_key</code>.
+     * Setter for <code>mailroom.audit_log.idempotency_key</code>.
      */
     public AuditLogRecord setIdempotencyKey(String value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.idempotency_key</code>.
+     * Getter for <code>mailroom.audit_log.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(5);
     }
 
     /**
-     * Setter for <code>audit_log.reason</code>.
+     * Setter for <code>mailroom.audit_log.reason</code>.
      */
     public AuditLogRecord setReason(String value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.reason</code>.
+     * Getter for <code>mailroom.audit_log.reason</code>.
      */
     public String getReason() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>audit_log.detail</code>.
+     * Setter for <code>mailroom.audit_log.detail</code>.
      */
     public AuditLogRecord setDetail(JSONB value) {
         set(7, value);
@@ -135,7 +135,7 @@ public class AuditLogRecord extends UpdatableRecordImpl<AuditLogRecord> {
     }
 
     /**
-     * Getter for <code>audit_log.detail</code>.
+     * Getter for <code>mailroom.audit_log.detail</code>.
      */
     public JSONB getDetail() {
         return (JSONB) get(7);

@@ -20,7 +20,7 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>delivery_event_count.source</code>.
+     * Setter for <code>mailroom.delivery_event_count.source</code>.
      */
     public DeliveryEventCountRecord setSource(String value) {
         set(0, value);
@@ -28,14 +28,14 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     }
 
     /**
-     * Getter for <code>delivery_event_count.source</code>.
+     * Getter for <code>mailroom.delivery_event_count.source</code>.
      */
     public String getSource() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>delivery_event_count.kind</code>.
+     * Setter for <code>mailroom.delivery_event_count.kind</code>.
      */
     public DeliveryEventCountRecord setKind(String value) {
         set(1, value);
@@ -43,14 +43,14 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     }
 
     /**
-     * Getter for <code>delivery_event_count.kind</code>.
+     * Getter for <code>mailroom.delivery_event_count.kind</code>.
      */
     public String getKind() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>delivery_event_count.bounce</code>.
+     * Setter for <code>mailroom.delivery_event_count.bounce</code>.
      */
     public DeliveryEventCountRecord setBounce(String value) {
         set(2, value);
@@ -58,14 +58,14 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     }
 
     /**
-     * Getter for <code>delivery_event_count.bounce</code>.
+     * Getter for <code>mailroom.delivery_event_count.bounce</code>.
      */
     public String getBounce() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>delivery_event_count.topic</code>.
+     * Setter for <code>mailroom.delivery_event_count.topic</code>.
      */
     public DeliveryEventCountRecord setTopic(String value) {
         set(3, value);
@@ -73,14 +73,14 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     }
 
     /**
-     * Getter for <code>delivery_event_count.topic</code>.
+     * Getter for <code>mailroom.delivery_event_count.topic</code>.
      */
     public String getTopic() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>delivery_event_count.events</code>.
+     * Setter for <code>mailroom.delivery_event_count.events</code>.
      */
     public DeliveryEventCountRecord setEvents(Long value) {
         set(4, value);
@@ -88,7 +88,7 @@ public class DeliveryEventCountRecord extends UpdatableRecordImpl<DeliveryEventC
     }
 
     /**
-     * Getter for <code>delivery_event_count.events</code>.
+     * Getter for <code>mailroom.delivery_event_count.events</code>.
      */
     public Long getEvents() {
         return (Long) get(4);

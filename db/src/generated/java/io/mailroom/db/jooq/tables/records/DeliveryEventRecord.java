@@ -22,7 +22,7 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>delivery_event.id</code>.
+     * Setter for <code>mailroom.delivery_event.id</code>.
      */
     public DeliveryEventRecord setId(Long value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.id</code>.
+     * Getter for <code>mailroom.delivery_event.id</code>.
      */
     public Long getId() {
         return (Long) get(0);
     }
 
     /**
-     * Setter for <code>delivery_event.source</code>.
+     * Setter for <code>mailroom.delivery_event.source</code>.
      */
     public DeliveryEventRecord setSource(String value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.source</code>.
+     * Getter for <code>mailroom.delivery_event.source</code>.
      */
     public String getSource() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>delivery_event.delivery_id</code>.
+     * Setter for <code>mailroom.delivery_event.delivery_id</code>.
      */
     public DeliveryEventRecord setDeliveryId(String value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.delivery_id</code>.
+     * Getter for <code>mailroom.delivery_event.delivery_id</code>.
      */
     public String getDeliveryId() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>delivery_event.seq</code>.
+     * Setter for <code>mailroom.delivery_event.seq</code>.
      */
     public DeliveryEventRecord setSeq(Integer value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.seq</code>.
+     * Getter for <code>mailroom.delivery_event.seq</code>.
      */
     public Integer getSeq() {
         return (Integer) get(3);
     }
 
     /**
-     * Setter for <code>delivery_event.received_at</code>.
+     * Setter for <code>mailroom.delivery_event.received_at</code>.
      */
     public DeliveryEventRecord setReceivedAt(Instant value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.received_at</code>.
+     * Getter for <code>mailroom.delivery_event.received_at</code>.
      */
     public Instant getReceivedAt() {
         return (Instant) get(4);
     }
 
     /**
-     * Setter for <code>delivery_event.occurred_at</code>.
+     * Setter for <code>mailroom.delivery_event.occurred_at</code>.
      */
     public DeliveryEventRecord setOccurredAt(Instant value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.occurred_at</code>.
+     * Getter for <code>mailroom.delivery_event.occurred_at</code>.
      */
     public Instant getOccurredAt() {
         return (Instant) get(5);
     }
 
     /**
-     * Setter for <code>delivery_event.kind</code>.
+     * Setter for <code>mailroom.delivery_event.kind</code>.
      */
     public DeliveryEventRecord setKind(String value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.kind</code>.
+     * Getter for <code>mailroom.delivery_event.kind</code>.
      */
     public String getKind() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>delivery_event.bounce_type</code>.
+     * Setter for <code>mailroom.delivery_event.bounce_type</code>.
      */
     public DeliveryEventRecord setBounceType(String value) {
         set(7, value);
@@ -135,14 +135,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.bounce_type</code>.
+     * Getter for <code>mailroom.delivery_event.bounce_type</code>.
      */
     public String getBounceType() {
         return (String) get(7);
     }
 
     /**
-     * Setter for <code>delivery_event.provider_event</code>.
+     * Setter for <code>mailroom.delivery_event.provider_event</code>.
      */
     public DeliveryEventRecord setProviderEvent(String value) {
         set(8, value);
@@ -150,14 +150,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.provider_event</code>.
+     * Getter for <code>mailroom.delivery_event.provider_event</code>.
      */
     public String getProviderEvent() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>delivery_event.provider_message_id</code>.
+     * Setter for <code>mailroom.delivery_event.provider_message_id</code>.
      */
     public DeliveryEventRecord setProviderMessageId(String value) {
         set(9, value);
@@ -165,14 +165,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.provider_message_id</code>.
+     * Getter for <code>mailroom.delivery_event.provider_message_id</code>.
      */
     public String getProviderMessageId() {
         return (String) get(9);
     }
 
     /**
-     * Setter for <code>delivery_event.idempotency_key</code>.
+     * Setter for <code>mailroom.delivery_event.idempotency_key</code>.
      */
     public DeliveryEventRecord setIdempotencyKey(String value) {
         set(10, value);
@@ -180,14 +180,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.idempotency_key</code>.
+     * Getter for <code>mailroom.delivery_event.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(10);
     }
 
     /**
-     * Setter for <code>delivery_event.recipient</code>.
+     * Setter for <code>mailroom.delivery_event.recipient</code>.
      */
     public DeliveryEventRecord setRecipient(String value) {
         set(11, value);
@@ -195,14 +195,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.recipient</code>.
+     * Getter for <code>mailroom.delivery_event.recipient</code>.
      */
     public String getRecipient() {
         return (String) get(11);
     }
 
     /**
-     * Setter for <code>delivery_event.diagnostic_code</code>.
+     * Setter for <code>mailroom.delivery_event.diagnostic_code</code>.
      */
     public DeliveryEventRecord setDiagnosticCode(String value) {
         set(12, value);
@@ -210,14 +210,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.diagnostic_code</code>.
+     * Getter for <code>mailroom.delivery_event.diagnostic_code</code>.
      */
     public String getDiagnosticCode() {
         return (String) get(12);
     }
 
     /**
-     * Setter for <code>delivery_event.description</code>.
+     * Setter for <code>mailroom.delivery_event.description</code>.
      */
     public DeliveryEventRecord setDescription(String value) {
         set(13, value);
@@ -225,14 +225,14 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.description</code>.
+     * Getter for <code>mailroom.delivery_event.description</code>.
      */
     public String getDescription() {
         return (String) get(13);
     }
 
     /**
-     * Setter for <code>delivery_event.applied</code>.
+     * Setter for <code>mailroom.delivery_event.applied</code>.
      */
     public DeliveryEventRecord setApplied(Boolean value) {
         set(14, value);
@@ -240,7 +240,7 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     }
 
     /**
-     * Getter for <code>delivery_event.applied</code>.
+     * Getter for <code>mailroom.delivery_event.applied</code>.
      */
     public Boolean getApplied() {
         return (Boolean) get(14);

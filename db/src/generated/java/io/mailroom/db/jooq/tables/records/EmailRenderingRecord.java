@@ -22,7 +22,7 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>email_rendering.idempotency_key</code>.
+     * Setter for <code>mailroom.email_rendering.idempotency_key</code>.
      */
     public EmailRenderingRecord setIdempotencyKey(String value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.idempotency_key</code>.
+     * Getter for <code>mailroom.email_rendering.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>email_rendering.message_id</code>.
+     * Setter for <code>mailroom.email_rendering.message_id</code>.
      */
     public EmailRenderingRecord setMessageId(Long value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.message_id</code>.
+     * Getter for <code>mailroom.email_rendering.message_id</code>.
      */
     public Long getMessageId() {
         return (Long) get(1);
     }
 
     /**
-     * Setter for <code>email_rendering.message_created_at</code>.
+     * Setter for <code>mailroom.email_rendering.message_created_at</code>.
      */
     public EmailRenderingRecord setMessageCreatedAt(Instant value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.message_created_at</code>.
+     * Getter for <code>mailroom.email_rendering.message_created_at</code>.
      */
     public Instant getMessageCreatedAt() {
         return (Instant) get(2);
     }
 
     /**
-     * Setter for <code>email_rendering.attempt</code>.
+     * Setter for <code>mailroom.email_rendering.attempt</code>.
      */
     public EmailRenderingRecord setAttempt(Integer value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.attempt</code>.
+     * Getter for <code>mailroom.email_rendering.attempt</code>.
      */
     public Integer getAttempt() {
         return (Integer) get(3);
     }
 
     /**
-     * Setter for <code>email_rendering.template</code>.
+     * Setter for <code>mailroom.email_rendering.template</code>.
      */
     public EmailRenderingRecord setTemplate(String value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.template</code>.
+     * Getter for <code>mailroom.email_rendering.template</code>.
      */
     public String getTemplate() {
         return (String) get(4);
     }
 
     /**
-     * Setter for <code>email_rendering.template_version</code>.
+     * Setter for <code>mailroom.email_rendering.template_version</code>.
      */
     public EmailRenderingRecord setTemplateVersion(String value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.template_version</code>.
+     * Getter for <code>mailroom.email_rendering.template_version</code>.
      */
     public String getTemplateVersion() {
         return (String) get(5);
     }
 
     /**
-     * Setter for <code>email_rendering.locale</code>.
+     * Setter for <code>mailroom.email_rendering.locale</code>.
      */
     public EmailRenderingRecord setLocale(String value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.locale</code>.
+     * Getter for <code>mailroom.email_rendering.locale</code>.
      */
     public String getLocale() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>email_rendering.subject</code>.
+     * Setter for <code>mailroom.email_rendering.subject</code>.
      */
     public EmailRenderingRecord setSubject(String value) {
         set(7, value);
@@ -135,14 +135,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.subject</code>.
+     * Getter for <code>mailroom.email_rendering.subject</code>.
      */
     public String getSubject() {
         return (String) get(7);
     }
 
     /**
-     * Setter for <code>email_rendering.text_part</code>.
+     * Setter for <code>mailroom.email_rendering.text_part</code>.
      */
     public EmailRenderingRecord setTextPart(String value) {
         set(8, value);
@@ -150,14 +150,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.text_part</code>.
+     * Getter for <code>mailroom.email_rendering.text_part</code>.
      */
     public String getTextPart() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>email_rendering.html_part</code>.
+     * Setter for <code>mailroom.email_rendering.html_part</code>.
      */
     public EmailRenderingRecord setHtmlPart(String value) {
         set(9, value);
@@ -165,14 +165,14 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.html_part</code>.
+     * Getter for <code>mailroom.email_rendering.html_part</code>.
      */
     public String getHtmlPart() {
         return (String) get(9);
     }
 
     /**
-     * Setter for <code>email_rendering.rendered_at</code>.
+     * Setter for <code>mailroom.email_rendering.rendered_at</code>.
      */
     public EmailRenderingRecord setRenderedAt(Instant value) {
         set(10, value);
@@ -180,7 +180,7 @@ public class EmailRenderingRecord extends UpdatableRecordImpl<EmailRenderingReco
     }
 
     /**
-     * Getter for <code>email_rendering.rendered_at</code>.
+     * Getter for <code>mailroom.email_rendering.rendered_at</code>.
      */
     public Instant getRenderedAt() {
         return (Instant) get(10);

@@ -22,7 +22,7 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>idempotency_record.effect_key</code>.
+     * Setter for <code>mailroom.idempotency_record.effect_key</code>.
      */
     public IdempotencyRecordRecord setEffectKey(String value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.effect_key</code>.
+     * Getter for <code>mailroom.idempotency_record.effect_key</code>.
      */
     public String getEffectKey() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>idempotency_record.fingerprint</code>.
+     * Setter for <code>mailroom.idempotency_record.fingerprint</code>.
      */
     public IdempotencyRecordRecord setFingerprint(String value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.fingerprint</code>.
+     * Getter for <code>mailroom.idempotency_record.fingerprint</code>.
      */
     public String getFingerprint() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>idempotency_record.state</code>.
+     * Setter for <code>mailroom.idempotency_record.state</code>.
      */
     public IdempotencyRecordRecord setState(String value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.state</code>.
+     * Getter for <code>mailroom.idempotency_record.state</code>.
      */
     public String getState() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>idempotency_record.reservations</code>.
+     * Setter for <code>mailroom.idempotency_record.reservations</code>.
      */
     public IdempotencyRecordRecord setReservations(Integer value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.reservations</code>.
+     * Getter for <code>mailroom.idempotency_record.reservations</code>.
      */
     public Integer getReservations() {
         return (Integer) get(3);
     }
 
     /**
-     * Setter for <code>idempotency_record.reserved_by</code>.
+     * Setter for <code>mailroom.idempotency_record.reserved_by</code>.
      */
     public IdempotencyRecordRecord setReservedBy(String value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.reserved_by</code>.
+     * Getter for <code>mailroom.idempotency_record.reserved_by</code>.
      */
     public String getReservedBy() {
         return (String) get(4);
     }
 
     /**
-     * Setter for <code>idempotency_record.first_reserved_at</code>.
+     * Setter for <code>mailroom.idempotency_record.first_reserved_at</code>.
      */
     public IdempotencyRecordRecord setFirstReservedAt(Instant value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.first_reserved_at</code>.
+     * Getter for <code>mailroom.idempotency_record.first_reserved_at</code>.
      */
     public Instant getFirstReservedAt() {
         return (Instant) get(5);
     }
 
     /**
-     * Setter for <code>idempotency_record.reserved_at</code>.
+     * Setter for <code>mailroom.idempotency_record.reserved_at</code>.
      */
     public IdempotencyRecordRecord setReservedAt(Instant value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.reserved_at</code>.
+     * Getter for <code>mailroom.idempotency_record.reserved_at</code>.
      */
     public Instant getReservedAt() {
         return (Instant) get(6);
     }
 
     /**
-     * Setter for <code>idempotency_record.completed_at</code>.
+     * Setter for <code>mailroom.idempotency_record.completed_at</code>.
      */
     public IdempotencyRecordRecord setCompletedAt(Instant value) {
         set(7, value);
@@ -135,14 +135,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.completed_at</code>.
+     * Getter for <code>mailroom.idempotency_record.completed_at</code>.
      */
     public Instant getCompletedAt() {
         return (Instant) get(7);
     }
 
     /**
-     * Setter for <code>idempotency_record.result_ref</code>.
+     * Setter for <code>mailroom.idempotency_record.result_ref</code>.
      */
     public IdempotencyRecordRecord setResultRef(String value) {
         set(8, value);
@@ -150,14 +150,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.result_ref</code>.
+     * Getter for <code>mailroom.idempotency_record.result_ref</code>.
      */
     public String getResultRef() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>idempotency_record.last_error</code>.
+     * Setter for <code>mailroom.idempotency_record.last_error</code>.
      */
     public IdempotencyRecordRecord setLastError(String value) {
         set(9, value);
@@ -165,14 +165,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.last_error</code>.
+     * Getter for <code>mailroom.idempotency_record.last_error</code>.
      */
     public String getLastError() {
         return (String) get(9);
     }
 
     /**
-     * Setter for <code>idempotency_record.descriptor</code>.
+     * Setter for <code>mailroom.idempotency_record.descriptor</code>.
      */
     public IdempotencyRecordRecord setDescriptor(JSONB value) {
         set(10, value);
@@ -180,14 +180,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.descriptor</code>.
+     * Getter for <code>mailroom.idempotency_record.descriptor</code>.
      */
     public JSONB getDescriptor() {
         return (JSONB) get(10);
     }
 
     /**
-     * Setter for <code>idempotency_record.updated_at</code>.
+     * Setter for <code>mailroom.idempotency_record.updated_at</code>.
      */
     public IdempotencyRecordRecord setUpdatedAt(Instant value) {
         set(11, value);
@@ -195,14 +195,14 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.updated_at</code>.
+     * Getter for <code>mailroom.idempotency_record.updated_at</code>.
      */
     public Instant getUpdatedAt() {
         return (Instant) get(11);
     }
 
     /**
-     * Setter for <code>idempotency_record.repeats</code>.
+     * Setter for <code>mailroom.idempotency_record.repeats</code>.
      */
     public IdempotencyRecordRecord setRepeats(Integer value) {
         set(12, value);
@@ -210,7 +210,7 @@ public class IdempotencyRecordRecord extends UpdatableRecordImpl<IdempotencyReco
     }
 
     /**
-     * Getter for <code>idempotency_record.repeats</code>.
+     * Getter for <code>mailroom.idempotency_record.repeats</code>.
      */
     public Integer getRepeats() {
         return (Integer) get(12);

@@ -22,7 +22,7 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>outbox_attempt.id</code>.
+     * Setter for <code>mailroom.outbox_attempt.id</code>.
      */
     public OutboxAttemptRecord setId(Long value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.id</code>.
+     * Getter for <code>mailroom.outbox_attempt.id</code>.
      */
     public Long getId() {
         return (Long) get(0);
     }
 
     /**
-     * Setter for <code>outbox_attempt.idempotency_key</code>.
+     * Setter for <code>mailroom.outbox_attempt.idempotency_key</code>.
      */
     public OutboxAttemptRecord setIdempotencyKey(String value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.idempotency_key</code>.
+     * Getter for <code>mailroom.outbox_attempt.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>outbox_attempt.message_id</code>.
+     * Setter for <code>mailroom.outbox_attempt.message_id</code>.
      */
     public OutboxAttemptRecord setMessageId(Long value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.message_id</code>.
+     * Getter for <code>mailroom.outbox_attempt.message_id</code>.
      */
     public Long getMessageId() {
         return (Long) get(2);
     }
 
     /**
-     * Setter for <code>outbox_attempt.attempt</code>.
+     * Setter for <code>mailroom.outbox_attempt.attempt</code>.
      */
     public OutboxAttemptRecord setAttempt(Integer value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.attempt</code>.
+     * Getter for <code>mailroom.outbox_attempt.attempt</code>.
      */
     public Integer getAttempt() {
         return (Integer) get(3);
     }
 
     /**
-     * Setter for <code>outbox_attempt.claim_version</code>.
+     * Setter for <code>mailroom.outbox_attempt.claim_version</code>.
      */
     public OutboxAttemptRecord setClaimVersion(Long value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.claim_version</code>.
+     * Getter for <code>mailroom.outbox_attempt.claim_version</code>.
      */
     public Long getClaimVersion() {
         return (Long) get(4);
     }
 
     /**
-     * Setter for <code>outbox_attempt.worker</code>.
+     * Setter for <code>mailroom.outbox_attempt.worker</code>.
      */
     public OutboxAttemptRecord setWorker(String value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.worker</code>.
+     * Getter for <code>mailroom.outbox_attempt.worker</code>.
      */
     public String getWorker() {
         return (String) get(5);
     }
 
     /**
-     * Setter for <code>outbox_attempt.started_at</code>.
+     * Setter for <code>mailroom.outbox_attempt.started_at</code>.
      */
     public OutboxAttemptRecord setStartedAt(Instant value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.started_at</code>.
+     * Getter for <code>mailroom.outbox_attempt.started_at</code>.
      */
     public Instant getStartedAt() {
         return (Instant) get(6);
     }
 
     /**
-     * Setter for <code>outbox_attempt.finished_at</code>.
+     * Setter for <code>mailroom.outbox_attempt.finished_at</code>.
      */
     public OutboxAttemptRecord setFinishedAt(Instant value) {
         set(7, value);
@@ -135,14 +135,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.finished_at</code>.
+     * Getter for <code>mailroom.outbox_attempt.finished_at</code>.
      */
     public Instant getFinishedAt() {
         return (Instant) get(7);
     }
 
     /**
-     * Setter for <code>outbox_attempt.outcome</code>.
+     * Setter for <code>mailroom.outbox_attempt.outcome</code>.
      */
     public OutboxAttemptRecord setOutcome(String value) {
         set(8, value);
@@ -150,14 +150,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.outcome</code>.
+     * Getter for <code>mailroom.outbox_attempt.outcome</code>.
      */
     public String getOutcome() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>outbox_attempt.error</code>.
+     * Setter for <code>mailroom.outbox_attempt.error</code>.
      */
     public OutboxAttemptRecord setError(String value) {
         set(9, value);
@@ -165,14 +165,14 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.error</code>.
+     * Getter for <code>mailroom.outbox_attempt.error</code>.
      */
     public String getError() {
         return (String) get(9);
     }
 
     /**
-     * Setter for <code>outbox_attempt.detail</code>.
+     * Setter for <code>mailroom.outbox_attempt.detail</code>.
      */
     public OutboxAttemptRecord setDetail(JSONB value) {
         set(10, value);
@@ -180,7 +180,7 @@ public class OutboxAttemptRecord extends UpdatableRecordImpl<OutboxAttemptRecord
     }
 
     /**
-     * Getter for <code>outbox_attempt.detail</code>.
+     * Getter for <code>mailroom.outbox_attempt.detail</code>.
      */
     public JSONB getDetail() {
         return (JSONB) get(10);

@@ -21,7 +21,7 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>outbox_control.scope</code>.
+     * Setter for <code>mailroom.outbox_control.scope</code>.
      */
     public OutboxControlRecord setScope(String value) {
         set(0, value);
@@ -29,14 +29,14 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     }
 
     /**
-     * Getter for <code>outbox_control.scope</code>.
+     * Getter for <code>mailroom.outbox_control.scope</code>.
      */
     public String getScope() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>outbox_control.paused</code>.
+     * Setter for <code>mailroom.outbox_control.paused</code>.
      */
     public OutboxControlRecord setPaused(Boolean value) {
         set(1, value);
@@ -44,14 +44,14 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     }
 
     /**
-     * Getter for <code>outbox_control.paused</code>.
+     * Getter for <code>mailroom.outbox_control.paused</code>.
      */
     public Boolean getPaused() {
         return (Boolean) get(1);
     }
 
     /**
-     * Setter for <code>outbox_control.reason</code>.
+     * Setter for <code>mailroom.outbox_control.reason</code>.
      */
     public OutboxControlRecord setReason(String value) {
         set(2, value);
@@ -59,14 +59,14 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     }
 
     /**
-     * Getter for <code>outbox_control.reason</code>.
+     * Getter for <code>mailroom.outbox_control.reason</code>.
      */
     public String getReason() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>outbox_control.updated_by</code>.
+     * Setter for <code>mailroom.outbox_control.updated_by</code>.
      */
     public OutboxControlRecord setUpdatedBy(String value) {
         set(3, value);
@@ -74,14 +74,14 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     }
 
     /**
-     * Getter for <code>outbox_control.updated_by</code>.
+     * Getter for <code>mailroom.outbox_control.updated_by</code>.
      */
     public String getUpdatedBy() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>outbox_control.updated_at</code>.
+     * Setter for <code>mailroom.outbox_control.updated_at</code>.
      */
     public OutboxControlRecord setUpdatedAt(Instant value) {
         set(4, value);
@@ -89,7 +89,7 @@ public class OutboxControlRecord extends UpdatableRecordImpl<OutboxControlRecord
     }
 
     /**
-     * Getter for <code>outbox_control.updated_at</code>.
+     * Getter for <code>mailroom.outbox_control.updated_at</code>.
      */
     public Instant getUpdatedAt() {
         return (Instant) get(4);

@@ -22,7 +22,7 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>outbox_dispatcher.worker_id</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.worker_id</code>.
      */
     public OutboxDispatcherRecord setWorkerId(String value) {
         set(0, value);
@@ -30,14 +30,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.worker_id</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.worker_id</code>.
      */
     public String getWorkerId() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.incarnation</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.incarnation</code>.
      */
     public OutboxDispatcherRecord setIncarnation(String value) {
         set(1, value);
@@ -45,14 +45,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.incarnation</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.incarnation</code>.
      */
     public String getIncarnation() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.host</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.host</code>.
      */
     public OutboxDispatcherRecord setHost(String value) {
         set(2, value);
@@ -60,14 +60,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.host</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.host</code>.
      */
     public String getHost() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.version</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.version</code>.
      */
     public OutboxDispatcherRecord setVersion(String value) {
         set(3, value);
@@ -75,14 +75,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.version</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.version</code>.
      */
     public String getVersion() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.topics</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.topics</code>.
      */
     public OutboxDispatcherRecord setTopics(String[] value) {
         set(4, value);
@@ -90,14 +90,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.topics</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.topics</code>.
      */
     public String[] getTopics() {
         return (String[]) get(4);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.started_at</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.started_at</code>.
      */
     public OutboxDispatcherRecord setStartedAt(Instant value) {
         set(5, value);
@@ -105,14 +105,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.started_at</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.started_at</code>.
      */
     public Instant getStartedAt() {
         return (Instant) get(5);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.heartbeat_at</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.heartbeat_at</code>.
      */
     public OutboxDispatcherRecord setHeartbeatAt(Instant value) {
         set(6, value);
@@ -120,14 +120,14 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.heartbeat_at</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.heartbeat_at</code>.
      */
     public Instant getHeartbeatAt() {
         return (Instant) get(6);
     }
 
     /**
-     * Setter for <code>outbox_dispatcher.expires_at</code>.
+     * Setter for <code>mailroom.outbox_dispatcher.expires_at</code>.
      */
     public OutboxDispatcherRecord setExpiresAt(Instant value) {
         set(7, value);
@@ -135,7 +135,7 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     }
 
     /**
-     * Getter for <code>outbox_dispatcher.expires_at</code>.
+     * Getter for <code>mailroom.outbox_dispatcher.expires_at</code>.
      */
     public Instant getExpiresAt() {
         return (Instant) get(7);

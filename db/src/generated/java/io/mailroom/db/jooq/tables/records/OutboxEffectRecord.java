@@ -21,7 +21,7 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>outbox_effect.idempotency_key</code>.
+     * Setter for <code>mailroom.outbox_effect.idempotency_key</code>.
      */
     public OutboxEffectRecord setIdempotencyKey(String value) {
         set(0, value);
@@ -29,14 +29,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.idempotency_key</code>.
+     * Getter for <code>mailroom.outbox_effect.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>outbox_effect.topic</code>.
+     * Setter for <code>mailroom.outbox_effect.topic</code>.
      */
     public OutboxEffectRecord setTopic(String value) {
         set(1, value);
@@ -44,14 +44,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.topic</code>.
+     * Getter for <code>mailroom.outbox_effect.topic</code>.
      */
     public String getTopic() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>outbox_effect.aggregate_type</code>.
+     * Setter for <code>mailroom.outbox_effect.aggregate_type</code>.
      */
     public OutboxEffectRecord setAggregateType(String value) {
         set(2, value);
@@ -59,14 +59,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.aggregate_type</code>.
+     * Getter for <code>mailroom.outbox_effect.aggregate_type</code>.
      */
     public String getAggregateType() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>outbox_effect.aggregate_id</code>.
+     * Setter for <code>mailroom.outbox_effect.aggregate_id</code>.
      */
     public OutboxEffectRecord setAggregateId(String value) {
         set(3, value);
@@ -74,14 +74,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.aggregate_id</code>.
+     * Getter for <code>mailroom.outbox_effect.aggregate_id</code>.
      */
     public String getAggregateId() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>outbox_effect.message_id</code>.
+     * Setter for <code>mailroom.outbox_effect.message_id</code>.
      */
     public OutboxEffectRecord setMessageId(Long value) {
         set(4, value);
@@ -89,14 +89,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.message_id</code>.
+     * Getter for <code>mailroom.outbox_effect.message_id</code>.
      */
     public Long getMessageId() {
         return (Long) get(4);
     }
 
     /**
-     * Setter for <code>outbox_effect.message_created_at</code>.
+     * Setter for <code>mailroom.outbox_effect.message_created_at</code>.
      */
     public OutboxEffectRecord setMessageCreatedAt(Instant value) {
         set(5, value);
@@ -104,14 +104,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.message_created_at</code>.
+     * Getter for <code>mailroom.outbox_effect.message_created_at</code>.
      */
     public Instant getMessageCreatedAt() {
         return (Instant) get(5);
     }
 
     /**
-     * Setter for <code>outbox_effect.status</code>.
+     * Setter for <code>mailroom.outbox_effect.status</code>.
      */
     public OutboxEffectRecord setStatus(String value) {
         set(6, value);
@@ -119,14 +119,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.status</code>.
+     * Getter for <code>mailroom.outbox_effect.status</code>.
      */
     public String getStatus() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>outbox_effect.attempts</code>.
+     * Setter for <code>mailroom.outbox_effect.attempts</code>.
      */
     public OutboxEffectRecord setAttempts(Integer value) {
         set(7, value);
@@ -134,14 +134,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.attempts</code>.
+     * Getter for <code>mailroom.outbox_effect.attempts</code>.
      */
     public Integer getAttempts() {
         return (Integer) get(7);
     }
 
     /**
-     * Setter for <code>outbox_effect.max_attempts</code>.
+     * Setter for <code>mailroom.outbox_effect.max_attempts</code>.
      */
     public OutboxEffectRecord setMaxAttempts(Integer value) {
         set(8, value);
@@ -149,14 +149,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.max_attempts</code>.
+     * Getter for <code>mailroom.outbox_effect.max_attempts</code>.
      */
     public Integer getMaxAttempts() {
         return (Integer) get(8);
     }
 
     /**
-     * Setter for <code>outbox_effect.last_error</code>.
+     * Setter for <code>mailroom.outbox_effect.last_error</code>.
      */
     public OutboxEffectRecord setLastError(String value) {
         set(9, value);
@@ -164,14 +164,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.last_error</code>.
+     * Getter for <code>mailroom.outbox_effect.last_error</code>.
      */
     public String getLastError() {
         return (String) get(9);
     }
 
     /**
-     * Setter for <code>outbox_effect.created_at</code>.
+     * Setter for <code>mailroom.outbox_effect.created_at</code>.
      */
     public OutboxEffectRecord setCreatedAt(Instant value) {
         set(10, value);
@@ -179,14 +179,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.created_at</code>.
+     * Getter for <code>mailroom.outbox_effect.created_at</code>.
      */
     public Instant getCreatedAt() {
         return (Instant) get(10);
     }
 
     /**
-     * Setter for <code>outbox_effect.updated_at</code>.
+     * Setter for <code>mailroom.outbox_effect.updated_at</code>.
      */
     public OutboxEffectRecord setUpdatedAt(Instant value) {
         set(11, value);
@@ -194,14 +194,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.updated_at</code>.
+     * Getter for <code>mailroom.outbox_effect.updated_at</code>.
      */
     public Instant getUpdatedAt() {
         return (Instant) get(11);
     }
 
     /**
-     * Setter for <code>outbox_effect.finished_at</code>.
+     * Setter for <code>mailroom.outbox_effect.finished_at</code>.
      */
     public OutboxEffectRecord setFinishedAt(Instant value) {
         set(12, value);
@@ -209,14 +209,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.finished_at</code>.
+     * Getter for <code>mailroom.outbox_effect.finished_at</code>.
      */
     public Instant getFinishedAt() {
         return (Instant) get(12);
     }
 
     /**
-     * Setter for <code>outbox_effect.resend_of</code>.
+     * Setter for <code>mailroom.outbox_effect.resend_of</code>.
      */
     public OutboxEffectRecord setResendOf(String value) {
         set(13, value);
@@ -224,14 +224,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.resend_of</code>.
+     * Getter for <code>mailroom.outbox_effect.resend_of</code>.
      */
     public String getResendOf() {
         return (String) get(13);
     }
 
     /**
-     * Setter for <code>outbox_effect.delivery_state</code>.
+     * Setter for <code>mailroom.outbox_effect.delivery_state</code>.
      */
     public OutboxEffectRecord setDeliveryState(String value) {
         set(14, value);
@@ -239,14 +239,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.delivery_state</code>.
+     * Getter for <code>mailroom.outbox_effect.delivery_state</code>.
      */
     public String getDeliveryState() {
         return (String) get(14);
     }
 
     /**
-     * Setter for <code>outbox_effect.delivery_detail</code>.
+     * Setter for <code>mailroom.outbox_effect.delivery_detail</code>.
      */
     public OutboxEffectRecord setDeliveryDetail(String value) {
         set(15, value);
@@ -254,14 +254,14 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.delivery_detail</code>.
+     * Getter for <code>mailroom.outbox_effect.delivery_detail</code>.
      */
     public String getDeliveryDetail() {
         return (String) get(15);
     }
 
     /**
-     * Setter for <code>outbox_effect.delivery_updated_at</code>.
+     * Setter for <code>mailroom.outbox_effect.delivery_updated_at</code>.
      */
     public OutboxEffectRecord setDeliveryUpdatedAt(Instant value) {
         set(16, value);
@@ -269,7 +269,7 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     }
 
     /**
-     * Getter for <code>outbox_effect.delivery_updated_at</code>.
+     * Getter for <code>mailroom.outbox_effect.delivery_updated_at</code>.
      */
     public Instant getDeliveryUpdatedAt() {
         return (Instant) get(16);

@@ -23,7 +23,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>outbox_message.id</code>.
+     * Setter for <code>mailroom.outbox_message.id</code>.
      */
     public OutboxMessageRecord setId(Long value) {
         set(0, value);
@@ -31,14 +31,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.id</code>.
+     * Getter for <code>mailroom.outbox_message.id</code>.
      */
     public Long getId() {
         return (Long) get(0);
     }
 
     /**
-     * Setter for <code>outbox_message.created_at</code>.
+     * Setter for <code>mailroom.outbox_message.created_at</code>.
      */
     public OutboxMessageRecord setCreatedAt(Instant value) {
         set(1, value);
@@ -46,14 +46,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.created_at</code>.
+     * Getter for <code>mailroom.outbox_message.created_at</code>.
      */
     public Instant getCreatedAt() {
         return (Instant) get(1);
     }
 
     /**
-     * Setter for <code>outbox_message.topic</code>.
+     * Setter for <code>mailroom.outbox_message.topic</code>.
      */
     public OutboxMessageRecord setTopic(String value) {
         set(2, value);
@@ -61,14 +61,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.topic</code>.
+     * Getter for <code>mailroom.outbox_message.topic</code>.
      */
     public String getTopic() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>outbox_message.aggregate_type</code>.
+     * Setter for <code>mailroom.outbox_message.aggregate_type</code>.
      */
     public OutboxMessageRecord setAggregateType(String value) {
         set(3, value);
@@ -76,14 +76,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.aggregate_type</code>.
+     * Getter for <code>mailroom.outbox_message.aggregate_type</code>.
      */
     public String getAggregateType() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>outbox_message.aggregate_id</code>.
+     * Setter for <code>mailroom.outbox_message.aggregate_id</code>.
      */
     public OutboxMessageRecord setAggregateId(String value) {
         set(4, value);
@@ -91,14 +91,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.aggregate_id</code>.
+     * Getter for <code>mailroom.outbox_message.aggregate_id</code>.
      */
     public String getAggregateId() {
         return (String) get(4);
     }
 
     /**
-     * Setter for <code>outbox_message.idempotency_key</code>.
+     * Setter for <code>mailroom.outbox_message.idempotency_key</code>.
      */
     public OutboxMessageRecord setIdempotencyKey(String value) {
         set(5, value);
@@ -106,14 +106,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.idempotency_key</code>.
+     * Getter for <code>mailroom.outbox_message.idempotency_key</code>.
      */
     public String getIdempotencyKey() {
         return (String) get(5);
     }
 
     /**
-     * Setter for <code>outbox_message.ordering_key</code>.
+     * Setter for <code>mailroom.outbox_message.ordering_key</code>.
      */
     public OutboxMessageRecord setOrderingKey(String value) {
         set(6, value);
@@ -121,14 +121,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.ordering_key</code>.
+     * Getter for <code>mailroom.outbox_message.ordering_key</code>.
      */
     public String getOrderingKey() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>outbox_message.payload</code>.
+     * Setter for <code>mailroom.outbox_message.payload</code>.
      */
     public OutboxMessageRecord setPayload(JSONB value) {
         set(7, value);
@@ -136,14 +136,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.payload</code>.
+     * Getter for <code>mailroom.outbox_message.payload</code>.
      */
     public JSONB getPayload() {
         return (JSONB) get(7);
     }
 
     /**
-     * Setter for <code>outbox_message.status</code>.
+     * Setter for <code>mailroom.outbox_message.status</code>.
      */
     public OutboxMessageRecord setStatus(String value) {
         set(8, value);
@@ -151,14 +151,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.status</code>.
+     * Getter for <code>mailroom.outbox_message.status</code>.
      */
     public String getStatus() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>outbox_message.available_at</code>.
+     * Setter for <code>mailroom.outbox_message.available_at</code>.
      */
     public OutboxMessageRecord setAvailableAt(Instant value) {
         set(9, value);
@@ -166,14 +166,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.available_at</code>.
+     * Getter for <code>mailroom.outbox_message.available_at</code>.
      */
     public Instant getAvailableAt() {
         return (Instant) get(9);
     }
 
     /**
-     * Setter for <code>outbox_message.attempts</code>.
+     * Setter for <code>mailroom.outbox_message.attempts</code>.
      */
     public OutboxMessageRecord setAttempts(Integer value) {
         set(10, value);
@@ -181,14 +181,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.attempts</code>.
+     * Getter for <code>mailroom.outbox_message.attempts</code>.
      */
     public Integer getAttempts() {
         return (Integer) get(10);
     }
 
     /**
-     * Setter for <code>outbox_message.max_attempts</code>.
+     * Setter for <code>mailroom.outbox_message.max_attempts</code>.
      */
     public OutboxMessageRecord setMaxAttempts(Integer value) {
         set(11, value);
@@ -196,14 +196,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.max_attempts</code>.
+     * Getter for <code>mailroom.outbox_message.max_attempts</code>.
      */
     public Integer getMaxAttempts() {
         return (Integer) get(11);
     }
 
     /**
-     * Setter for <code>outbox_message.claim_version</code>.
+     * Setter for <code>mailroom.outbox_message.claim_version</code>.
      */
     public OutboxMessageRecord setClaimVersion(Long value) {
         set(12, value);
@@ -211,14 +211,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.claim_version</code>.
+     * Getter for <code>mailroom.outbox_message.claim_version</code>.
      */
     public Long getClaimVersion() {
         return (Long) get(12);
     }
 
     /**
-     * Setter for <code>outbox_message.claimed_by</code>.
+     * Setter for <code>mailroom.outbox_message.claimed_by</code>.
      */
     public OutboxMessageRecord setClaimedBy(String value) {
         set(13, value);
@@ -226,14 +226,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.claimed_by</code>.
+     * Getter for <code>mailroom.outbox_message.claimed_by</code>.
      */
     public String getClaimedBy() {
         return (String) get(13);
     }
 
     /**
-     * Setter for <code>outbox_message.claimed_at</code>.
+     * Setter for <code>mailroom.outbox_message.claimed_at</code>.
      */
     public OutboxMessageRecord setClaimedAt(Instant value) {
         set(14, value);
@@ -241,14 +241,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.claimed_at</code>.
+     * Getter for <code>mailroom.outbox_message.claimed_at</code>.
      */
     public Instant getClaimedAt() {
         return (Instant) get(14);
     }
 
     /**
-     * Setter for <code>outbox_message.lease_until</code>.
+     * Setter for <code>mailroom.outbox_message.lease_until</code>.
      */
     public OutboxMessageRecord setLeaseUntil(Instant value) {
         set(15, value);
@@ -256,14 +256,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.lease_until</code>.
+     * Getter for <code>mailroom.outbox_message.lease_until</code>.
      */
     public Instant getLeaseUntil() {
         return (Instant) get(15);
     }
 
     /**
-     * Setter for <code>outbox_message.last_error</code>.
+     * Setter for <code>mailroom.outbox_message.last_error</code>.
      */
     public OutboxMessageRecord setLastError(String value) {
         set(16, value);
@@ -271,14 +271,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.last_error</code>.
+     * Getter for <code>mailroom.outbox_message.last_error</code>.
      */
     public String getLastError() {
         return (String) get(16);
     }
 
     /**
-     * Setter for <code>outbox_message.updated_at</code>.
+     * Setter for <code>mailroom.outbox_message.updated_at</code>.
      */
     public OutboxMessageRecord setUpdatedAt(Instant value) {
         set(17, value);
@@ -286,14 +286,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.updated_at</code>.
+     * Getter for <code>mailroom.outbox_message.updated_at</code>.
      */
     public Instant getUpdatedAt() {
         return (Instant) get(17);
     }
 
     /**
-     * Setter for <code>outbox_message.finished_at</code>.
+     * Setter for <code>mailroom.outbox_message.finished_at</code>.
      */
     public OutboxMessageRecord setFinishedAt(Instant value) {
         set(18, value);
@@ -301,14 +301,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.finished_at</code>.
+     * Getter for <code>mailroom.outbox_message.finished_at</code>.
      */
     public Instant getFinishedAt() {
         return (Instant) get(18);
     }
 
     /**
-     * Setter for <code>outbox_message.claimed_incarnation</code>.
+     * Setter for <code>mailroom.outbox_message.claimed_incarnation</code>.
      */
     public OutboxMessageRecord setClaimedIncarnation(String value) {
         set(19, value);
@@ -316,14 +316,14 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.claimed_incarnation</code>.
+     * Getter for <code>mailroom.outbox_message.claimed_incarnation</code>.
      */
     public String getClaimedIncarnation() {
         return (String) get(19);
     }
 
     /**
-     * Setter for <code>outbox_message.waiting_for</code>.
+     * Setter for <code>mailroom.outbox_message.waiting_for</code>.
      */
     public OutboxMessageRecord setWaitingFor(String value) {
         set(20, value);
@@ -331,7 +331,7 @@ public class OutboxMessageRecord extends UpdatableRecordImpl<OutboxMessageRecord
     }
 
     /**
-     * Getter for <code>outbox_message.waiting_for</code>.
+     * Getter for <code>mailroom.outbox_message.waiting_for</code>.
      */
     public String getWaitingFor() {
         return (String) get(20);

@@ -21,7 +21,7 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>soft_bounce_run.address</code>.
+     * Setter for <code>mailroom.soft_bounce_run.address</code>.
      */
     public SoftBounceRunRecord setAddress(String value) {
         set(0, value);
@@ -29,14 +29,14 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     }
 
     /**
-     * Getter for <code>soft_bounce_run.address</code>.
+     * Getter for <code>mailroom.soft_bounce_run.address</code>.
      */
     public String getAddress() {
         return (String) get(0);
     }
 
     /**
-     * Setter for <code>soft_bounce_run.bounces</code>.
+     * Setter for <code>mailroom.soft_bounce_run.bounces</code>.
      */
     public SoftBounceRunRecord setBounces(Integer value) {
         set(1, value);
@@ -44,14 +44,14 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     }
 
     /**
-     * Getter for <code>soft_bounce_run.bounces</code>.
+     * Getter for <code>mailroom.soft_bounce_run.bounces</code>.
      */
     public Integer getBounces() {
         return (Integer) get(1);
     }
 
     /**
-     * Setter for <code>soft_bounce_run.first_at</code>.
+     * Setter for <code>mailroom.soft_bounce_run.first_at</code>.
      */
     public SoftBounceRunRecord setFirstAt(Instant value) {
         set(2, value);
@@ -59,14 +59,14 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     }
 
     /**
-     * Getter for <code>soft_bounce_run.first_at</code>.
+     * Getter for <code>mailroom.soft_bounce_run.first_at</code>.
      */
     public Instant getFirstAt() {
         return (Instant) get(2);
     }
 
     /**
-     * Setter for <code>soft_bounce_run.last_at</code>.
+     * Setter for <code>mailroom.soft_bounce_run.last_at</code>.
      */
     public SoftBounceRunRecord setLastAt(Instant value) {
         set(3, value);
@@ -74,14 +74,14 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     }
 
     /**
-     * Getter for <code>soft_bounce_run.last_at</code>.
+     * Getter for <code>mailroom.soft_bounce_run.last_at</code>.
      */
     public Instant getLastAt() {
         return (Instant) get(3);
     }
 
     /**
-     * Setter for <code>soft_bounce_run.last_event_id</code>.
+     * Setter for <code>mailroom.soft_bounce_run.last_event_id</code>.
      */
     public SoftBounceRunRecord setLastEventId(Long value) {
         set(4, value);
@@ -89,7 +89,7 @@ public class SoftBounceRunRecord extends UpdatableRecordImpl<SoftBounceRunRecord
     }
 
     /**
-     * Getter for <code>soft_bounce_run.last_event_id</code>.
+     * Getter for <code>mailroom.soft_bounce_run.last_event_id</code>.
      */
     public Long getLastEventId() {
         return (Long) get(4);

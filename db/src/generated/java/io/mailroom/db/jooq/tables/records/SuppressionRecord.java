@@ -21,7 +21,7 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>suppression.id</code>.
+     * Setter for <code>mailroom.suppression.id</code>.
      */
     public SuppressionRecord setId(Long value) {
         set(0, value);
@@ -29,14 +29,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.id</code>.
+     * Getter for <code>mailroom.suppression.id</code>.
      */
     public Long getId() {
         return (Long) get(0);
     }
 
     /**
-     * Setter for <code>suppression.address</code>.
+     * Setter for <code>mailroom.suppression.address</code>.
      */
     public SuppressionRecord setAddress(String value) {
         set(1, value);
@@ -44,14 +44,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.address</code>.
+     * Getter for <code>mailroom.suppression.address</code>.
      */
     public String getAddress() {
         return (String) get(1);
     }
 
     /**
-     * Setter for <code>suppression.reason</code>.
+     * Setter for <code>mailroom.suppression.reason</code>.
      */
     public SuppressionRecord setReason(String value) {
         set(2, value);
@@ -59,14 +59,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.reason</code>.
+     * Getter for <code>mailroom.suppression.reason</code>.
      */
     public String getReason() {
         return (String) get(2);
     }
 
     /**
-     * Setter for <code>suppression.detail</code>.
+     * Setter for <code>mailroom.suppression.detail</code>.
      */
     public SuppressionRecord setDetail(String value) {
         set(3, value);
@@ -74,14 +74,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.detail</code>.
+     * Getter for <code>mailroom.suppression.detail</code>.
      */
     public String getDetail() {
         return (String) get(3);
     }
 
     /**
-     * Setter for <code>suppression.event_id</code>.
+     * Setter for <code>mailroom.suppression.event_id</code>.
      */
     public SuppressionRecord setEventId(Long value) {
         set(4, value);
@@ -89,14 +89,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.event_id</code>.
+     * Getter for <code>mailroom.suppression.event_id</code>.
      */
     public Long getEventId() {
         return (Long) get(4);
     }
 
     /**
-     * Setter for <code>suppression.created_at</code>.
+     * Setter for <code>mailroom.suppression.created_at</code>.
      */
     public SuppressionRecord setCreatedAt(Instant value) {
         set(5, value);
@@ -104,14 +104,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.created_at</code>.
+     * Getter for <code>mailroom.suppression.created_at</code>.
      */
     public Instant getCreatedAt() {
         return (Instant) get(5);
     }
 
     /**
-     * Setter for <code>suppression.created_by</code>.
+     * Setter for <code>mailroom.suppression.created_by</code>.
      */
     public SuppressionRecord setCreatedBy(String value) {
         set(6, value);
@@ -119,14 +119,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.created_by</code>.
+     * Getter for <code>mailroom.suppression.created_by</code>.
      */
     public String getCreatedBy() {
         return (String) get(6);
     }
 
     /**
-     * Setter for <code>suppression.lifted_at</code>.
+     * Setter for <code>mailroom.suppression.lifted_at</code>.
      */
     public SuppressionRecord setLiftedAt(Instant value) {
         set(7, value);
@@ -134,14 +134,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.lifted_at</code>.
+     * Getter for <code>mailroom.suppression.lifted_at</code>.
      */
     public Instant getLiftedAt() {
         return (Instant) get(7);
     }
 
     /**
-     * Setter for <code>suppression.lifted_by</code>.
+     * Setter for <code>mailroom.suppression.lifted_by</code>.
      */
     public SuppressionRecord setLiftedBy(String value) {
         set(8, value);
@@ -149,14 +149,14 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.lifted_by</code>.
+     * Getter for <code>mailroom.suppression.lifted_by</code>.
      */
     public String getLiftedBy() {
         return (String) get(8);
     }
 
     /**
-     * Setter for <code>suppression.lift_reason</code>.
+     * Setter for <code>mailroom.suppression.lift_reason</code>.
      */
     public SuppressionRecord setLiftReason(String value) {
         set(9, value);
@@ -164,7 +164,7 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     }
 
     /**
-     * Getter for <code>suppression.lift_reason</code>.
+     * Getter for <code>mailroom.suppression.lift_reason</code>.
      */
     public String getLiftReason() {
         return (String) get(9);
