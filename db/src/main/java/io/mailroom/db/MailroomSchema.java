@@ -72,6 +72,26 @@ public record MailroomSchema(String name) {
         return DSL.using(dataSource, SQLDialect.POSTGRES, settings());
     }
 
+    /** A context over one {@code connection} (a session taken by the caller) that reaches this schema. */
+    public DSLContext dsl(java.sql.Connection connection) {
+        return DSL.using(connection, SQLDialect.POSTGRES, settings());
+    }
+
+    /**
+     * {@code dataSource}, marked as one whose sessions reach this schema: what a service hands to
+     * every part it builds on that pool ({@link #of(DataSource)} reads it back). The default schema
+     * needs no mark.
+     */
+    public DataSource bind(DataSource dataSource) {
+        DataSource plain = dataSource instanceof SchemaBoundDataSource bound ? bound.delegate() : dataSource;
+        return isDefault() ? plain : new SchemaBoundDataSource(plain, this);
+    }
+
+    /** The schema {@code dataSource} was {@linkplain #bind bound} to; the default for any other. */
+    public static MailroomSchema of(DataSource dataSource) {
+        return dataSource instanceof SchemaBoundDataSource bound ? bound.schema() : DEFAULT;
+    }
+
     /**
      * The caller's own context (its connection, its transaction, its settings otherwise), made to
      * reach this schema: what enqueueing inside a business's transaction runs on.

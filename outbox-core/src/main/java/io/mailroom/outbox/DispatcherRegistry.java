@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import org.jooq.DSLContext;
 import org.jooq.Record;
 
@@ -31,9 +32,9 @@ public final class DispatcherRegistry {
 
     static final String UNSERVED = """
             WITH served AS (
-              SELECT DISTINCT unnest(topics) AS topic FROM outbox_dispatcher WHERE expires_at > now()
+              SELECT DISTINCT unnest(topics) AS topic FROM {schema}.outbox_dispatcher WHERE expires_at > now()
             ), oldest AS (
-              SELECT topic FROM outbox_message
+              SELECT topic FROM {schema}.outbox_message
               WHERE status = 'pending' AND available_at <= now() - make_interval(secs => ?::double precision)
               ORDER BY available_at, id
               LIMIT ?
@@ -50,16 +51,17 @@ public final class DispatcherRegistry {
                      Set<String> topics, Duration heartbeatInterval) {
         double liveSeconds = heartbeatInterval.toMillis() * LIVE_FOR_BEATS / 1000.0;
         String[] served = topics.stream().sorted().toArray(String[]::new);
-        tx.execute("""
-                INSERT INTO outbox_dispatcher AS d (worker_id, incarnation, host, version, topics, started_at,
+        MailroomSchema schema = MailroomSchema.of(tx);
+        tx.execute(schema.sql("""
+                INSERT INTO {schema}.outbox_dispatcher AS d (worker_id, incarnation, host, version, topics, started_at,
                                                     heartbeat_at, expires_at)
                 VALUES (?, ?, ?, ?, ?::varchar[], now(), now(), now() + make_interval(secs => ?::double precision))
                 ON CONFLICT (worker_id) DO UPDATE SET
                   incarnation = excluded.incarnation, host = excluded.host, version = excluded.version,
                   topics = excluded.topics, heartbeat_at = now(), expires_at = excluded.expires_at,
-                  started_at = CASE WHEN d.incarnation = excluded.incarnation THEN d.started_at ELSE now() END""",
+                  started_at = CASE WHEN d.incarnation = excluded.incarnation THEN d.started_at ELSE now() END"""),
                 workerId, incarnation, host, version, served, liveSeconds);
-        tx.execute("DELETE FROM outbox_dispatcher WHERE expires_at < now() - make_interval(secs => ?::double precision)",
+        tx.execute(schema.sql("DELETE FROM {schema}.outbox_dispatcher WHERE expires_at < now() - make_interval(secs => ?::double precision)"),
                 (double) FORGET_AFTER.toSeconds());
     }
 
@@ -76,7 +78,7 @@ public final class DispatcherRegistry {
      */
     public static Map<String, Long> unservedTopics(DSLContext dsl, Duration after, int scanLimit) {
         Map<String, Long> unserved = new LinkedHashMap<>();
-        for (Record r : dsl.fetch(UNSERVED, after.toMillis() / 1000.0, scanLimit)) {
+        for (Record r : dsl.fetch(MailroomSchema.of(dsl).sql(UNSERVED), after.toMillis() / 1000.0, scanLimit)) {
             unserved.put(r.get("topic", String.class), r.get("waiting", Long.class));
         }
         return unserved;

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -29,6 +30,8 @@ import java.util.function.Function;
 public final class DispatcherSessions {
 
     private final DataSource dataSource;
+    /** Where Mailroom's tables are: read from the data source ({@link MailroomSchema#bind}). */
+    private final MailroomSchema schema;
     private final Duration statementTimeout;
     private final Duration idleInTransactionTimeout;
     private final SessionSettings mode;
@@ -42,6 +45,7 @@ public final class DispatcherSessions {
     public DispatcherSessions(DataSource dataSource, Duration statementTimeout, Duration idleInTransactionTimeout,
                               SessionSettings mode) {
         this.dataSource = dataSource;
+        this.schema = MailroomSchema.of(dataSource);
         this.statementTimeout = statementTimeout;
         this.idleInTransactionTimeout = idleInTransactionTimeout;
         this.mode = java.util.Objects.requireNonNull(mode, "mode");
@@ -75,7 +79,7 @@ public final class DispatcherSessions {
                         st.execute(perTransaction);
                     }
                 }
-                T result = work.apply(DSL.using(connection, SQLDialect.POSTGRES));
+                T result = work.apply(schema.dsl(connection));
                 connection.commit();
                 return result;
             } catch (RuntimeException | Error e) {

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import org.jooq.SQLDialect;
 import org.jooq.TransactionalCallable;
 import org.jooq.exception.DataAccessException;
@@ -35,7 +36,7 @@ public final class OneSession {
             throw new DataAccessException("no database session: " + e.getMessage(), e);
         }
         try (connection) {
-            return DSL.using(connection, SQLDialect.POSTGRES).transactionResult(tx);
+            return MailroomSchema.of(dataSource).dsl(connection).transactionResult(tx);
         } catch (SQLException e) { // from close(): the work is done, the session was already lost
             throw new DataAccessException("closing the database session failed: " + e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.sql.HotSql;
 import io.mailroom.db.sql.SqlClock;
 import io.mailroom.db.sql.SqlStates;
@@ -38,7 +39,7 @@ public final class OutboxEnqueuer {
      */
     private static final String INSERT = """
             WITH inserted AS (
-              INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
+              INSERT INTO {schema}.outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
                                           available_at, max_attempts, created_at)
               SELECT v.topic, v.aggregate_type, v.aggregate_id, v.idempotency_key, v.ordering_key, v.payload::jsonb,
                      coalesce(v.available_at, {now}), v.max_attempts, {now}
@@ -48,7 +49,7 @@ public final class OutboxEnqueuer {
                         max_attempts)
               RETURNING id, created_at, idempotency_key, topic, aggregate_type, aggregate_id, max_attempts
             ), effects AS (
-              INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+              INSERT INTO {schema}.outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
                                          message_created_at, max_attempts, created_at, updated_at)
               SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
                      created_at
@@ -57,10 +58,16 @@ public final class OutboxEnqueuer {
             SELECT id, created_at, idempotency_key%s FROM inserted""";
 
     private final HotSql insert;
+    private final MailroomSchema schema;
 
-    /** Database time, wake-ups on. */
+    /** Database time, wake-ups on, the default schema. */
     public OutboxEnqueuer() {
         this(null, true);
+    }
+
+    /** Database time, wake-ups on, Mailroom's tables in {@code schema}. */
+    public OutboxEnqueuer(MailroomSchema schema) {
+        this(null, true, schema);
     }
 
     /**
@@ -68,6 +75,15 @@ public final class OutboxEnqueuer {
      * @param notifyOnCommit whether to {@code pg_notify} dispatchers (they poll anyway)
      */
     public OutboxEnqueuer(Clock clock, boolean notifyOnCommit) {
+        this(clock, notifyOnCommit, MailroomSchema.DEFAULT);
+    }
+
+    /**
+     * @param schema where Mailroom's tables are; the caller's context is joined to it, whatever its
+     *               own settings and search path
+     */
+    public OutboxEnqueuer(Clock clock, boolean notifyOnCommit, MailroomSchema schema) {
+        this.schema = java.util.Objects.requireNonNull(schema, "schema");
         this.insert = HotSql.of(INSERT.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
                 SqlClock.of(clock));
     }
@@ -109,7 +125,7 @@ public final class OutboxEnqueuer {
         }
         List<EnqueuedMessage> rows;
         try {
-            rows = insert.query(tx, rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
+            rows = insert.query(schema.join(tx), rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
                     topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts);
         } catch (DataAccessException ex) {
             if (SqlStates.is(ex, SqlStates.INVALID_TEXT_REPRESENTATION)) {

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.sql.SqlClock;
 import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
@@ -371,7 +372,7 @@ public final class PartitionMaintainer {
             try (Statement st = c.createStatement()) {
                 for (RetentionStore.Partition p : candidates) {
                     try {
-                        st.execute(RetentionStore.freezeStatement(p.day()));
+                        st.execute(RetentionStore.freezeStatement(MailroomSchema.of(dataSource), p.day()));
                         frozen.add(p.name());
                         log.info("Froze partition {} (age(relfrozenxid) was {})", p.name(), p.xidAge());
                     } catch (SQLException e) {

@@ -1,5 +1,6 @@
 package io.mailroom.outbox;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.sql.SqlClock;
 import org.jooq.DSLContext;
 import org.jooq.Name;
@@ -103,8 +104,19 @@ final class RetentionStore {
         return day.atStartOfDay(ZoneOffset.UTC).toInstant();
     }
 
-    private static Name quoted(LocalDate day) {
-        return name(partitionName(day));
+    /** A day's partition, qualified with the schema {@code tx} reaches. */
+    private static Name quoted(DSLContext tx, LocalDate day) {
+        return name(MailroomSchema.of(tx).name(), partitionName(day));
+    }
+
+    /** A table of the queue, qualified with the schema {@code tx} reaches. */
+    private static Name table(DSLContext tx, String table) {
+        return name(MailroomSchema.of(tx).name(), table);
+    }
+
+    /** A table's qualified name as text, for {@code to_regclass}. */
+    private static String regclass(DSLContext tx, String relation) {
+        return MailroomSchema.of(tx).table(relation);
     }
 
     // ---------------------------------------------------------------------------- session limits
@@ -142,7 +154,7 @@ final class RetentionStore {
                 SELECT c.relname::text AS name, age(c.relfrozenxid)::bigint AS xid_age
                 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                 WHERE i.inhparent = to_regclass({0})
-                """, val(PARENT)).fetch().forEach(r -> {
+                """, val(regclass(tx, PARENT))).fetch().forEach(r -> {
             String relname = r.get("name", String.class);
             dayOf(relname).ifPresent(day -> out.add(new Partition(partitionName(day), day, r.get("xid_age", Long.class))));
         });
@@ -151,14 +163,14 @@ final class RetentionStore {
     }
 
     boolean exists(DSLContext tx, LocalDate day) {
-        return tx.select(DSL.field("to_regclass({0}) IS NOT NULL", Boolean.class, val(partitionName(day))))
+        return tx.select(DSL.field("to_regclass({0}) IS NOT NULL", Boolean.class, val(regclass(tx, partitionName(day)))))
                 .fetchSingle().value1();
     }
 
     boolean isAttached(DSLContext tx, LocalDate day) {
         return tx.fetchSingle("""
                 SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass({0}) AND inhparent = to_regclass({1}))
-                """, val(partitionName(day)), val(PARENT)).get(0, Boolean.class);
+                """, val(regclass(tx, partitionName(day))), val(regclass(tx, PARENT))).get(0, Boolean.class);
     }
 
     /**
@@ -167,7 +179,7 @@ final class RetentionStore {
      */
     void createPartition(DSLContext tx, LocalDate day) {
         tx.execute("CREATE TABLE {0} PARTITION OF {1} FOR VALUES FROM ({2}) TO ({3}) WITH (" + QUEUE_RELOPTIONS + ")",
-                quoted(day), name(PARENT), inline(startOf(day).toString()), inline(startOf(day.plusDays(1)).toString()));
+                quoted(tx, day), table(tx, PARENT), inline(startOf(day).toString()), inline(startOf(day.plusDays(1)).toString()));
     }
 
     /**
@@ -181,7 +193,7 @@ final class RetentionStore {
                        count(*) FILTER (WHERE status = 'running') AS running,
                        count(*) FILTER (WHERE status = 'review') AS review
                 FROM {0} WHERE status IN ('pending', 'running', 'review')
-                """, quoted(day)).fetchSingle();
+                """, quoted(tx, day)).fetchSingle();
         return new HeldRows(r.get("pending", Long.class), r.get("running", Long.class), r.get("review", Long.class));
     }
 
@@ -194,8 +206,8 @@ final class RetentionStore {
      */
     HeldRows heldRowsQuickly(DSLContext tx, LocalDate day) {
         var e = OUTBOX_EFFECT;
-        long pending = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'pending'", quoted(day)).get(0, Long.class);
-        long running = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'running'", quoted(day)).get(0, Long.class);
+        long pending = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'pending'", quoted(tx, day)).get(0, Long.class);
+        long running = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'running'", quoted(tx, day)).get(0, Long.class);
         long review = tx.fetchCount(e, e.STATUS.eq(MessageStatus.REVIEW.sql())
                 .and(e.MESSAGE_CREATED_AT.ge(startOf(day)))
                 .and(e.MESSAGE_CREATED_AT.lt(startOf(day.plusDays(1)))));
@@ -210,16 +222,16 @@ final class RetentionStore {
     }
 
     void detach(DSLContext tx, LocalDate day) {
-        tx.execute("ALTER TABLE {0} DETACH PARTITION {1}", name(PARENT), quoted(day));
+        tx.execute("ALTER TABLE {0} DETACH PARTITION {1}", table(tx, PARENT), quoted(tx, day));
     }
 
     void drop(DSLContext tx, LocalDate day) {
-        tx.execute("DROP TABLE {0}", quoted(day));
+        tx.execute("DROP TABLE {0}", quoted(tx, day));
     }
 
     /** {@code VACUUM (FREEZE)} of one partition; must run outside a transaction block. */
-    static String freezeStatement(LocalDate day) {
-        return "VACUUM (FREEZE) \"" + partitionName(day) + "\"";
+    static String freezeStatement(MailroomSchema schema, LocalDate day) {
+        return "VACUUM (FREEZE) " + schema.table(partitionName(day));
     }
 
     /**
@@ -236,7 +248,7 @@ final class RetentionStore {
                     LIMIT {3}
                     FOR UPDATE SKIP LOCKED)
                   AND d.status = ANY({1}::varchar[])
-                """, name(DEFAULT_PARTITION), val(GONE_STATUSES.toArray(String[]::new)), val(cutoff), val(limit));
+                """, table(tx, DEFAULT_PARTITION), val(GONE_STATUSES.toArray(String[]::new)), val(cutoff), val(limit));
     }
 
     // ---------------------------------------------------------------------------------- history

@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.suppression.SuppressionException;
@@ -99,7 +100,7 @@ public final class SupportService {
     public SupportService(DataSource dataSource, TransportStatus transports, SessionSettings settings) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(settings, "settings");
-        this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
+        this.dsl = MailroomSchema.of(dataSource).dsl(dataSource);
         this.messageActions = new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
                 MessageActions.DEFAULT_BUSY_BACKOFF, settings);
         this.control = new OutboxControl(dataSource, settings);

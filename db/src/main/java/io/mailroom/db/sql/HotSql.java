@@ -1,5 +1,6 @@
 package io.mailroom.db.sql;
 
+import io.mailroom.db.MailroomSchema;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
 
@@ -26,7 +27,9 @@ import java.util.List;
  *
  * <p>A template writes {@code {now}} where the statement needs the current time: it becomes the
  * database's {@code now()}, or, with an injected test clock, a parameter bound to that clock's
- * instant at every execution. Other parameters are {@code ?}, bound in order.
+ * instant at every execution. Other parameters are {@code ?}, bound in order. It writes
+ * {@code {schema}.table} for Mailroom's tables: the schema is the one the executing context reaches
+ * ({@link MailroomSchema#of}), so the same statement serves a service configured for another schema.
  */
 public final class HotSql {
 
@@ -38,12 +41,17 @@ public final class HotSql {
         T read(ResultSet rs) throws SQLException;
     }
 
+    /** The text for the default schema; {@link #sqlFor} renders (and keeps) the text for another. */
     private final String sql;
+    private volatile Rendered other;
     /** For each {@code ?} of {@link #sql}: true where it stands for "now", false for the next argument. */
     private final boolean[] nowSlots;
     /** How many arguments a caller passes: the placeholders that are not "now". */
     private final int argumentCount;
     private final SqlClock clock;
+
+    private record Rendered(MailroomSchema schema, String sql) {
+    }
 
     private HotSql(String sql, boolean[] nowSlots, SqlClock clock) {
         this.sql = sql;
@@ -84,17 +92,31 @@ public final class HotSql {
         return new HotSql(sql.toString(), nowSlots, clock);
     }
 
-    /** The SQL text as sent. */
+    /** The SQL text as sent to the default schema. */
     public String sql() {
-        return sql;
+        return MailroomSchema.DEFAULT.sql(sql);
+    }
+
+    /** The SQL text as sent over {@code tx}. */
+    public String sqlFor(DSLContext tx) {
+        MailroomSchema schema = MailroomSchema.of(tx);
+        if (schema.isDefault()) {
+            return sql();
+        }
+        Rendered r = other;
+        if (r == null || !r.schema().equals(schema)) {
+            r = new Rendered(schema, schema.sql(sql));
+            other = r;
+        }
+        return r.sql();
     }
 
     public <T> List<T> query(DSLContext tx, RowReader<T> reader, Object... args) {
-        return query(tx, sql, bindings(args), reader);
+        return query(tx, sqlFor(tx), bindings(args), reader);
     }
 
     public int execute(DSLContext tx, Object... args) {
-        return execute(tx, sql, bindings(args));
+        return execute(tx, sqlFor(tx), bindings(args));
     }
 
     private Object[] bindings(Object[] args) {

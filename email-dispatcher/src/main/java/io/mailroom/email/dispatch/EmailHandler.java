@@ -1,5 +1,6 @@
 package io.mailroom.email.dispatch;
 
+import io.mailroom.db.MailroomSchema;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.db.sql.SqlStates;
@@ -412,7 +413,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private <T> T inTransaction(Function<DSLContext, T> work) {
-        return DSL.using(dataSource, SQLDialect.POSTGRES).transactionResult(cfg -> work.apply(cfg.dsl()));
+        return MailroomSchema.of(dataSource).dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
     }
 
     private String descriptor(Email email) {

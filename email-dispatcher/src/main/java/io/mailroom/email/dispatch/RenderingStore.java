@@ -29,7 +29,7 @@ public final class RenderingStore {
      * jOOQ for every batch it cost a tenth of the dispatcher's CPU.
      */
     private static final HotSql UPSERT = HotSql.of("""
-            INSERT INTO email_rendering (idempotency_key, message_id, message_created_at, attempt, template,
+            INSERT INTO {schema}.email_rendering (idempotency_key, message_id, message_created_at, attempt, template,
                                          template_version, locale, subject, text_part, html_part)
             SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::varchar[]::timestamptz[], ?::int[], ?::varchar[],
                                  ?::varchar[], ?::varchar[], ?::varchar[], ?::text[], ?::text[])

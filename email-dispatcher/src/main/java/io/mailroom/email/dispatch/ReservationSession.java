@@ -1,5 +1,6 @@
 package io.mailroom.email.dispatch;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.idempotency.EffectRecord;
 import io.mailroom.idempotency.EffectState;
@@ -65,7 +66,7 @@ final class ReservationSession {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
                 try {
-                    result = work.apply(DSL.using(c, SQLDialect.POSTGRES));
+                    result = work.apply(MailroomSchema.of(dataSource).dsl(c));
                 } catch (RuntimeException e) {
                     rollbackQuietly(c, e);
                     throw e;
@@ -119,7 +120,7 @@ final class ReservationSession {
             return Optional.of(false); // nothing granted: the round read only, reading again is the same
         }
         try (Connection c = dataSource.getConnection()) {
-            DSLContext dsl = DSL.using(c, SQLDialect.POSTGRES);
+            DSLContext dsl = MailroomSchema.of(dataSource).dsl(c);
             int found = 0;
             for (Reservation.Reserved r : granted) {
                 Optional<EffectRecord> row = store.find(dsl, r.effectKey());

@@ -144,7 +144,7 @@ class BadInputCatalogueTest {
             assertThat(response.statusCode()).as(action + " " + id).isEqualTo(400);
             assertField(response, "id");
         }
-        assertThat(pg.dsl().fetchCount(io.mailroom.db.jooq.Tables.ORDER_SHIPMENT)).isZero();
+        assertThat(pg.dsl().fetchCount(io.mailroom.orders.jooq.Tables.ORDER_SHIPMENT)).isZero();
         assertAGoodOrderStillGoesThrough();
     }
 

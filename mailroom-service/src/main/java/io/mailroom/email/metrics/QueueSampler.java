@@ -1,5 +1,6 @@
 package io.mailroom.email.metrics;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.outbox.DispatcherRegistry;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -38,6 +39,7 @@ public final class QueueSampler implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(QueueSampler.class);
     static final List<String> TABLES = List.of("outbox_message", "outbox_effect", "outbox_attempt", "idempotency_record");
 
+    private final MailroomSchema schema;
     private final DSLContext dsl;
     private final MeterRegistry registry;
     private final Map<String, Double> values = new ConcurrentHashMap<>();
@@ -48,7 +50,8 @@ public final class QueueSampler implements AutoCloseable {
     private final ScheduledExecutorService timer;
 
     public QueueSampler(DataSource dataSource, MeterRegistry registry, Duration interval) {
-        this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
+        this.schema = MailroomSchema.of(dataSource);
+        this.dsl = schema.dsl(dataSource);
         this.registry = registry;
         gauge(registry, "mailroom.outbox.messages", "pending", "Messages in the hot queue by status", "status");
         gauge(registry, "mailroom.outbox.messages", "running", "Messages in the hot queue by status", "status");
@@ -79,22 +82,22 @@ public final class QueueSampler implements AutoCloseable {
 
     /** Takes one sample now (also what the schedule runs). */
     public void sample() {
-        for (Record r : dsl.fetch("""
-                SELECT 'pending' AS status, count(*) AS n FROM outbox_message WHERE status = 'pending'
-                UNION ALL SELECT 'running', count(*) FROM outbox_message WHERE status = 'running'""")) {
+        for (Record r : dsl.fetch(schema.sql("""
+                SELECT 'pending' AS status, count(*) AS n FROM {schema}.outbox_message WHERE status = 'pending'
+                UNION ALL SELECT 'running', count(*) FROM {schema}.outbox_message WHERE status = 'running'"""))) {
             values.put("mailroom.outbox.messages." + r.get("status", String.class), r.get("n", Double.class));
         }
         for (String status : List.of("failed", "review")) {
             values.put("mailroom.outbox.effects." + status, 0.0);
         }
-        for (Record r : dsl.fetch("SELECT status, count(*) AS n FROM outbox_effect WHERE status IN ('failed', 'review') GROUP BY status")) {
+        for (Record r : dsl.fetch(schema.sql("SELECT status, count(*) AS n FROM {schema}.outbox_effect WHERE status IN ('failed', 'review') GROUP BY status"))) {
             values.put("mailroom.outbox.effects." + r.get("status", String.class), r.get("n", Double.class));
         }
-        Double oldest = dsl.fetchSingle("""
-                SELECT coalesce(extract(epoch FROM now() - min(available_at)), 0)::float8 FROM outbox_message
-                WHERE status = 'pending' AND available_at <= now()""").get(0, Double.class);
+        Double oldest = dsl.fetchSingle(schema.sql("""
+                SELECT coalesce(extract(epoch FROM now() - min(available_at)), 0)::float8 FROM {schema}.outbox_message
+                WHERE status = 'pending' AND available_at <= now()""")).get(0, Double.class);
         values.put("oldest", Math.max(0.0, oldest == null ? 0.0 : oldest));
-        for (Record r : dsl.fetch("""
+        for (Record r : dsl.fetch(schema.sql("""
                 SELECT coalesce(parent.relname, c.relname) AS tbl,
                        sum(s.n_dead_tup)::float8 AS dead, sum(s.n_live_tup)::float8 AS live,
                        sum(pg_total_relation_size(c.oid))::float8 AS size,
@@ -103,8 +106,8 @@ public final class QueueSampler implements AutoCloseable {
                 JOIN pg_class c ON c.oid = s.relid
                 LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
                 LEFT JOIN pg_class parent ON parent.oid = i.inhparent
-                WHERE coalesce(parent.relname, c.relname) = ANY({0})
-                GROUP BY 1""", DSL.val(TABLES.toArray(String[]::new)))) {
+                WHERE coalesce(parent.relname, c.relname) = ANY({0}) AND s.schemaname = '{schema}'
+                GROUP BY 1"""), DSL.val(TABLES.toArray(String[]::new)))) {
             String table = r.get("tbl", String.class);
             values.put(table + ".dead", r.get("dead", Double.class));
             values.put(table + ".live", r.get("live", Double.class));
@@ -112,7 +115,7 @@ public final class QueueSampler implements AutoCloseable {
             OffsetDateTime vacuumed = r.get("vacuumed", OffsetDateTime.class);
             values.put(table + ".autovacuum", vacuumed == null ? Double.NaN : vacuumed.toEpochSecond());
         }
-        for (Record r : dsl.fetch("SELECT source, kind, bounce, topic, events FROM delivery_event_count")) {
+        for (Record r : dsl.fetch(schema.sql("SELECT source, kind, bounce, topic, events FROM {schema}.delivery_event_count"))) {
             String source = r.get("source", String.class);
             String kind = r.get("kind", String.class);
             String bounce = r.get("bounce", String.class);

@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.db.sql.SqlStates;
@@ -101,7 +102,7 @@ final class DatabaseCheck {
             }
             Set<String> paused;
             try {
-                paused = control.pausedScopes(DSL.using(c, SQLDialect.POSTGRES));
+                paused = control.pausedScopes(MailroomSchema.of(dataSource).dsl(c));
             } catch (RuntimeException e) {
                 paused = null; // answered, but the switches could not be read: "unknown", as before
             }

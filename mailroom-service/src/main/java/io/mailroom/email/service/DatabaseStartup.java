@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.PostgresVersions;
 import io.mailroom.db.Schema;
 import io.mailroom.outbox.DatabaseWait;
@@ -144,10 +145,10 @@ final class DatabaseStartup {
 
     private org.flywaydb.core.api.output.MigrateResult migrateNow() {
         if (migrations == null) {
-            return Schema.migrate(longReads(pool));
+            return Schema.migrate(longReads(pool), MailroomSchema.of(pool));
         }
         log.info("Migrating through the direct URL {} (MAILROOM_MIGRATE_DB_URL)", migrationsUrl);
-        return Schema.migrate(longReads(migrations));
+        return Schema.migrate(longReads(migrations), MailroomSchema.of(pool));
     }
 
     private DataSource longReads(DataSource ds) {

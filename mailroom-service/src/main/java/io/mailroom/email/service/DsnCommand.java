@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.dsn.DsnIngest;
@@ -103,7 +104,7 @@ final class DsnCommand implements Callable<Integer> {
                     continue;
                 }
                 try {
-                    DsnIngest.Result r = DSL.using(db, SQLDialect.POSTGRES).transactionResult(c -> {
+                    DsnIngest.Result r = MailroomSchema.of(db).dsl(db).transactionResult(c -> {
                         try {
                             return ingest.ingest(c.dsl(), raw, recipient);
                         } catch (MalformedEventException e) {
