@@ -12,7 +12,8 @@ import java.util.concurrent.CountDownLatch;
  * configured from the environment until SIGTERM; {@code mailroom templates check|render} is the template
  * author's loop; {@code mailroom support ...} answers support questions and takes their actions
  * (emails of an order, retry, resend, confirm-sent, cancel, stats, pause, resume); {@code mailroom dsn
- * ingest} stores the bounces a mail server pipes to it; {@code mailroom health} is a container's healthcheck.
+ * ingest} stores the bounces a mail server pipes to it; {@code mailroom health} is a container's healthcheck;
+ * {@code mailroom schema sql|status|migrate} serves a business that runs its migrations itself.
  */
 @Command(name = "mailroom", mixinStandardHelpOptions = true, version = "mailroom 0.1.0",
         description = "Transactional outbox and idempotent email dispatcher for PostgreSQL.",
@@ -31,6 +32,7 @@ public final class MailroomCli implements Callable<Integer> {
         cli.addSubcommand("dsn", new CommandLine(new DsnCommand()));
         cli.addSubcommand("webhooks", new CommandLine(new WebhooksCommand()));
         cli.addSubcommand("health", new CommandLine(new HealthCommand()));
+        cli.addSubcommand("schema", new CommandLine(new SchemaCommand()));
         cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof InvalidSettingException || e instanceof IllegalArgumentException) {
                 cmd.getErr().println("mailroom: invalid configuration: " + e.getMessage());
