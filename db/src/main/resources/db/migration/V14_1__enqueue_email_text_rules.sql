@@ -267,7 +267,8 @@ BEGIN
     parts := string_to_array(coalesce(legacy, tag), '-');
     n := cardinality(parts);
     IF parts[1] ~ '^[A-Za-z]{2,8}$' THEN
-        language := lower(parts[1]);
+        -- Java drops 'und' as a primary language only; an extlang, even 'und', replaces it
+        language := CASE lower(parts[1]) WHEN 'und' THEN '' ELSE lower(parts[1]) END;
         i := 2;
         FOR k IN 1..3 LOOP
             EXIT WHEN i > n OR parts[i] !~ '^[A-Za-z]{3}$';
@@ -319,8 +320,7 @@ BEGIN
     IF i <= n OR (language = '' AND private_use IS NULL) THEN
         PERFORM enqueue_email_refuse('locale', 'is not a BCP 47 language tag: ''' || tag || '''');
     END IF;
-    language := CASE language WHEN 'und' THEN '' WHEN 'iw' THEN 'he' WHEN 'ji' THEN 'yi' WHEN 'in' THEN 'id'
-                ELSE language END;
+    language := CASE language WHEN 'iw' THEN 'he' WHEN 'ji' THEN 'yi' WHEN 'in' THEN 'id' ELSE language END;
     IF language = '' THEN
         PERFORM enqueue_email_refuse('locale', 'names no language: ''' || tag || '''');
     END IF;

@@ -270,7 +270,8 @@ final class EnqueueEmailCatalogue {
         for (String l : new String[] {"en", "EN-gb", "vi-VN", "iw", "ji", "in-ID", "zh-yue-HK", "zh-Hant-TW", "es-419", "sl-ROZAJ-biske",
                 "de-DE-1996", "en-u-nu-thai-ca-buddhist", "en-u-attr2-attr1-ca-gregory", "en-u-ca-gregory-ca-buddhist",
                 "en-u-ca-gregory-nu", "en-b-xx-a-yy", "en-a-xx-a-yy", "EN-Us-t-ZZ-Mx", "en-x-A-b", "i-klingon", "art-lojban",
-                "zh-min-nan", "en-GB-oed", "tlh", "qaa", "root", "abcdefgh", "en-US-POSIX", "en-Latn-US-VALENCIA-x-q"}) {
+                "zh-min-nan", "en-GB-oed", "tlh", "qaa", "root", "abcdefgh", "en-US-POSIX", "en-Latn-US-VALENCIA-x-q", "EN-und",
+                "und-und-gregory"}) {
             c.add(good("locale " + l, b -> { b.locale = l; return b; }));
         }
         for (String l : new String[] {"", "und", "x-foo", "und-US", "i-enochian", "en_US", "en-", "-en", "en--US", "en-u", "en-x", "123",
