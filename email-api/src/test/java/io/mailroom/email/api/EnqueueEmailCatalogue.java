@@ -389,7 +389,7 @@ final class EnqueueEmailCatalogue {
         List<Input> inputs = new ArrayList<>(count);
         for (int n = 0; n < count; n++) {
             String text = randomText(random);
-            String field = switch (n % 11) {
+            String field = switch (n % 12) {
                 case 0 -> "to_address";
                 case 1 -> "to_address@";
                 case 2 -> "to_name";
@@ -400,6 +400,7 @@ final class EnqueueEmailCatalogue {
                 case 7 -> "ordering_key";
                 case 8 -> "header";
                 case 9 -> "data";
+                case 10 -> "encoded_word";
                 default -> "reply_to_name";
             };
             String name = "generated " + n + " " + field;
@@ -416,6 +417,7 @@ final class EnqueueEmailCatalogue {
                         }
                         b.locale = tag.toString();
                     }
+                    case "encoded_word" -> b.toName = randomText(random) + randomEncodedWord(random);
                     case "template" -> b.template = text;
                     case "topic" -> b.topic = text;
                     case "idempotency_key" -> b.idempotencyKey = text;
@@ -431,6 +433,44 @@ final class EnqueueEmailCatalogue {
             }));
         }
         return inputs;
+    }
+
+    private static final String[] CHARSETS = {"UTF-8", "utf-8", "UTF8", "UTF-8*en", "US-ASCII", "ascii", "ISO-8859-1", "latin1",
+            "iso-8859-2", "iso-8859-5", "iso-8859-7", "iso-8859-9", "ISO-8859-15", "windows-1250", "windows-1251", "windows-1252",
+            "cp1252", "KOI8-R", "koi8-u", "x-unknown"};
+    private static final int[] BYTES = {0x41, 0x62, 0x20, 0x0D, 0x0A, 0x09, 0x00, 0x7F, 0x3D, 0x3F, 0x5F, 0xE2, 0x80, 0xAE, 0x8F,
+            0xC3, 0xA9, 0xC2, 0x85, 0xFF, 0x81, 0x90, 0x9D, 0xA4, 0xAA, 0xAE, 0xD2, 0xD8, 0xB7, 0xE1, 0xED, 0xA0, 0xF0, 0x9F, 0x98};
+
+    /** An RFC 2047 encoded word of a few interesting bytes in a random charset and encoding, sometimes malformed. */
+    private static String randomEncodedWord(Random random) {
+        byte[] bytes = new byte[random.nextInt(6)];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) BYTES[random.nextInt(BYTES.length)];
+        }
+        String charset = CHARSETS[random.nextInt(CHARSETS.length)];
+        StringBuilder text = new StringBuilder();
+        if (random.nextBoolean()) {
+            String b64 = Base64.getEncoder().encodeToString(bytes);
+            text.append(random.nextBoolean() ? b64.replace("=", "") : b64);
+            if (random.nextInt(8) == 0) {
+                text.append(random.nextBoolean() ? "=" : "A");
+            }
+            return "=?" + charset + "?" + (random.nextBoolean() ? "B" : "b") + "?" + text + "?=";
+        }
+        for (byte b : bytes) {
+            int v = b & 0xFF;
+            if (v == 0x20 && random.nextBoolean()) {
+                text.append('_');
+            } else if (v > 0x20 && v < 0x7F && v != '=' && v != '?' && v != '_' && random.nextBoolean()) {
+                text.append((char) v);
+            } else {
+                text.append(String.format(random.nextBoolean() ? "=%02X" : "=%02x", v));
+            }
+        }
+        if (random.nextInt(8) == 0) {
+            text.append(random.nextBoolean() ? "=4" : "=G1");
+        }
+        return "=?" + charset + "?" + (random.nextBoolean() ? "Q" : "q") + "?" + text + "?=";
     }
 
     private static String randomText(Random random) {
