@@ -30,9 +30,10 @@ public final class SchemaSql {
     static final List<String> SCRIPTS = List.of("V2__outbox.sql", "V3__idempotency_and_audit.sql",
             "V4__idempotency_repeats.sql", "V6__closed_status.sql", "V7__email_rendering.sql",
             "V9__delivery_events_and_suppression.sql", "V10__claim_incarnation.sql", "V11__dispatcher_registry.sql",
-            "V12__delivery_event_counts.sql", "V13__waiting_for.sql", "V14__own_schema.sql");
+            "V12__delivery_event_counts.sql", "V13__waiting_for.sql", "V14__own_schema.sql",
+            "V15__enqueue_email_function.sql", "V15_1__enqueue_email_text_rules.sql");
 
-    private static final Pattern NAME = Pattern.compile("V(\\d+(?:\\.\\d+)*)__(.+)\\.sql");
+    private static final Pattern NAME = Pattern.compile("V(\\d+(?:[._]\\d+)*)__(.+)\\.sql");
     private static final String RESOURCE_DIR = Schema.MIGRATIONS.substring("classpath:".length());
 
     private SchemaSql() {
@@ -105,7 +106,7 @@ public final class SchemaSql {
     }
 
     static MigrationVersion version(String scriptName) {
-        return MigrationVersion.fromVersion(matcher(scriptName).group(1));
+        return MigrationVersion.fromVersion(matcher(scriptName).group(1).replace('_', '.'));
     }
 
     private static Matcher matcher(String scriptName) {

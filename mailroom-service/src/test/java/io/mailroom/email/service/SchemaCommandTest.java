@@ -56,7 +56,7 @@ class SchemaCommandTest {
 
             Run after = mailroom("schema", "status", "--schema", "billing_mail", "--db-url", db.jdbcUrlWithCredentials());
             assertThat(after.code()).as(after.err()).isZero();
-            assertThat(after.out()).contains("billing_mail is at version 14");
+            assertThat(after.out()).contains("billing_mail is at version " + io.mailroom.db.SchemaSql.latest());
             Run migrate = mailroom("schema", "migrate", "--schema", "billing_mail", "--db-url", db.jdbcUrlWithCredentials());
             assertThat(migrate.out()).contains("(0 migrations applied now)");
         }
