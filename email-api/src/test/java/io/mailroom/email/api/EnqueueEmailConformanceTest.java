@@ -145,7 +145,7 @@ class EnqueueEmailConformanceTest {
                 assertThat(rs.next()).isTrue();
             }
             st.execute("RESET search_path");
-            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM outbox_message WHERE idempotency_key = 'path-1'")) {
+            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM " + schema + ".outbox_message WHERE idempotency_key = 'path-1'")) {
                 rs.next();
                 assertThat(rs.getInt(1)).isEqualTo(1);
             }
