@@ -21,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
@@ -125,6 +126,20 @@ class MailroomAutoConfigurationTest {
 
             assertThat(outbox().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.in("email-p-none",
                     "email-p-read-only"))).isZero();
+        });
+    }
+
+    @Test
+    void anEnqueueInATransactionOfAnotherDataSourceIsRefusedAndWritesNothing() {
+        runner(db).run(context -> {
+            MailroomEmails emails = context.getBean(MailroomEmails.class);
+            // a transaction manager of another pool: the application's DataSource has no transaction in it
+            TransactionTemplate elsewhere = new TransactionTemplate(new DataSourceTransactionManager(db.dataSource()));
+            assertThatThrownBy(() -> elsewhere.executeWithoutResult(status ->
+                    emails.enqueue(email("p-elsewhere", "an@example.com"))))
+                    .isInstanceOf(EnqueueOutsideTransactionException.class)
+                    .hasMessageContaining("holds no connection of it");
+            assertThat(outbox().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-p-elsewhere"))).isZero();
         });
     }
 
