@@ -61,6 +61,24 @@ public final class TestDatabases {
         return new TestDatabase(server, name);
     }
 
+    /**
+     * A new database with nothing in it, for an application under test that migrates it itself (its
+     * own schema and Mailroom's, as a Spring Boot application with the starter does); close it to drop it.
+     */
+    public static TestDatabase createEmpty() {
+        PostgresServer server = PostgresServer.get();
+        String name = PREFIX + (System.currentTimeMillis() / 1000) + "_"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+        try (Connection admin = server.connect(server.adminDatabase());
+             Statement st = admin.createStatement()) {
+            st.execute("CREATE DATABASE " + quote(name) + " TEMPLATE template0 ENCODING 'UTF8'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not create the empty test database " + name + " on "
+                    + server.origin() + " (SQLSTATE " + e.getSQLState() + "): " + e.getMessage(), e);
+        }
+        return new TestDatabase(server, name);
+    }
+
     /** Name of the migrated template database, building it if this JVM has not yet. */
     public static synchronized String template(PostgresServer server) {
         if (template != null) {
