@@ -1,5 +1,6 @@
 package io.mailroom.spring;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.outbox.OutboxEnqueuer;
 import org.springframework.beans.factory.ObjectProvider;
@@ -55,7 +56,8 @@ public class MailroomAutoConfiguration {
     public EmailOutbox mailroomEmailOutbox(MailroomProperties properties) {
         Set<String> known = properties.knownTemplates();
         Supplier<Set<String>> templates = known == null ? null : () -> known;
-        return new EmailOutbox(new OutboxEnqueuer(null, properties.notifyDispatchers()), templates,
+        return new EmailOutbox(new OutboxEnqueuer(null, properties.notifyDispatchers(),
+                MailroomSchema.named(properties.schema())), templates,
                 properties.maxPayloadBytes());
     }
 

@@ -1,5 +1,6 @@
 package io.mailroom.spring;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.Schema;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
@@ -32,10 +33,9 @@ public class MailroomMigration implements InitializingBean {
 
     @Override
     public void afterPropertiesSet() {
-        // TODO(issue 25 part 1): Schema.migrate(dataSource, <settings for properties.schema()>) once Mailroom's
-        // scripts migrate into a schema of their own with their own history table
-        MigrateResult result = Schema.migrate(dataSource);
-        log.info("Mailroom's schema is at version {} ({} migration(s) applied)", Schema.versionAfter(result),
+        MailroomSchema schema = MailroomSchema.named(properties.schema());
+        MigrateResult result = Schema.migrate(dataSource, schema);
+        log.info("Mailroom's schema {} is at version {} ({} migration(s) applied)", schema, Schema.versionAfter(result),
                 result.migrationsExecuted);
     }
 

@@ -106,7 +106,7 @@ class MailroomAutoConfigurationTest {
                 jdbc.update("INSERT INTO shop.purchase (ref) VALUES (?)", "p-join");
                 emails.enqueue(email("p-join", "an@example.com"));
                 // the same transaction sees its email; another session does not, before the commit
-                assertThat(jdbc.queryForObject("SELECT count(*) FROM outbox_message WHERE idempotency_key = ?",
+                assertThat(jdbc.queryForObject("SELECT count(*) FROM mailroom.outbox_message WHERE idempotency_key = ?",
                         Long.class, "email-p-join")).isOne();
                 assertThat(outbox().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-p-join"))).isZero();
             });

@@ -140,9 +140,9 @@ class ShopEmailsTest {
     @Test
     void theShopAndMailroomEachMigratedTheEmptyDatabaseWithTheirOwnHistory(@Autowired MailroomEmails emails) {
         assertThat(emails).isNotNull();
-        assertThat(mailroom().fetch("SELECT version FROM shop.flyway_schema_history WHERE success AND version IS NOT NULL ORDER BY installed_rank")
+        assertThat(mailroom().fetch("SELECT version FROM public.flyway_schema_history WHERE success AND version IS NOT NULL ORDER BY installed_rank")
                 .getValues(0, String.class)).containsExactly("1");
-        assertThat(mailroom().fetch("SELECT script FROM flyway_schema_history WHERE success AND version IS NOT NULL")
+        assertThat(mailroom().fetch("SELECT script FROM mailroom.mailroom_schema_history WHERE success AND version IS NOT NULL")
                 .getValues(0, String.class)).contains("V2__outbox.sql").doesNotContain("V1__init.sql");
     }
 
