@@ -42,7 +42,8 @@ public final class TestDatabases {
 
     /**
      * A new database with nothing in it (from {@code template0}): for tests of the migrations
-     * themselves, or of a business that migrates Mailroom beside its own tables; close it to drop it.
+     * themselves, or of an application under test that migrates its own schema and Mailroom's (a
+     * business beside Mailroom, a Spring Boot application with the starter); close it to drop it.
      */
     public static TestDatabase createEmpty() {
         return createFrom(PostgresServer.get(), "template0");
@@ -53,28 +54,11 @@ public final class TestDatabases {
                 + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
         try (Connection admin = server.connect(server.adminDatabase());
              Statement st = admin.createStatement()) {
-            st.execute("CREATE DATABASE " + quote(name) + " TEMPLATE " + quote(tpl));
+            st.execute("CREATE DATABASE " + quote(name) + " TEMPLATE " + quote(tpl)
+                    + (tpl.equals("template0") ? " ENCODING 'UTF8'" : ""));
         } catch (SQLException e) {
             throw new IllegalStateException("Could not create test database " + name + " from " + tpl
                     + " on " + server.origin() + " (SQLSTATE " + e.getSQLState() + "): " + e.getMessage(), e);
-        }
-        return new TestDatabase(server, name);
-    }
-
-    /**
-     * A new database with nothing in it, for an application under test that migrates it itself (its
-     * own schema and Mailroom's, as a Spring Boot application with the starter does); close it to drop it.
-     */
-    public static TestDatabase createEmpty() {
-        PostgresServer server = PostgresServer.get();
-        String name = PREFIX + (System.currentTimeMillis() / 1000) + "_"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
-        try (Connection admin = server.connect(server.adminDatabase());
-             Statement st = admin.createStatement()) {
-            st.execute("CREATE DATABASE " + quote(name) + " TEMPLATE template0 ENCODING 'UTF8'");
-        } catch (SQLException e) {
-            throw new IllegalStateException("Could not create the empty test database " + name + " on "
-                    + server.origin() + " (SQLSTATE " + e.getSQLState() + "): " + e.getMessage(), e);
         }
         return new TestDatabase(server, name);
     }
