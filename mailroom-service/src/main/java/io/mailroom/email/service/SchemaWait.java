@@ -2,7 +2,6 @@ package io.mailroom.email.service;
 
 import io.mailroom.db.Schema;
 import io.mailroom.db.sql.SqlStates;
-import io.mailroom.email.config.Settings;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationVersion;

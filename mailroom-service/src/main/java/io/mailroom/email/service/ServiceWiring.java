@@ -77,16 +77,16 @@ final class ServiceWiring {
         try {
             catalogue = TemplateCatalogue.load(topics.templatesDir());
         } catch (TemplateException e) {
-            throw new InvalidSettingException(EmailTopics.TEMPLATES_DIR, e.getMessage());
+            throw new InvalidSettingException(DispatchEnv.TEMPLATES_DIR, e.getMessage());
         }
         List<TemplateException> problems = catalogue.check();
         if (!problems.isEmpty()) {
-            throw new InvalidSettingException(EmailTopics.TEMPLATES_DIR, problems.size() + " template problem(s): "
+            throw new InvalidSettingException(DispatchEnv.TEMPLATES_DIR, problems.size() + " template problem(s): "
                     + problems.stream().map(TemplateException::getMessage).collect(Collectors.joining("; ")));
         }
         for (EmailTopics.Route route : topics.routes().values()) {
             if (!catalogue.has(route.template())) {
-                throw new InvalidSettingException(EmailTopics.TOPICS, "topic " + route.topic() + " names template '" + route.template()
+                throw new InvalidSettingException(DispatchEnv.TOPICS, "topic " + route.topic() + " names template '" + route.template()
                         + "', which is not in the catalogue (" + String.join(", ", catalogue.names()) + ")");
             }
         }

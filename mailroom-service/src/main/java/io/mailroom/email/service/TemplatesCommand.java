@@ -1,6 +1,5 @@
 package io.mailroom.email.service;
 
-import io.mailroom.email.config.EmailTopics;
 import io.mailroom.templates.RenderedTemplate;
 import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.templates.TemplateException;
@@ -54,12 +53,12 @@ public final class TemplatesCommand implements Callable<Integer> {
 
         TemplateCatalogue load() throws TemplateException {
             Path d = dir;
-            if (d == null && env.get(EmailTopics.TEMPLATES_DIR) != null && !env.get(EmailTopics.TEMPLATES_DIR).isBlank()) {
-                d = Path.of(env.get(EmailTopics.TEMPLATES_DIR));
+            if (d == null && env.get(DispatchEnv.TEMPLATES_DIR) != null && !env.get(DispatchEnv.TEMPLATES_DIR).isBlank()) {
+                d = Path.of(env.get(DispatchEnv.TEMPLATES_DIR));
             }
             if (noBuiltins) {
                 if (d == null) {
-                    throw new CommandLine.ParameterException(new CommandLine(this), "--no-builtins needs --dir or " + EmailTopics.TEMPLATES_DIR);
+                    throw new CommandLine.ParameterException(new CommandLine(this), "--no-builtins needs --dir or " + DispatchEnv.TEMPLATES_DIR);
                 }
                 return TemplateCatalogue.loadOnly(d);
             }
