@@ -5,7 +5,6 @@ import org.jsoup.nodes.Comment;
 import org.jsoup.nodes.DataNode;
 import org.jsoup.nodes.Document;
 import org.jsoup.nodes.Element;
-import org.jsoup.nodes.Node;
 import org.jsoup.nodes.TextNode;
 import org.jsoup.select.NodeTraversor;
 
@@ -19,6 +18,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import io.mailroom.templates.PebbleTags.Refused;
+import io.mailroom.templates.PebbleTags.Tag;
 
 /**
  * Inlines the CSS of a template's HTML part into its Pebble source once, so that a render is only
@@ -46,10 +48,6 @@ final class PreInliner {
     private static final char PRINT_CLOSE = '\uE001';
     private static final char CONTROL_OPEN = '\uE002';
     private static final char CONTROL_CLOSE = '\uE003';
-    private static final Pattern EXTENDS = Pattern.compile("\\{%\\s*extends\\s+(\"[^\"]*\"|'[^']*')\\s*%}");
-    private static final Pattern BLOCK = Pattern.compile("block\\s+([A-Za-z_][A-Za-z0-9_]*)");
-    private static final Pattern ENDBLOCK = Pattern.compile("endblock(\\s+[A-Za-z_][A-Za-z0-9_]*)?");
-    private static final Pattern INCLUDE = Pattern.compile("include\\s+(\"[^\"]*\"|'[^']*')");
     private static final Pattern CONTROL = Pattern.compile("(if|elseif|else|endif|for|endfor|set)\\b.*", Pattern.DOTALL);
     private static final Pattern UNSAFE_WORD = Pattern.compile("\\b(raw|parent|block|escape|e|i18n|autoescape|macro|import|verbatim|embed|filter|cache|parallel|from)\\b");
     private static final Pattern UNSAFE_LITERAL = Pattern.compile("[^A-Za-z0-9_ .,:;!?/+*%()\\[\\]{}=~|-]");
@@ -72,12 +70,6 @@ final class PreInliner {
         }
     }
 
-    private record Tag(int start, int end, char kind, String body) {
-        String text(String source) {
-            return source.substring(start, end);
-        }
-    }
-
     static Result prepare(TemplateFiles files, String rel) {
         String source = files.read(rel).orElse(null);
         if (source == null) {
@@ -88,7 +80,7 @@ final class PreInliner {
         }
         String flat;
         try {
-            flat = flatten(files, rel, source);
+            flat = LayoutFlattener.flatten(files, rel, source);
         } catch (Refused e) {
             return Result.no(e.getMessage());
         }
@@ -97,7 +89,7 @@ final class PreInliner {
         }
         List<Tag> tags;
         try {
-            tags = tags(flat);
+            tags = PebbleTags.tags(flat);
         } catch (Refused e) {
             return Result.no(e.getMessage());
         }
@@ -317,258 +309,6 @@ final class PreInliner {
             }
             found.add(Integer.parseInt(s.substring(start + 1, end).strip()));
             from = end + 1;
-        }
-    }
-
-    // ---- flattening the layout into the template
-
-    private static final class Refused extends Exception {
-        Refused(String why) {
-            super(why);
-        }
-    }
-
-    /** Pebble's tags in order; string literals inside a tag may contain its closing delimiter. */
-    static List<Tag> tags(String s) throws Refused {
-        List<Tag> tags = new ArrayList<>();
-        int i = 0;
-        while (true) {
-            int start = s.indexOf('{', i);
-            if (start < 0 || start + 1 >= s.length()) {
-                return tags;
-            }
-            char k = s.charAt(start + 1);
-            if (k != '{' && k != '%' && k != '#') {
-                i = start + 1;
-                continue;
-            }
-            char closeFirst = k == '{' ? '}' : k;
-            int j = start + 2;
-            int end = -1;
-            char quote = 0;
-            while (j < s.length() - 1) {
-                char c = s.charAt(j);
-                if (quote != 0) {
-                    if (c == '\\') {
-                        j++;
-                    } else if (c == quote) {
-                        quote = 0;
-                    }
-                } else if (k != '#' && (c == '"' || c == '\'')) {
-                    quote = c;
-                } else if (c == closeFirst && s.charAt(j + 1) == '}') {
-                    end = j + 2;
-                    break;
-                }
-                j++;
-            }
-            if (end < 0) {
-                throw new Refused("an unclosed tag");
-            }
-            String body = s.substring(start + 2, end - 2);
-            if (k == '%' && body.strip().startsWith("verbatim")) {
-                throw new Refused("verbatim");
-            }
-            tags.add(new Tag(start, end, k, body));
-            i = end;
-        }
-    }
-
-    static String flatten(TemplateFiles files, String rel, String source) throws Refused {
-        Matcher ext = EXTENDS.matcher(source);
-        int first = firstTag(source);
-        if (first >= 0 && ext.find(first) && ext.start() == first && source.substring(0, first).isBlank()) {
-            String parentName = resolve(unquote(ext.group(1)), rel);
-            String parent = files.read(parentName).orElseThrow(() -> new Refused("no layout " + parentName));
-            if (parent.indexOf('\r') >= 0) {
-                throw new Refused("carriage returns in " + parentName);
-            }
-            Map<String, String> blocks = blocks(source, ext.end(), true);
-            return expand(files, parentName, parent, blocks);
-        }
-        return expand(files, rel, source, Map.of());
-    }
-
-    private static int firstTag(String s) {
-        int i = s.indexOf("{%");
-        int p = s.indexOf("{{");
-        int c = s.indexOf("{#");
-        int min = -1;
-        for (int x : new int[]{i, p, c}) {
-            if (x >= 0 && (min < 0 || x < min)) {
-                min = x;
-            }
-        }
-        return min;
-    }
-
-    /** A child's blocks (only blocks, comments and whitespace outside them: Pebble renders nothing else). */
-    private static Map<String, String> blocks(String s, int from, boolean child) throws Refused {
-        Map<String, String> blocks = new HashMap<>();
-        List<Tag> tags = tags(s);
-        String name = null;
-        int bodyStart = -1;
-        int outside = from;
-        for (Tag tag : tags) {
-            if (tag.start() < from) {
-                continue;
-            }
-            String body = tag.body().strip();
-            Matcher b = BLOCK.matcher(body);
-            if (tag.kind() == '%' && b.matches()) {
-                if (name != null) {
-                    throw new Refused("nested blocks");
-                }
-                if (child && !s.substring(outside, tag.start()).isBlank()) {
-                    throw new Refused("text outside the blocks of a template that extends a layout");
-                }
-                name = b.group(1);
-                bodyStart = skipNewline(s, tag.end());
-            } else if (tag.kind() == '%' && ENDBLOCK.matcher(body).matches()) {
-                if (name == null) {
-                    throw new Refused("endblock without block");
-                }
-                blocks.put(name, s.substring(bodyStart, tag.start()));
-                name = null;
-                outside = tag.end();
-            } else if (name == null && tag.kind() != '#') {
-                throw new Refused("the tag '" + body + "' outside the blocks");
-            } else if (name == null) {
-                if (child && !s.substring(outside, tag.start()).isBlank()) {
-                    throw new Refused("text outside the blocks of a template that extends a layout");
-                }
-                outside = tag.end();
-            }
-        }
-        if (name != null) {
-            throw new Refused("unclosed block " + name);
-        }
-        if (child && !s.substring(outside).isBlank()) {
-            throw new Refused("text outside the blocks of a template that extends a layout");
-        }
-        return blocks;
-    }
-
-    /** Replaces blocks (by the child's or their own content) and tag-free includes; keeps every other tag. */
-    private static String expand(TemplateFiles files, String rel, String s, Map<String, String> overrides) throws Refused {
-        StringBuilder out = new StringBuilder();
-        List<Tag> tags = tags(s);
-        int at = 0;
-        for (int t = 0; t < tags.size(); t++) {
-            Tag tag = tags.get(t);
-            String body = tag.body().strip();
-            Matcher b = BLOCK.matcher(body);
-            Matcher inc = INCLUDE.matcher(body);
-            if (tag.kind() == '%' && (body.startsWith("extends") || ENDBLOCK.matcher(body).matches())) {
-                throw new Refused("'" + body + "' in a layout");
-            } else if (tag.kind() == '%' && b.matches()) {
-                int end = t + 1;
-                while (end < tags.size() && !(tags.get(end).kind() == '%' && ENDBLOCK.matcher(tags.get(end).body().strip()).matches())) {
-                    if (tags.get(end).kind() == '%' && BLOCK.matcher(tags.get(end).body().strip()).matches()) {
-                        throw new Refused("nested blocks");
-                    }
-                    end++;
-                }
-                if (end == tags.size()) {
-                    throw new Refused("unclosed block " + b.group(1));
-                }
-                out.append(s, at, tag.start());
-                String own = s.substring(skipNewline(s, tag.end()), tags.get(end).start());
-                out.append(expand(files, rel, overrides.getOrDefault(b.group(1), own), Map.of()));
-                at = skipNewline(s, tags.get(end).end());
-                t = end;
-            } else if (tag.kind() == '%' && inc.matches()) {
-                String name = resolve(unquote(inc.group(1)), rel);
-                String included = files.read(name).orElseThrow(() -> new Refused("no included file " + name));
-                if (firstTag(included) >= 0 || included.indexOf('\r') >= 0) {
-                    throw new Refused("the included " + name + " has template tags");
-                }
-                out.append(s, at, tag.start()).append(included);
-                at = skipNewline(s, tag.end());
-            } else if (tag.kind() == '%' && body.startsWith("include")) {
-                throw new Refused("'" + body + "'");
-            }
-        }
-        out.append(s, at, s.length());
-        return out.toString();
-    }
-
-    private static int skipNewline(String s, int i) {
-        return i < s.length() && s.charAt(i) == '\n' ? i + 1 : i;
-    }
-
-    private static String unquote(String q) {
-        return q.substring(1, q.length() - 1);
-    }
-
-    private static String resolve(String name, String anchor) {
-        if (name.startsWith("./")) {
-            int slash = anchor.lastIndexOf('/');
-            return (slash < 0 ? "" : anchor.substring(0, slash + 1)) + name.substring(2);
-        }
-        return name;
-    }
-
-    /**
-     * What jsoup's parse and serialization turn a Pebble-escaped value into, without parsing: the
-     * value's characters as jsoup writes them in text, in an attribute value, or in a title.
-     */
-    static final class JsoupEscaping {
-        private JsoupEscaping() {
-        }
-
-        static String text(String s) {
-            return escape(s, false, false);
-        }
-
-        static String attribute(String s) {
-            return escape(s, true, true);
-        }
-
-        static String rcdata(String s) {
-            return escape(s, false, true);
-        }
-
-        private static String escape(String s, boolean attribute, boolean nulAsReplacement) {
-            StringBuilder out = null;
-            for (int i = 0; i < s.length(); i++) {
-                char c = s.charAt(i);
-                String r;
-                if (c == '&') {
-                    r = "&amp;";
-                } else if (c == '<') {
-                    r = "&lt;";
-                } else if (c == '>') {
-                    r = "&gt;";
-                } else if (c == '\u00a0') {
-                    r = "&nbsp;";
-                } else if (c == '"' && attribute) {
-                    r = "&quot;";
-                } else if (c == '\0') {
-                    r = nulAsReplacement ? "\uFFFD" : "";
-                } else if (c < ' ' && c != '\t' && c != '\n' && c != '\r') {
-                    r = "&#x" + Integer.toHexString(c) + ";";
-                } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                    if (out != null) {
-                        out.append(c).append(s.charAt(i + 1));
-                    }
-                    i++;
-                    continue;
-                } else if (Character.isSurrogate(c)) {
-                    r = "&#x" + Integer.toHexString(c) + ";";
-                } else {
-                    if (out != null) {
-                        out.append(c);
-                    }
-                    continue;
-                }
-                if (out == null) {
-                    out = new StringBuilder(s.length() + 16);
-                    out.append(s, 0, i);
-                }
-                out.append(r);
-            }
-            return out == null ? s : out.toString();
         }
     }
 }

@@ -122,13 +122,13 @@ class PreInliningTest {
             Element p = doc.selectFirst("p");
             String attribute = p.outerHtml();
             attribute = attribute.substring("<p title=\"".length(), attribute.indexOf("\">"));
-            assertThat(PreInliner.JsoupEscaping.text(value)).as("text from U+%04X", from).isEqualTo(p.html());
-            assertThat(PreInliner.JsoupEscaping.attribute(value)).as("attribute from U+%04X", from).isEqualTo(attribute);
-            assertThat(PreInliner.JsoupEscaping.rcdata(value)).as("title from U+%04X", from).isEqualTo(doc.selectFirst("title").html());
+            assertThat(JsoupEscaping.text(value)).as("text from U+%04X", from).isEqualTo(p.html());
+            assertThat(JsoupEscaping.attribute(value)).as("attribute from U+%04X", from).isEqualTo(attribute);
+            assertThat(JsoupEscaping.rcdata(value)).as("title from U+%04X", from).isEqualTo(doc.selectFirst("title").html());
         }
         String pairs = "\uD83D\uDE00\uD800\uDC00x\uDBFF\uDFFF";
         Document doc = CssInliner.parse("<p>" + pairs + "</p>");
-        assertThat(PreInliner.JsoupEscaping.text(pairs)).isEqualTo(doc.selectFirst("p").html());
+        assertThat(JsoupEscaping.text(pairs)).isEqualTo(doc.selectFirst("p").html());
     }
 
     // ---- the fallback: templates the pre-inliner refuses or cannot prove are inlined per render

@@ -3,47 +3,45 @@ package io.mailroom.outbox;
 import java.util.Locale;
 
 /**
- * The two settings every Mailroom process reads the same way when its pool may sit behind a
- * transaction-mode pooler: {@code MAILROOM_DB_POOLER} ({@code none} or {@code pgbouncer}) and
- * {@code MAILROOM_DB_SESSION_SETTINGS} (see {@link SessionSettings}). One reading for the dispatcher
- * service, the support CLI and the example order service, so a value means the same everywhere and a
- * bad one gets the same message.
+ * The two choices every Mailroom process makes the same way when its pool may sit behind a
+ * transaction-mode pooler: whether it does ({@code none} or {@code pgbouncer}), and where session
+ * settings are made ({@link SessionSettings}). One parser for the dispatcher service, the support
+ * CLI and the example order service, so a value means the same everywhere and a bad one gets the
+ * same message. It reads no environment: each caller passes the value and the name of the setting
+ * it came from (an environment variable, an option), which every error names.
  */
 public final class DbPooler {
-
-    public static final String ENV_POOLER = "MAILROOM_DB_POOLER";
-    public static final String ENV_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
 
     private DbPooler() {
     }
 
-    /** Whether {@code value} of {@link #ENV_POOLER} names a transaction-mode pooler; null or blank is none. */
-    public static boolean pooled(String value) {
+    /** Whether {@code value} of {@code setting} names a transaction-mode pooler; null or blank is none. */
+    public static boolean pooled(String setting, String value) {
         String pooler = value == null || value.isBlank() ? "none" : value.trim().toLowerCase(Locale.ROOT);
         if (!pooler.equals("none") && !pooler.equals("pgbouncer")) {
-            throw new InvalidSettingException(ENV_POOLER, ENV_POOLER
+            throw new InvalidSettingException(setting, setting
                     + " must be 'none' or 'pgbouncer' (any pooler in transaction mode), got '" + pooler + "'");
         }
         return pooler.equals("pgbouncer");
     }
 
     /**
-     * {@code value} of {@link #ENV_SESSION_SETTINGS}; null or blank: per transaction behind a pooler,
-     * per session directly. Per session behind a pooler is refused.
+     * {@code value} of {@code setting}; null or blank: per transaction behind a pooler, per session
+     * directly. Per session behind a pooler ({@code poolerSetting} said so) is refused.
      */
-    public static SessionSettings sessionSettings(boolean pooled, String value) {
+    public static SessionSettings sessionSettings(String poolerSetting, String setting, boolean pooled, String value) {
         if (value == null || value.isBlank()) {
             return pooled ? SessionSettings.TRANSACTION : SessionSettings.SESSION;
         }
         SessionSettings settings;
         try {
-            settings = SessionSettings.parse(ENV_SESSION_SETTINGS, value);
+            settings = SessionSettings.parse(setting, value);
         } catch (IllegalArgumentException e) {
-            throw new InvalidSettingException(ENV_SESSION_SETTINGS, e.getMessage());
+            throw new InvalidSettingException(setting, e.getMessage());
         }
         if (pooled && settings == SessionSettings.SESSION) {
-            throw new InvalidSettingException(ENV_SESSION_SETTINGS, ENV_SESSION_SETTINGS + "=session cannot"
-                    + " work behind " + ENV_POOLER + "=pgbouncer: each transaction may get another server session;"
+            throw new InvalidSettingException(setting, setting + "=session cannot"
+                    + " work behind " + poolerSetting + "=pgbouncer: each transaction may get another server session;"
                     + " use 'transaction' (SET LOCAL per transaction) or 'server' (ALTER ROLE ... SET)");
         }
         return settings;

@@ -7,37 +7,24 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 import static io.mailroom.support.ConsolePages.url;
 
 /**
- * The web console: server-rendered pages behind a login form.
- *
- * <p>Signing in exchanges an access token for a session cookie ({@code HttpOnly},
- * {@code SameSite=Strict}, {@code Secure} when configured). Every form post is checked twice
- * against cross-site request forgery: its {@code Origin} (or {@code Referer}) must be this
- * server's, and it must carry the session's synchronizer token. The sign-in form, which has no
- * session yet, uses a double-submit cookie instead. Actions follow post/redirect/get: the result
- * is shown once, as a message on the page the person came from.
+ * The web console's pages: server-rendered, behind the sign-in and form checks of
+ * {@link ConsoleSecurity}. Actions follow post/redirect/get: the result is shown once, as a
+ * message on the page the person came from, and a form sends the person back only to a console
+ * page. Each page accepts only the query parameters {@link #QUERY} names.
  */
 final class ConsoleRoutes {
 
     private static final Logger log = LoggerFactory.getLogger(ConsoleRoutes.class);
 
-    static final String SESSION_COOKIE = "mailroom_session";
-    static final String LOGIN_COOKIE = "mailroom_login";
-    private static final String HOME = "/console/orders";
-    /** Where a form may send the person back to: a console page, nothing else. */
-    private static final Pattern LOCAL_PATH = Pattern.compile("^/console/[A-Za-z0-9/._~%?=&:@+-]*$");
+    static final String HOME = "/console/orders";
     private static final Map<String, String> ASSETS = Map.of(
             "app.css", "text/css; charset=utf-8",
             "app.js", "text/javascript; charset=utf-8");
@@ -70,17 +57,13 @@ final class ConsoleRoutes {
                     SupportParams.LIMIT));
 
     private final SupportService service;
-    private final Authenticator auth;
-    private final Sessions sessions;
-    private final SupportConfig config;
     private final ConsolePages pages;
+    private final ConsoleSecurity security;
 
     ConsoleRoutes(SupportService service, Authenticator auth, Sessions sessions, SupportConfig config, ConsolePages pages) {
         this.service = service;
-        this.auth = auth;
-        this.sessions = sessions;
-        this.config = config;
         this.pages = pages;
+        this.security = new ConsoleSecurity(auth, sessions, config, pages);
     }
 
     void register(JavalinConfig c) {
@@ -94,9 +77,9 @@ final class ConsoleRoutes {
             throw new Redirect(HOME);
         });
         c.routes.get("/console/assets/{file}", this::asset);
-        c.routes.get("/console/login", this::loginForm);
-        c.routes.post("/console/login", this::login);
-        c.routes.post("/console/logout", this::logout, Role.VIEWER);
+        c.routes.get("/console/login", security::loginForm);
+        c.routes.post("/console/login", security::login);
+        c.routes.post("/console/logout", security::logout, Role.VIEWER);
         c.routes.get("/console/orders", this::orders, Role.VIEWER);
         c.routes.get("/console/emails", this::list, Role.VIEWER);
         c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
@@ -113,144 +96,15 @@ final class ConsoleRoutes {
 
     /** The signed-in session, or: a GET goes to the sign-in page, anything else gets 401. */
     Sessions.Session requireSession(Context ctx) {
-        Sessions.Session s = sessions.find(ctx.cookie(SESSION_COOKIE)).orElse(null);
-        if (s != null) {
-            return s;
-        }
-        if (ctx.method().name().equals("GET")) {
-            String next = ctx.path() + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
-            throw new Redirect("/console/login" + (LOCAL_PATH.matcher(next).matches() ? "?next=" + url(next) : ""));
-        }
-        throw HttpFailure.unauthorized("your session has ended; sign in again");
+        return security.requireSession(ctx);
     }
 
     /** Both CSRF checks of a signed-in form post: same origin, and the session's token. */
     void checkCsrf(Context ctx, Sessions.Session session) {
-        if (!sameOrigin(ctx)) {
-            log.info("Refused {} {} by {}: the form came from another origin", ctx.method(), ctx.path(), session.actor.name());
-            throw HttpFailure.forbidden("this form was not sent from the console itself; reload the page and try again");
-        }
-        if (!constantTimeEquals(session.csrfToken, ctx.formParam("csrf"))) {
-            log.info("Refused {} {} by {}: missing or wrong CSRF token", ctx.method(), ctx.path(), session.actor.name());
-            throw HttpFailure.forbidden("this form has expired; reload the page and try again");
-        }
-    }
-
-    /**
-     * Whether a form post comes from this server's own pages: {@code Origin} (else {@code Referer})
-     * must match the configured public origin, or the {@code Host} the browser addressed. A request
-     * with neither header is left to the token check (SameSite=Strict already keeps the cookie off
-     * cross-site posts); an opaque {@code Origin: null} is refused.
-     */
-    boolean sameOrigin(Context ctx) {
-        String origin = ctx.header("Origin");
-        if (origin == null) {
-            String referer = ctx.header("Referer");
-            if (referer == null) {
-                return true;
-            }
-            origin = originOf(referer);
-            if (origin == null) {
-                return false;
-            }
-        }
-        if (origin.equals("null")) {
-            return false;
-        }
-        if (config.publicOrigin() != null) {
-            return origin.equalsIgnoreCase(config.publicOrigin());
-        }
-        String host = ctx.header("Host");
-        if (host == null) {
-            return false;
-        }
-        try {
-            URI u = new URI(origin);
-            if (u.getHost() == null) {
-                return false;
-            }
-            String hostPort = u.getHost() + (u.getPort() == -1 ? "" : ":" + u.getPort());
-            return hostPort.equalsIgnoreCase(host.trim());
-        } catch (URISyntaxException e) {
-            return false;
-        }
-    }
-
-    private static String originOf(String url) {
-        try {
-            URI u = new URI(url);
-            if (u.getScheme() == null || u.getHost() == null) {
-                return null;
-            }
-            return u.getScheme() + "://" + u.getHost() + (u.getPort() == -1 ? "" : ":" + u.getPort());
-        } catch (URISyntaxException e) {
-            return null;
-        }
-    }
-
-    static boolean constantTimeEquals(String expected, String presented) {
-        if (expected == null || presented == null) {
-            return false;
-        }
-        return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private void setCookie(Context ctx, String name, String value, String path, long maxAgeSeconds) {
-        StringBuilder c = new StringBuilder(name).append('=').append(value).append("; Path=").append(path)
-                .append("; Max-Age=").append(maxAgeSeconds).append("; HttpOnly; SameSite=Strict");
-        if (config.secureCookies()) {
-            c.append("; Secure");
-        }
-        ctx.res().addHeader("Set-Cookie", c.toString());
+        security.checkCsrf(ctx, session);
     }
 
     // ---------------------------------------------------------------------------------- pages
-
-    private void loginForm(Context ctx) {
-        if (sessions.find(ctx.cookie(SESSION_COOKIE)).isPresent()) {
-            throw new Redirect(safeLocal(ctx.queryParam("next"), HOME));
-        }
-        renderLogin(ctx, 200, safeLocal(ctx.queryParam("next"), HOME), null);
-    }
-
-    private void renderLogin(Context ctx, int status, String next, String error) {
-        String loginCsrf = Sessions.randomToken();
-        setCookie(ctx, LOGIN_COOKIE, loginCsrf, "/console/login", 1800);
-        page(ctx.status(status), pages.login(loginCsrf, next, error, auth.demo()));
-    }
-
-    private void login(Context ctx) {
-        if (!sameOrigin(ctx)) {
-            throw HttpFailure.forbidden("this sign-in form was not sent from the console itself");
-        }
-        if (!constantTimeEquals(ctx.cookie(LOGIN_COOKIE), ctx.formParam("csrf"))) {
-            throw HttpFailure.forbidden("the sign-in form has expired; open the sign-in page again");
-        }
-        String next = safeLocal(ctx.formParam("next"), HOME);
-        Actor actor;
-        if (auth.demo() && ctx.formParam("demo") != null) {
-            actor = Authenticator.DEMO;
-        } else {
-            actor = auth.byToken(ctx.formParam("token")).orElse(null);
-            if (actor == null) {
-                log.info("Failed console sign-in from {}", ctx.ip());
-                renderLogin(ctx, 401, next, "That token is not valid. Check it and try again.");
-                return;
-            }
-        }
-        String id = sessions.create(actor).orElseThrow(() ->
-                new HttpFailure(503, "unavailable", "too many people are signed in; try again later", null));
-        setCookie(ctx, SESSION_COOKIE, id, "/", sessions.ttl().toSeconds());
-        setCookie(ctx, LOGIN_COOKIE, "", "/console/login", 0);
-        log.info("{} ({}) signed in to the console from {}", actor.name(), actor.role().word(), ctx.ip());
-        throw new Redirect(next);
-    }
-
-    private void logout(Context ctx) {
-        sessions.remove(ctx.cookie(SESSION_COOKIE));
-        setCookie(ctx, SESSION_COOKIE, "", "/", 0);
-        throw new Redirect("/console/login");
-    }
 
     private ConsolePages.Viewer viewer(Context ctx) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
@@ -296,7 +150,7 @@ final class ConsoleRoutes {
         String next = result.nextCursor() == null ? null : base + "&cursor=" + url(result.nextCursor());
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
         page(ctx, pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
-                safeLocal(back, base)));
+                ConsoleSecurity.safeLocal(back, base)));
     }
 
     private void delivery(Context ctx) {
@@ -376,7 +230,7 @@ final class ConsoleRoutes {
             case ActionResult.NotFound n -> session.flash(capitalize(n.message()) + ".", true);
             case ActionResult.NotAllowed n -> session.flash(capitalize(n.message()) + ".", true);
         }
-        throw new Redirect(safeLocal(ctx.formParam("back"), "/console/emails/" + url(k)));
+        throw new Redirect(ConsoleSecurity.safeLocal(ctx.formParam("back"), "/console/emails/" + url(k)));
     }
 
     private void control(Context ctx) {
@@ -418,20 +272,12 @@ final class ConsoleRoutes {
         page(ctx.status(status), pages.error(viewer, status, message, parameter));
     }
 
-    private static String safeLocal(String candidate, String fallback) {
-        if (candidate == null || candidate.length() > 1000 || !LOCAL_PATH.matcher(candidate).matches()
-                || candidate.contains("//") || candidate.contains("/../")) {
-            return fallback;
-        }
-        return candidate;
-    }
-
     private static String capitalize(String s) {
         return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1);
     }
 
     /** A console page: HTML in UTF-8, said in the header too (not only in the page's meta tag). */
-    private static void page(Context ctx, String html) {
+    static void page(Context ctx, String html) {
         ctx.contentType("text/html; charset=utf-8").result(html);
     }
 }

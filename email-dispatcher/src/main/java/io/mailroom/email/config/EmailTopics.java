@@ -6,10 +6,6 @@ import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 
-import java.io.IOException;
-import java.nio.charset.MalformedInputException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -49,9 +45,6 @@ import java.util.regex.Pattern;
  */
 public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
 
-    public static final String TOPICS = "MAILROOM_TOPICS";
-    public static final String TOPICS_FILE = "MAILROOM_TOPICS_FILE";
-    public static final String TEMPLATES_DIR = "MAILROOM_TEMPLATES_DIR";
     /** The topic prefix of the default routes, the same as the email API's default topic. */
     public static final String DEFAULT_TOPIC_PREFIX = "email.";
 
@@ -122,36 +115,6 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
 
     public static EmailTopics none() {
         return new EmailTopics(null, Map.of());
-    }
-
-    public static EmailTopics fromEnv(Map<String, String> env) {
-        Settings s = new Settings(env);
-        Path dir = null;
-        String d = s.string(TEMPLATES_DIR);
-        if (d != null) {
-            dir = Path.of(d);
-            if (!Files.isDirectory(dir)) {
-                throw new InvalidSettingException(TEMPLATES_DIR, TEMPLATES_DIR + " must name a directory, got '" + d + "'");
-            }
-        }
-        Map<String, Route> routes = new LinkedHashMap<>();
-        String file = s.string(TOPICS_FILE);
-        if (file != null) {
-            List<String> lines;
-            try {
-                lines = Files.readAllLines(Path.of(file), StandardCharsets.UTF_8);
-            } catch (MalformedInputException e) {
-                throw new InvalidSettingException(TOPICS_FILE, TOPICS_FILE + " '" + file + "' is not UTF-8");
-            } catch (IOException e) {
-                throw new InvalidSettingException(TOPICS_FILE, TOPICS_FILE + " '" + file + "' cannot be read: " + e);
-            }
-            parse(TOPICS_FILE + " " + file, lines, routes);
-        }
-        String inline = s.string(TOPICS);
-        if (inline != null) {
-            parse(TOPICS, List.of(inline.split("[;\\n]")), routes);
-        }
-        return new EmailTopics(dir, routes);
     }
 
     /** Parses lines of {@code topic = template [from="..."]} into {@code into}; {@code where} names the source. */

@@ -6,9 +6,6 @@ import io.mailroom.outbox.InvalidSettingException;
 
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
-import io.mailroom.email.InvalidEmailException;
-
-import java.util.Map;
 
 /**
  * What every email of this dispatcher shares whatever its template.
@@ -34,19 +31,4 @@ public record MailSettings(EmailAddress from, long maxBodyBytes) {
         return new MailSettings(from, DEFAULT_MAX_BODY_BYTES);
     }
 
-    public static MailSettings fromEnv(Map<String, String> env) {
-        Settings s = new Settings(env);
-        String fromVar = s.string("MAILROOM_MAIL_FROM") != null ? "MAILROOM_MAIL_FROM" : "MAILROOM_SMTP_FROM";
-        String mailbox = s.string(fromVar);
-        if (mailbox == null) {
-            throw new InvalidSettingException("MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
-        }
-        EmailAddress from;
-        try {
-            from = EmailAddress.parseMailbox(mailbox);
-        } catch (InvalidEmailException e) {
-            throw new InvalidSettingException(fromVar, fromVar + " is not a valid mailbox: " + e.getMessage());
-        }
-        return new MailSettings(from, s.integer("MAILROOM_MAX_BODY_BYTES", (int) DEFAULT_MAX_BODY_BYTES));
-    }
 }

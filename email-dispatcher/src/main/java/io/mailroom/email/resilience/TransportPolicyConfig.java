@@ -2,10 +2,9 @@ package io.mailroom.email.resilience;
 
 import io.mailroom.outbox.Checks;
 import io.mailroom.outbox.InvalidSettingException;
-import io.mailroom.email.config.Settings;
+import io.mailroom.email.config.Formats;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -43,27 +42,6 @@ public record TransportPolicyConfig(RetrySettings retry, BreakerSettings breaker
         return new TransportPolicyConfig(retry, breaker, bulkhead, rateLimit);
     }
 
-    public static TransportPolicyConfig fromEnv(Map<String, String> env) {
-        Settings s = new Settings(env);
-        return new TransportPolicyConfig(
-                new RetrySettings(
-                        s.integer("MAILROOM_RETRY_ATTEMPTS", RetrySettings.DEFAULT_ATTEMPTS),
-                        s.duration("MAILROOM_RETRY_WAIT", RetrySettings.DEFAULT_WAIT),
-                        s.duration("MAILROOM_RETRY_MAX_WAIT", RetrySettings.DEFAULT_MAX_WAIT)),
-                new BreakerSettings(
-                        s.integer("MAILROOM_BREAKER_WINDOW", BreakerSettings.DEFAULT_WINDOW),
-                        s.integer("MAILROOM_BREAKER_MIN_CALLS", BreakerSettings.DEFAULT_MIN_CALLS),
-                        s.integer("MAILROOM_BREAKER_FAILURE_RATE", BreakerSettings.DEFAULT_FAILURE_RATE_PERCENT),
-                        s.duration("MAILROOM_BREAKER_OPEN_WAIT", BreakerSettings.DEFAULT_OPEN_WAIT),
-                        s.integer("MAILROOM_BREAKER_HALF_OPEN_CALLS", BreakerSettings.DEFAULT_HALF_OPEN_CALLS)),
-                new BulkheadSettings(
-                        s.integer("MAILROOM_BULKHEAD_MAX_CONCURRENT", BulkheadSettings.DEFAULT_MAX_CONCURRENT),
-                        s.duration("MAILROOM_BULKHEAD_MAX_WAIT", BulkheadSettings.DEFAULT_MAX_WAIT)),
-                new RateLimitSettings(
-                        s.integer("MAILROOM_RATE_LIMIT_PER_SECOND", RateLimitSettings.DEFAULT_PER_SECOND),
-                        s.duration("MAILROOM_RATE_LIMIT_TIMEOUT", RateLimitSettings.DEFAULT_TIMEOUT)));
-    }
-
     /**
      * Retry of transient results inside one send call, before the result goes back to the outbox.
      *
@@ -84,8 +62,8 @@ public record TransportPolicyConfig(RetrySettings retry, BreakerSettings breaker
             Checks.notNegative("MAILROOM_RETRY_WAIT", initialWait);
             Checks.atMost("MAILROOM_RETRY_MAX_WAIT", Checks.notNegative("MAILROOM_RETRY_MAX_WAIT", maxWait), Duration.ofMinutes(1));
             if (initialWait.compareTo(maxWait) > 0) {
-                throw new InvalidSettingException("MAILROOM_RETRY_WAIT", "MAILROOM_RETRY_WAIT (" + Settings.format(initialWait)
-                        + ") must not exceed MAILROOM_RETRY_MAX_WAIT (" + Settings.format(maxWait) + ")");
+                throw new InvalidSettingException("MAILROOM_RETRY_WAIT", "MAILROOM_RETRY_WAIT (" + Formats.format(initialWait)
+                        + ") must not exceed MAILROOM_RETRY_MAX_WAIT (" + Formats.format(maxWait) + ")");
             }
         }
     }
@@ -162,11 +140,11 @@ public record TransportPolicyConfig(RetrySettings retry, BreakerSettings breaker
 
     @Override
     public String toString() {
-        return "TransportPolicyConfig[retryAttempts=" + retry.attempts() + ", retryWait=" + Settings.format(retry.initialWait())
-                + ", retryMaxWait=" + Settings.format(retry.maxWait()) + ", breakerWindow=" + breaker.window()
+        return "TransportPolicyConfig[retryAttempts=" + retry.attempts() + ", retryWait=" + Formats.format(retry.initialWait())
+                + ", retryMaxWait=" + Formats.format(retry.maxWait()) + ", breakerWindow=" + breaker.window()
                 + ", breakerMinCalls=" + breaker.minimumCalls() + ", breakerFailureRate=" + breaker.failureRatePercent() + "%"
-                + ", breakerOpenWait=" + Settings.format(breaker.openWait()) + ", breakerHalfOpenCalls=" + breaker.halfOpenCalls()
-                + ", bulkheadMaxConcurrent=" + bulkhead.maxConcurrent() + ", bulkheadMaxWait=" + Settings.format(bulkhead.maxWait())
+                + ", breakerOpenWait=" + Formats.format(breaker.openWait()) + ", breakerHalfOpenCalls=" + breaker.halfOpenCalls()
+                + ", bulkheadMaxConcurrent=" + bulkhead.maxConcurrent() + ", bulkheadMaxWait=" + Formats.format(bulkhead.maxWait())
                 + ", rateLimitPerSecond=" + (rateLimit.enabled() ? rateLimit.perSecond() : "off") + "]";
     }
 }

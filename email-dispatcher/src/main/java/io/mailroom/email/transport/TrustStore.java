@@ -1,7 +1,6 @@
 package io.mailroom.email.transport;
 
 import io.mailroom.outbox.InvalidSettingException;
-import io.mailroom.email.config.Settings;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -87,21 +86,6 @@ public final class TrustStore {
         } catch (GeneralSecurityException e) {
             throw new InvalidSettingException(setting, setting + " (" + path + ") cannot be used for TLS: " + e.getClass().getSimpleName());
         }
-    }
-
-    /** The truststore named by {@code setting} in the environment, or null when it is unset. */
-    public static TrustStore fromEnv(Settings s, String setting) {
-        String file = s.string(setting);
-        String password = s.secret(setting + "_PASSWORD");
-        Type type = s.enumValue(setting + "_TYPE", Type.class, DEFAULT_TYPE);
-        if (file == null) {
-            if (password != null || s.string(setting + "_TYPE") != null) {
-                String stray = password != null ? setting + "_PASSWORD" : setting + "_TYPE";
-                throw new InvalidSettingException(stray, stray + " is set but " + setting + " is not");
-            }
-            return null;
-        }
-        return load(setting, Path.of(file), password, type);
     }
 
     /** A TLS context that trusts exactly this store's certificates. */

@@ -16,13 +16,13 @@ import java.util.Map;
  */
 public record OrderPooler(boolean pooled, String migrateUrl) {
 
-    public static final String ENV_POOLER = DbPooler.ENV_POOLER;
+    public static final String ENV_POOLER = "MAILROOM_DB_POOLER";
     public static final String ENV_MIGRATE_URL = "MAILROOM_MIGRATE_DB_URL";
     public static final OrderPooler DIRECT = new OrderPooler(false, null);
 
     /** Reads the two variables; a bad value throws {@link IllegalArgumentException} naming the variable. */
     public static OrderPooler fromEnvironment(Map<String, String> env, boolean migrate) {
-        boolean pooled = DbPooler.pooled(env.get(ENV_POOLER));
+        boolean pooled = DbPooler.pooled(ENV_POOLER, env.get(ENV_POOLER));
         String url = env.get(ENV_MIGRATE_URL);
         url = url == null || url.isBlank() ? null : url.trim();
         if (url != null && !url.startsWith("jdbc:postgresql://")) {

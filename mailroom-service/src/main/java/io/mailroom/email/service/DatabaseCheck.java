@@ -1,7 +1,6 @@
 package io.mailroom.email.service;
 
 import io.mailroom.db.MailroomSchema;
-import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.OutboxControl;
 import io.mailroom.db.sql.SqlStates;
 import org.jooq.SQLDialect;

@@ -28,6 +28,11 @@ import java.util.Map;
 public record DbTopology(String pooler, SessionSettings sessionSettings, String listenUrl, String migrateUrl,
                          DbTimeouts timeouts) {
 
+    /** Direct ({@code none}) or through a transaction-mode pooler ({@code pgbouncer}). */
+    static final String ENV_POOLER = "MAILROOM_DB_POOLER";
+    /** Where session settings are made: {@code session}, {@code transaction} or {@code server}. */
+    static final String ENV_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
+
     public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null, DbTimeouts.DEFAULTS);
 
     /** The same with other network timeouts. */
@@ -41,9 +46,9 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
     }
 
     static DbTopology fromEnv(Map<String, String> env, boolean migrate) {
-        boolean pooled = DbPooler.pooled(env.get(DbPooler.ENV_POOLER));
+        boolean pooled = DbPooler.pooled(ENV_POOLER, env.get(ENV_POOLER));
         String pooler = pooled ? "pgbouncer" : "none";
-        SessionSettings settings = DbPooler.sessionSettings(pooled, env.get(DbPooler.ENV_SESSION_SETTINGS));
+        SessionSettings settings = DbPooler.sessionSettings(ENV_POOLER, ENV_SESSION_SETTINGS, pooled, env.get(ENV_SESSION_SETTINGS));
         String listenUrl = url(env, "MAILROOM_LISTEN_DB_URL");
         String migrateUrl = url(env, "MAILROOM_MIGRATE_DB_URL");
         if (pooled && migrate && migrateUrl == null) {

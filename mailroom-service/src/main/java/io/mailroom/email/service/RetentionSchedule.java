@@ -1,6 +1,5 @@
 package io.mailroom.email.service;
 
-import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.HistoryCleaner;
 import io.mailroom.outbox.PartitionMaintainer;
 import io.mailroom.outbox.RetentionConfig;

@@ -2,7 +2,6 @@ package io.mailroom.email.service;
 
 import io.mailroom.db.MailroomSchema;
 import io.mailroom.db.Schema;
-import io.mailroom.email.config.Settings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -3,7 +3,6 @@ package io.mailroom.email.service;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.outbox.InvalidSettingException;
-import io.mailroom.email.config.Settings;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
 import io.mailroom.email.config.MailSettings;
 import io.mailroom.email.resilience.TransportPolicyConfig;
@@ -75,20 +74,20 @@ public record ServiceConfig(
                     "MAILROOM_TRANSPORT must be 'smtp' or 'http', got '" + transport + "'");
         }
         // the default transport, and any other that a topic line names (transport=...): each needs its settings
-        EmailTopics topics = EmailTopics.fromEnv(env);
+        EmailTopics topics = DispatchEnv.topics(env);
         java.util.Set<String> used = new java.util.TreeSet<>(topics.namedTransports());
         used.add(transport);
         SmtpConfig smtp = null;
         HttpMailConfig http = null;
         AmbiguityPolicy smtpAmbiguity = null;
         AmbiguityPolicy httpAmbiguity = null;
-        TransportPolicyConfig policies = TransportPolicyConfig.fromEnv(env);
+        TransportPolicyConfig policies = DispatchEnv.policies(env);
         if (used.contains("smtp")) {
             // one SMTP connection per send that can be under way at once: the bulkhead admits at most
             // MAILROOM_BULKHEAD_MAX_CONCURRENT, the handlers are MAILROOM_CONCURRENCY
             int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
             int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
-            smtp = transportSettings("smtp", transport, topics, () -> SmtpConfig.fromEnv(env, sendsAtOnce));
+            smtp = transportSettings("smtp", transport, topics, () -> TransportEnv.smtp(env, sendsAtOnce));
             requirePoolFitsBulkhead(smtp, policies.bulkhead(), sendsAtOnce);
             Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
                     ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
@@ -97,7 +96,7 @@ public record ServiceConfig(
         if (used.contains("http")) {
             // one kept-open HTTP connection per concurrent send unless MAILROOM_HTTP_POOL_SIZE says otherwise
             int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
-            http = transportSettings("http", transport, topics, () -> HttpMailConfig.fromEnv(env, concurrency));
+            http = transportSettings("http", transport, topics, () -> TransportEnv.http(env, concurrency));
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }
@@ -160,7 +159,7 @@ public record ServiceConfig(
         return new ServiceConfig(url, s.string("MAILROOM_DB_USER"), s.secret("MAILROOM_DB_PASSWORD"), poolSize,
                 bool(s, "MAILROOM_MIGRATE", true), startupTimeout.isZero() ? null : startupTimeout, transport, smtp, http,
                 smtpAmbiguity, httpAmbiguity,
-                policies, MailSettings.fromEnv(env), dispatcher, retention, retentionInterval,
+                policies, DispatchEnv.mail(env), dispatcher, retention, retentionInterval,
                 metricsSample, support, s.string("MAILROOM_DISPATCHER_HOST", DEFAULT_HOST), port, topics,
                 WebhookConfig.fromEnv(env), WebhookConfig.suppression(env), db);
     }

@@ -53,12 +53,12 @@ public final class TemplatesCommand implements Callable<Integer> {
 
         TemplateCatalogue load() throws TemplateException {
             Path d = dir;
-            if (d == null && env.get(TemplateCatalogue.ENV_DIR) != null && !env.get(TemplateCatalogue.ENV_DIR).isBlank()) {
-                d = Path.of(env.get(TemplateCatalogue.ENV_DIR));
+            if (d == null && env.get(DispatchEnv.TEMPLATES_DIR) != null && !env.get(DispatchEnv.TEMPLATES_DIR).isBlank()) {
+                d = Path.of(env.get(DispatchEnv.TEMPLATES_DIR));
             }
             if (noBuiltins) {
                 if (d == null) {
-                    throw new CommandLine.ParameterException(new CommandLine(this), "--no-builtins needs --dir or " + TemplateCatalogue.ENV_DIR);
+                    throw new CommandLine.ParameterException(new CommandLine(this), "--no-builtins needs --dir or " + DispatchEnv.TEMPLATES_DIR);
                 }
                 return TemplateCatalogue.loadOnly(d);
             }

@@ -4,7 +4,6 @@ import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.webhook.NeutralEventAdapter;
 import io.mailroom.delivery.webhook.ResendEventAdapter;
 import io.mailroom.delivery.webhook.WebhookSecrets;
-import io.mailroom.email.config.Settings;
 import io.mailroom.outbox.InvalidSettingException;
 
 import java.time.Duration;

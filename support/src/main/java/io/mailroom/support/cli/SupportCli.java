@@ -43,7 +43,7 @@ import java.util.concurrent.Callable;
  *
  * <p>Reusable as a subcommand of another main:
  * <pre>{@code
- * new CommandLine(new MailroomMain()).addSubcommand("support", SupportCli.commandLine(new SupportCli()))
+ * new CommandLine(new MailroomMain()).addSubcommand("support", SupportCli.commandLine(new SupportCli(System.getenv())))
  * }</pre>
  */
 @Command(name = "support", mixinStandardHelpOptions = true, sortOptions = false,
@@ -56,6 +56,8 @@ public class SupportCli implements Callable<Integer> {
     public static final String ENV_DB_URL = "MAILROOM_DB_URL";
     public static final String ENV_DB_USER = "MAILROOM_DB_USER";
     public static final String ENV_DB_PASSWORD = "MAILROOM_DB_PASSWORD";
+    public static final String ENV_DB_POOLER = "MAILROOM_DB_POOLER";
+    public static final String ENV_DB_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
 
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",
             description = "JDBC URL of the database (default: $MAILROOM_DB_URL)")
@@ -83,12 +85,7 @@ public class SupportCli implements Callable<Integer> {
     private final DataSource provided;
     private SupportService service;
 
-    /** Reads the database settings from the process environment. */
-    public SupportCli() {
-        this(System.getenv());
-    }
-
-    /** Reads the database settings from {@code env} (tests, embedding mains). */
+    /** Reads the database settings from {@code env}, which the shell that embeds it passes (its process environment). */
     public SupportCli(Map<String, String> env) {
         this.env = Map.copyOf(env);
         this.provided = null;
@@ -125,11 +122,6 @@ public class SupportCli implements Callable<Integer> {
         return code;
     }
 
-    public static void main(String[] args) {
-        io.mailroom.db.PostgresVersions.replaceJooqVersionCheck();
-        System.exit(run(System.getenv(), new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
-    }
-
     // ------------------------------------------------------------------------------ for commands
 
     boolean json() {
@@ -161,7 +153,7 @@ public class SupportCli implements Callable<Integer> {
     /** {@code MAILROOM_DB_POOLER}, read as the services read it: whether the URL goes through a transaction-mode pooler. */
     private boolean pooled() {
         try {
-            return io.mailroom.outbox.DbPooler.pooled(env.get(io.mailroom.outbox.DbPooler.ENV_POOLER));
+            return io.mailroom.outbox.DbPooler.pooled(ENV_DB_POOLER, env.get(ENV_DB_POOLER));
         } catch (io.mailroom.outbox.InvalidSettingException e) {
             throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
         }
@@ -171,7 +163,7 @@ public class SupportCli implements Callable<Integer> {
     private io.mailroom.outbox.SessionSettings sessionSettings() {
         boolean pooled = pooled();
         try {
-            return io.mailroom.outbox.DbPooler.sessionSettings(pooled, env.get(io.mailroom.outbox.DbPooler.ENV_SESSION_SETTINGS));
+            return io.mailroom.outbox.DbPooler.sessionSettings(ENV_DB_POOLER, ENV_DB_SESSION_SETTINGS, pooled, env.get(ENV_DB_SESSION_SETTINGS));
         } catch (io.mailroom.outbox.InvalidSettingException e) {
             throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
         }

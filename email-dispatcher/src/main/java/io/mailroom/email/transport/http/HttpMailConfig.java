@@ -2,13 +2,11 @@ package io.mailroom.email.transport.http;
 
 import io.mailroom.outbox.Checks;
 import io.mailroom.outbox.InvalidSettingException;
-import io.mailroom.email.config.Settings;
+import io.mailroom.email.config.Formats;
 import io.mailroom.email.transport.TrustStore;
 
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * Settings of the HTTP mail API transport. {@link #toString()} masks the token.
@@ -139,40 +137,10 @@ public record HttpMailConfig(URI baseUrl, String token, Duration connectTimeout,
         return baseUrl.getScheme().equalsIgnoreCase("https");
     }
 
-    /** From {@code MAILROOM_HTTP_*}, with {@link #DEFAULT_POOL_SIZE} connections unless {@code MAILROOM_HTTP_POOL_SIZE} says otherwise. */
-    public static HttpMailConfig fromEnv(Map<String, String> env) {
-        return fromEnv(env, DEFAULT_POOL_SIZE);
-    }
-
-    /**
-     * From {@code MAILROOM_HTTP_*}; {@code defaultPoolSize} when {@code MAILROOM_HTTP_POOL_SIZE} is unset (a
-     * service passes its send concurrency: one connection per concurrent send, so that none waits for one).
-     */
-    public static HttpMailConfig fromEnv(Map<String, String> env, int defaultPoolSize) {
-        Settings s = new Settings(env);
-        String url = s.string("MAILROOM_HTTP_BASE_URL");
-        if (url == null) {
-            throw new InvalidSettingException("MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL is required");
-        }
-        URI uri;
-        try {
-            uri = new URI(url);
-        } catch (URISyntaxException e) {
-            throw new InvalidSettingException("MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL is not a URL: '" + url + "'");
-        }
-        return new HttpMailConfig(uri, s.secret("MAILROOM_HTTP_TOKEN"),
-                s.duration("MAILROOM_HTTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
-                s.duration("MAILROOM_HTTP_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
-                s.duration("MAILROOM_HTTP_CONFLICT_RETRY_AFTER", DEFAULT_CONFLICT_RETRY_AFTER),
-                TrustStore.fromEnv(s, "MAILROOM_HTTP_TRUSTSTORE"),
-                Version.parse(s.string("MAILROOM_HTTP_VERSION", DEFAULT_VERSION.toString())),
-                s.integer("MAILROOM_HTTP_POOL_SIZE", Math.max(1, Math.min(MAX_POOL_SIZE, defaultPoolSize))));
-    }
-
     @Override
     public String toString() {
-        return "HttpMailConfig[baseUrl=" + baseUrl + ", token=" + Settings.mask(token) + ", connectTimeout=" + Settings.format(connectTimeout)
-                + ", requestTimeout=" + Settings.format(requestTimeout) + ", conflictRetryAfter=" + Settings.format(conflictRetryAfter)
+        return "HttpMailConfig[baseUrl=" + baseUrl + ", token=" + Formats.mask(token) + ", connectTimeout=" + Formats.format(connectTimeout)
+                + ", requestTimeout=" + Formats.format(requestTimeout) + ", conflictRetryAfter=" + Formats.format(conflictRetryAfter)
                 + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore) + ", version=" + version
                 + ", poolSize=" + poolSize + "]";
     }

@@ -1,14 +1,12 @@
 package io.mailroom.email.transport.smtp;
 
 import io.mailroom.email.EmailAddress;
-import io.mailroom.email.InvalidEmailException;
 import io.mailroom.outbox.Checks;
 import io.mailroom.outbox.InvalidSettingException;
-import io.mailroom.email.config.Settings;
+import io.mailroom.email.config.Formats;
 import io.mailroom.email.transport.TrustStore;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -130,54 +128,13 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         return new Builder();
     }
 
-    public static SmtpConfig fromEnv(Map<String, String> env) {
-        return fromEnv(env, DEFAULT_POOL_SIZE);
-    }
-
-    /**
-     * From {@code MAILROOM_SMTP_*}; {@code defaultPoolSize} when {@code MAILROOM_SMTP_POOL_SIZE} is
-     * unset (a service passes its send concurrency: one connection per concurrent send, so no
-     * sender waits for a connection while the server would take another).
-     */
-    public static SmtpConfig fromEnv(Map<String, String> env, int defaultPoolSize) {
-        Settings s = new Settings(env);
-        SmtpSecurity security = s.enumValue("MAILROOM_SMTP_SECURITY", SmtpSecurity.class, DEFAULT_SECURITY);
-        String from = s.string("MAILROOM_SMTP_FROM");
-        if (from == null) {
-            throw new InvalidSettingException("MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is required");
-        }
-        EmailAddress fromAddress;
-        try {
-            fromAddress = EmailAddress.parseMailbox(from);
-        } catch (InvalidEmailException e) {
-            throw new InvalidSettingException("MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is not a valid address: " + e.getMessage());
-        }
-        return new SmtpConfig(
-                s.string("MAILROOM_SMTP_HOST", DEFAULT_HOST),
-                s.integer("MAILROOM_SMTP_PORT", security.defaultPort()),
-                security,
-                s.string("MAILROOM_SMTP_USERNAME"),
-                s.secret("MAILROOM_SMTP_PASSWORD"),
-                fromAddress,
-                s.string("MAILROOM_SMTP_MESSAGE_ID_DOMAIN"),
-                s.duration("MAILROOM_SMTP_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
-                s.duration("MAILROOM_SMTP_READ_TIMEOUT", DEFAULT_READ_TIMEOUT),
-                s.duration("MAILROOM_SMTP_WRITE_TIMEOUT", DEFAULT_WRITE_TIMEOUT),
-                s.integer("MAILROOM_SMTP_POOL_SIZE", Math.max(1, Math.min(MAX_POOL_SIZE, defaultPoolSize))),
-                s.integer("MAILROOM_SMTP_MESSAGES_PER_CONNECTION", DEFAULT_MAX_MESSAGES_PER_CONNECTION),
-                s.duration("MAILROOM_SMTP_MAX_IDLE", DEFAULT_MAX_IDLE),
-                TrustStore.fromEnv(s, "MAILROOM_SMTP_TRUSTSTORE"),
-                s.string("MAILROOM_SMTP_VERP") == null ? null : Verp.parse(s.string("MAILROOM_SMTP_VERP")),
-                s.string("MAILROOM_SMTP_HELO_NAME"));
-    }
-
     @Override
     public String toString() {
         return "SmtpConfig[host=" + host + ", port=" + port + ", security=" + security + ", username=" + username
-                + ", password=" + Settings.mask(password) + ", from=" + from.address() + ", messageIdDomain=" + messageIdDomain
-                + ", connectTimeout=" + Settings.format(connectTimeout) + ", readTimeout=" + Settings.format(readTimeout)
-                + ", writeTimeout=" + Settings.format(writeTimeout) + ", poolSize=" + poolSize
-                + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Settings.format(maxIdle)
+                + ", password=" + Formats.mask(password) + ", from=" + from.address() + ", messageIdDomain=" + messageIdDomain
+                + ", connectTimeout=" + Formats.format(connectTimeout) + ", readTimeout=" + Formats.format(readTimeout)
+                + ", writeTimeout=" + Formats.format(writeTimeout) + ", poolSize=" + poolSize
+                + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Formats.format(maxIdle)
                 + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore)
                 + ", verp=" + (verp == null ? "(off)" : verp) + ", heloName=" + heloName + "]";
     }

@@ -72,6 +72,7 @@ class HttpTrustStoreTest {
 
     @Test
     void withoutTheTrustStoreASelfSignedProviderIsATlsFailure() {
+        loopback.resetRequests(); // the server is shared by the class: count only this test's requests
         try (HttpMailTransport t = new HttpMailTransport(config(loopback))) {
             SendResult result = t.send(TestEmails.sample(), "email-tls-1");
 
@@ -85,11 +86,10 @@ class HttpTrustStoreTest {
     }
 
     @Test
-    void withTheCertificateAsPemInTheTrustStoreFromTheEnvironmentTheEmailIsSent() {
-        HttpMailConfig config = HttpMailConfig.fromEnv(Map.of(
-                "MAILROOM_HTTP_BASE_URL", baseUrl(loopback).toString(), "MAILROOM_HTTP_TOKEN", "tok",
-                "MAILROOM_HTTP_CONNECT_TIMEOUT", "20s", "MAILROOM_HTTP_TIMEOUT", "20s",
-                "MAILROOM_HTTP_TRUSTSTORE", forLoopback.certificatePem().toString(), "MAILROOM_HTTP_TRUSTSTORE_TYPE", "pem"));
+    void withTheCertificateAsPemInTheConfiguredTrustStoreTheEmailIsSent() {
+        HttpMailConfig config = HttpMailConfig.of(baseUrl(loopback), "tok")
+                .withTimeouts(java.time.Duration.ofSeconds(20), java.time.Duration.ofSeconds(20))
+                .withTrustStore(TrustStore.load("MAILROOM_HTTP_TRUSTSTORE", forLoopback.certificatePem(), null, TrustStore.Type.PEM));
         assertThat(config.trustStore().type()).isEqualTo(TrustStore.Type.PEM);
         try (HttpMailTransport t = new HttpMailTransport(config)) {
             SendResult result = t.send(TestEmails.sample(), "email-tls-2");

@@ -14,12 +14,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SmtpHeloNameTest {
 
     private static SmtpConfig fromEnv(String helo) {
-        Map<String, String> env = new java.util.HashMap<>(Map.of("MAILROOM_SMTP_FROM", "Shop <shop@shop.example>",
-                "MAILROOM_SMTP_MESSAGE_ID_DOMAIN", "mail.shop.example"));
-        if (helo != null) {
-            env.put("MAILROOM_SMTP_HELO_NAME", helo);
-        }
-        return SmtpConfig.fromEnv(env);
+        return SmtpConfig.builder().from(io.mailroom.email.EmailAddress.parseMailbox("Shop <shop@shop.example>"))
+                .messageIdDomain("mail.shop.example").heloName(helo).build();
     }
 
     @ParameterizedTest

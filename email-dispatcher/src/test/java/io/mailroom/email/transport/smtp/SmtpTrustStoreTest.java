@@ -82,13 +82,12 @@ class SmtpTrustStoreTest {
 
     @ParameterizedTest
     @EnumSource(value = SmtpSecurity.class, names = {"TLS", "STARTTLS"})
-    void withTheCertificateInTheTrustStoreFromTheEnvironmentTheEmailIsSent(SmtpSecurity security) throws IOException {
+    void withTheCertificateInTheConfiguredTrustStoreTheEmailIsSent(SmtpSecurity security) throws IOException {
         server = start(security, forLoopback);
-        SmtpConfig config = SmtpConfig.fromEnv(Map.of(
-                "MAILROOM_SMTP_HOST", "127.0.0.1", "MAILROOM_SMTP_PORT", Integer.toString(server.port()),
-                "MAILROOM_SMTP_SECURITY", security.name(), "MAILROOM_SMTP_FROM", "shop@example.com",
-                "MAILROOM_SMTP_TRUSTSTORE", forLoopback.trustStore().toString(),
-                "MAILROOM_SMTP_TRUSTSTORE_PASSWORD", TestCertificates.TRUST_STORE_PASSWORD));
+        SmtpConfig config = SmtpConfig.builder().host("127.0.0.1").port(server.port()).security(security)
+                .from(io.mailroom.email.EmailAddress.of("shop@example.com"))
+                .trustStore(TrustStore.load("MAILROOM_SMTP_TRUSTSTORE", forLoopback.trustStore(),
+                        TestCertificates.TRUST_STORE_PASSWORD, TrustStore.Type.PKCS12)).build();
         assertThat(config.trustStore().certificates()).isEqualTo(1);
         transport = new SmtpTransport(config);
 

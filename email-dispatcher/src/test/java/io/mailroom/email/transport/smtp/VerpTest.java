@@ -74,11 +74,11 @@ class VerpTest {
             assertThatThrownBy(() -> Verp.parse(bad)).as(bad)
                     .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_SMTP_VERP");
         }
-        SmtpConfig config = SmtpConfig.fromEnv(Map.of("MAILROOM_SMTP_FROM", "bounces@shop.example",
-                "MAILROOM_SMTP_VERP", "bounces+{key}@shop.example"));
+        SmtpConfig config = SmtpConfig.builder().from(EmailAddress.of("bounces@shop.example"))
+                .verp(Verp.parse("bounces+{key}@shop.example")).build();
         assertThat(config.verp().toString()).isEqualTo("bounces+{key}@shop.example");
         assertThat(config.toString()).contains("verp=bounces+{key}@shop.example");
-        assertThat(SmtpConfig.fromEnv(Map.of("MAILROOM_SMTP_FROM", "bounces@shop.example")).verp()).isNull();
+        assertThat(SmtpConfig.builder().from(EmailAddress.of("bounces@shop.example")).build().verp()).isNull();
     }
 
     @Test

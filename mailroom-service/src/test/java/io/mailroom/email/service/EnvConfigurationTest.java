@@ -1,8 +1,10 @@
-package io.mailroom.email.config;
+package io.mailroom.email.service;
 
 import io.mailroom.outbox.InvalidSettingException;
 
 import io.mailroom.email.EmailAddress;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.config.MailSettings;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
@@ -18,8 +20,8 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Every configuration record: defaults, environment parsing, messages naming the setting, masked secrets. */
-class ConfigurationTest {
+/** Every configuration record as the service reads it from its environment: defaults, parsing, messages naming the variable, masked secrets. */
+class EnvConfigurationTest {
 
     static Map<String, String> env(String... pairs) {
         Map<String, String> env = new HashMap<>();
@@ -27,6 +29,14 @@ class ConfigurationTest {
             env.put(pairs[i], pairs[i + 1]);
         }
         return env;
+    }
+
+    static SmtpConfig smtp(Map<String, String> env) {
+        return TransportEnv.smtp(env, SmtpConfig.DEFAULT_POOL_SIZE);
+    }
+
+    static HttpMailConfig http(Map<String, String> env) {
+        return TransportEnv.http(env, HttpMailConfig.DEFAULT_POOL_SIZE);
     }
 
     static void assertRejected(Runnable build, String setting, String message) {
@@ -38,7 +48,7 @@ class ConfigurationTest {
 
     @Test
     void smtpFromEnvWithDefaults() {
-        SmtpConfig c = SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <bounces@Shop.Example.com>"));
+        SmtpConfig c = smtp(env("MAILROOM_SMTP_FROM", "Shop <bounces@Shop.Example.com>"));
         assertThat(c.host()).isEqualTo(SmtpConfig.DEFAULT_HOST);
         assertThat(c.security()).isEqualTo(SmtpSecurity.STARTTLS);
         assertThat(c.port()).isEqualTo(587);
@@ -51,7 +61,7 @@ class ConfigurationTest {
 
     @Test
     void smtpFromEnvReadsEverySetting() {
-        SmtpConfig c = SmtpConfig.fromEnv(env(
+        SmtpConfig c = smtp(env(
                 "MAILROOM_SMTP_HOST", "smtp.example.net", "MAILROOM_SMTP_SECURITY", "tls", "MAILROOM_SMTP_USERNAME", "shop",
                 "MAILROOM_SMTP_PASSWORD", "pa ss ", "MAILROOM_SMTP_FROM", "shop@example.com", "MAILROOM_SMTP_MESSAGE_ID_DOMAIN", "mail.example.com",
                 "MAILROOM_SMTP_CONNECT_TIMEOUT", "3s", "MAILROOM_SMTP_READ_TIMEOUT", "1500ms", "MAILROOM_SMTP_WRITE_TIMEOUT", "PT20S",
@@ -70,22 +80,22 @@ class ConfigurationTest {
 
     @Test
     void smtpRejectsBadValuesNamingTheSetting() {
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "0")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "0")),
                 "MAILROOM_SMTP_PORT", "MAILROOM_SMTP_PORT must be 1..65535, got 0");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "smtp")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_PORT", "smtp")),
                 "MAILROOM_SMTP_PORT", "MAILROOM_SMTP_PORT must be an integer, got 'smtp'");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_SECURITY", "SSL")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_SECURITY", "SSL")),
                 "MAILROOM_SMTP_SECURITY", "MAILROOM_SMTP_SECURITY must be one of [NONE, STARTTLS, TLS], got 'SSL'");
-        assertRejected(() -> SmtpConfig.fromEnv(env()), "MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is required");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_USERNAME", "shop")),
+        assertRejected(() -> smtp(env()), "MAILROOM_SMTP_FROM", "MAILROOM_SMTP_FROM is required");
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_USERNAME", "shop")),
                 "MAILROOM_SMTP_PASSWORD", "MAILROOM_SMTP_USERNAME and MAILROOM_SMTP_PASSWORD must be set together; MAILROOM_SMTP_PASSWORD is missing");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_READ_TIMEOUT", "0s")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_READ_TIMEOUT", "0s")),
                 "MAILROOM_SMTP_READ_TIMEOUT", "MAILROOM_SMTP_READ_TIMEOUT must be a positive duration, got 0ms");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_CONNECT_TIMEOUT", "soon")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_CONNECT_TIMEOUT", "soon")),
                 "MAILROOM_SMTP_CONNECT_TIMEOUT", "MAILROOM_SMTP_CONNECT_TIMEOUT must be a duration like 500ms, 10s, 5m or PT10S, got 'soon'");
-        assertRejected(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_HOST", "smtp host")),
+        assertRejected(() -> smtp(env("MAILROOM_SMTP_FROM", "s@example.com", "MAILROOM_SMTP_HOST", "smtp host")),
                 "MAILROOM_SMTP_HOST", "MAILROOM_SMTP_HOST must be a host name or IP address, got 'smtp host'");
-        assertThatThrownBy(() -> SmtpConfig.fromEnv(env("MAILROOM_SMTP_FROM", "not an address")))
+        assertThatThrownBy(() -> smtp(env("MAILROOM_SMTP_FROM", "not an address")))
                 .isInstanceOf(InvalidSettingException.class).hasMessageStartingWith("MAILROOM_SMTP_FROM is not a valid address");
         assertRejected(() -> SmtpConfig.builder().from(EmailAddress.of("s@example.com")).poolSize(0).build(),
                 "MAILROOM_SMTP_POOL_SIZE", "MAILROOM_SMTP_POOL_SIZE must be 1..64, got 0");
@@ -93,7 +103,7 @@ class ConfigurationTest {
 
     @Test
     void httpFromEnvMasksTheTokenAndValidatesTheUrl() {
-        HttpMailConfig c = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "re_abc123",
+        HttpMailConfig c = http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "re_abc123",
                 "MAILROOM_HTTP_TIMEOUT", "20s"));
         assertThat(c.baseUrl()).isEqualTo(URI.create("https://api.mail.example"));
         assertThat(c.requestTimeout()).isEqualTo(Duration.ofSeconds(20));
@@ -101,49 +111,49 @@ class ConfigurationTest {
         assertThat(c.conflictRetryAfter()).isEqualTo(HttpMailConfig.DEFAULT_CONFLICT_RETRY_AFTER);
         assertThat(c.toString()).contains("token=****").doesNotContain("re_abc123");
 
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_TOKEN", "t")), "MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL is required");
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example")),
+        assertRejected(() -> http(env("MAILROOM_HTTP_TOKEN", "t")), "MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL is required");
+        assertRejected(() -> http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example")),
                 "MAILROOM_HTTP_TOKEN", "MAILROOM_HTTP_TOKEN is required");
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "ftp://api.mail.example", "MAILROOM_HTTP_TOKEN", "t")),
+        assertRejected(() -> http(env("MAILROOM_HTTP_BASE_URL", "ftp://api.mail.example", "MAILROOM_HTTP_TOKEN", "t")),
                 "MAILROOM_HTTP_BASE_URL", "MAILROOM_HTTP_BASE_URL must be an absolute http(s) URL, got 'ftp://api.mail.example'");
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+        assertRejected(() -> http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
                         "MAILROOM_HTTP_TIMEOUT", "10m")),
                 "MAILROOM_HTTP_TIMEOUT", "MAILROOM_HTTP_TIMEOUT must be at most 5m, got 10m");
-        assertThatThrownBy(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "abc\ndef")))
+        assertThatThrownBy(() -> http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "abc\ndef")))
                 .isInstanceOf(InvalidSettingException.class).hasMessageNotContaining("abc");
     }
 
     @Test
     void httpVersionAndPoolSizeFromEnv() {
-        HttpMailConfig defaults = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"));
+        HttpMailConfig defaults = http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"));
         assertThat(defaults.version()).isEqualTo(HttpMailConfig.Version.AUTO);
         assertThat(defaults.poolSize()).isEqualTo(HttpMailConfig.DEFAULT_POOL_SIZE);
         // a service passes its concurrency: one connection per concurrent send unless the pool size is set
-        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 12).poolSize())
+        assertThat(TransportEnv.http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 12).poolSize())
                 .isEqualTo(12);
-        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 10_000).poolSize())
+        assertThat(TransportEnv.http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t"), 10_000).poolSize())
                 .isEqualTo(HttpMailConfig.MAX_POOL_SIZE);
-        HttpMailConfig set = HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+        HttpMailConfig set = TransportEnv.http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
                 "MAILROOM_HTTP_VERSION", "1.1", "MAILROOM_HTTP_POOL_SIZE", "4"), 12);
         assertThat(set.version()).isEqualTo(HttpMailConfig.Version.HTTP_1_1);
         assertThat(set.poolSize()).isEqualTo(4);
         assertThat(set.toString()).contains("version=1.1", "poolSize=4");
-        assertThat(HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "http://127.0.0.1:8080", "MAILROOM_HTTP_TOKEN", "t",
+        assertThat(http(env("MAILROOM_HTTP_BASE_URL", "http://127.0.0.1:8080", "MAILROOM_HTTP_TOKEN", "t",
                 "MAILROOM_HTTP_VERSION", "2")).version()).isEqualTo(HttpMailConfig.Version.HTTP_2);
 
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+        assertRejected(() -> http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
                 "MAILROOM_HTTP_VERSION", "h2")), "MAILROOM_HTTP_VERSION", "MAILROOM_HTTP_VERSION must be 'auto', '1.1' or '2', got 'h2'");
-        assertRejected(() -> HttpMailConfig.fromEnv(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
+        assertRejected(() -> http(env("MAILROOM_HTTP_BASE_URL", "https://api.mail.example", "MAILROOM_HTTP_TOKEN", "t",
                 "MAILROOM_HTTP_POOL_SIZE", "0")), "MAILROOM_HTTP_POOL_SIZE", "MAILROOM_HTTP_POOL_SIZE must be 1..256, got 0");
     }
 
     @Test
     void policyFromEnv() {
-        TransportPolicyConfig defaults = TransportPolicyConfig.fromEnv(env());
+        TransportPolicyConfig defaults = DispatchEnv.policies(env());
         assertThat(defaults).isEqualTo(TransportPolicyConfig.defaults());
         assertThat(defaults.rateLimit().enabled()).isFalse();
 
-        TransportPolicyConfig c = TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_ATTEMPTS", "5", "MAILROOM_RETRY_WAIT", "100ms",
+        TransportPolicyConfig c = DispatchEnv.policies(env("MAILROOM_RETRY_ATTEMPTS", "5", "MAILROOM_RETRY_WAIT", "100ms",
                 "MAILROOM_RETRY_MAX_WAIT", "1s", "MAILROOM_BREAKER_WINDOW", "50", "MAILROOM_BREAKER_MIN_CALLS", "20",
                 "MAILROOM_BREAKER_FAILURE_RATE", "60", "MAILROOM_BREAKER_OPEN_WAIT", "1m", "MAILROOM_BREAKER_HALF_OPEN_CALLS", "5",
                 "MAILROOM_BULKHEAD_MAX_CONCURRENT", "4", "MAILROOM_BULKHEAD_MAX_WAIT", "0", "MAILROOM_RATE_LIMIT_PER_SECOND", "10"));
@@ -153,31 +163,31 @@ class ConfigurationTest {
         assertThat(c.rateLimit().enabled()).isTrue();
         assertThat(c.toString()).contains("retryAttempts=5", "breakerOpenWait=1m", "rateLimitPerSecond=10");
 
-        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_ATTEMPTS", "0")),
+        assertRejected(() -> DispatchEnv.policies(env("MAILROOM_RETRY_ATTEMPTS", "0")),
                 "MAILROOM_RETRY_ATTEMPTS", "MAILROOM_RETRY_ATTEMPTS must be 1..10, got 0");
-        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_BREAKER_WINDOW", "5", "MAILROOM_BREAKER_MIN_CALLS", "6")),
+        assertRejected(() -> DispatchEnv.policies(env("MAILROOM_BREAKER_WINDOW", "5", "MAILROOM_BREAKER_MIN_CALLS", "6")),
                 "MAILROOM_BREAKER_MIN_CALLS", "MAILROOM_BREAKER_MIN_CALLS must be 1..5, got 6");
-        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_BREAKER_FAILURE_RATE", "0")),
+        assertRejected(() -> DispatchEnv.policies(env("MAILROOM_BREAKER_FAILURE_RATE", "0")),
                 "MAILROOM_BREAKER_FAILURE_RATE", "MAILROOM_BREAKER_FAILURE_RATE must be 1..100, got 0");
-        assertRejected(() -> TransportPolicyConfig.fromEnv(env("MAILROOM_RETRY_WAIT", "5s")),
+        assertRejected(() -> DispatchEnv.policies(env("MAILROOM_RETRY_WAIT", "5s")),
                 "MAILROOM_RETRY_WAIT", "MAILROOM_RETRY_WAIT (5s) must not exceed MAILROOM_RETRY_MAX_WAIT (2s)");
     }
 
     @Test
     void mailSettingsFallBackToTheSmtpSender() {
-        MailSettings fromSmtp = MailSettings.fromEnv(env("MAILROOM_SMTP_FROM", "Shop <shop@example.com>"));
+        MailSettings fromSmtp = DispatchEnv.mail(env("MAILROOM_SMTP_FROM", "Shop <shop@example.com>"));
         assertThat(fromSmtp.from()).isEqualTo(EmailAddress.of("shop@example.com", "Shop"));
         assertThat(fromSmtp.maxBodyBytes()).isEqualTo(MailSettings.DEFAULT_MAX_BODY_BYTES);
 
-        MailSettings own = MailSettings.fromEnv(env("MAILROOM_SMTP_FROM", "bounces@example.com", "MAILROOM_MAIL_FROM", "Orders <orders@example.com>",
+        MailSettings own = DispatchEnv.mail(env("MAILROOM_SMTP_FROM", "bounces@example.com", "MAILROOM_MAIL_FROM", "Orders <orders@example.com>",
                 "MAILROOM_MAX_BODY_BYTES", "65536"));
         assertThat(own.from().address()).isEqualTo("orders@example.com");
         assertThat(own.maxBodyBytes()).isEqualTo(65536);
 
-        assertRejected(() -> MailSettings.fromEnv(env()), "MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
-        assertRejected(() -> MailSettings.fromEnv(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAX_BODY_BYTES", "10")),
+        assertRejected(() -> DispatchEnv.mail(env()), "MAILROOM_MAIL_FROM", "MAILROOM_MAIL_FROM (or MAILROOM_SMTP_FROM) is required");
+        assertRejected(() -> DispatchEnv.mail(env("MAILROOM_MAIL_FROM", "o@example.com", "MAILROOM_MAX_BODY_BYTES", "10")),
                 "MAILROOM_MAX_BODY_BYTES", "MAILROOM_MAX_BODY_BYTES must be 1024..20971520, got 10");
-        assertThatThrownBy(() -> MailSettings.fromEnv(env("MAILROOM_MAIL_FROM", "not a mailbox")))
+        assertThatThrownBy(() -> DispatchEnv.mail(env("MAILROOM_MAIL_FROM", "not a mailbox")))
                 .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo("MAILROOM_MAIL_FROM"))
                 .hasMessageStartingWith("MAILROOM_MAIL_FROM is not a valid mailbox");
     }
@@ -185,14 +195,14 @@ class ConfigurationTest {
     @Test
     void everyTemplateIsServedOnItsDefaultTopicAndConfiguredLinesAddOrReplaceTopicsWithoutRemovingAny() {
         java.util.List<String> templates = java.util.List.of("order_cancelled", "order_confirmation", "order_shipped");
-        assertThat(EmailTopics.fromEnv(env()).routesFor(templates)).containsOnlyKeys(
+        assertThat(DispatchEnv.topics(env()).routesFor(templates)).containsOnlyKeys(
                 "email.order_cancelled", "email.order_confirmation", "email.order_shipped");
-        assertThat(EmailTopics.fromEnv(env()).routesFor(templates).get("email.order_shipped"))
+        assertThat(DispatchEnv.topics(env()).routesFor(templates).get("email.order_shipped"))
                 .isEqualTo(new EmailTopics.Route("email.order_shipped", "order_shipped", null));
-        assertThat(EmailTopics.fromEnv(env("MAILROOM_TOPICS", "# nothing yet")).routesFor(templates)).hasSize(3);
+        assertThat(DispatchEnv.topics(env("MAILROOM_TOPICS", "# nothing yet")).routesFor(templates)).hasSize(3);
 
         // a line adds a topic and leaves the defaults served: adding one cannot strand another kind's messages
-        EmailTopics configured = EmailTopics.fromEnv(env("MAILROOM_TOPICS",
+        EmailTopics configured = DispatchEnv.topics(env("MAILROOM_TOPICS",
                 "shop.shipped = order_shipped; email.order_confirmation = order_confirmation transport=http from=\"Shop <s@example.com>\""));
         assertThat(configured.routesFor(templates)).containsOnlyKeys(
                 "email.order_cancelled", "email.order_confirmation", "email.order_shipped", "shop.shipped");
@@ -206,18 +216,18 @@ class ConfigurationTest {
 
     @Test
     void aTopicsTransportMustBeOneTheServiceKnowsAndIsGivenOnce() {
-        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=pigeon")), "MAILROOM_TOPICS",
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=pigeon")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: transport of topic email.x must be one of smtp, http, got 'pigeon'");
-        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=http transport=smtp")), "MAILROOM_TOPICS",
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=http transport=smtp")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: transport is given twice for topic email.x");
-        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x transport=")), "MAILROOM_TOPICS",
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: unknown or empty setting 'transport=' for topic email.x (known: from=\"Name <address>\","
                         + " transport=smtp|http, suppression=strict|allow-complained)");
     }
 
     @Test
     void aTopicMayLookPastComplaints_strictByDefault_andAnUnknownPolicyIsRefusedNamingTheLine() {
-        EmailTopics topics = EmailTopics.fromEnv(env("MAILROOM_TOPICS",
+        EmailTopics topics = DispatchEnv.topics(env("MAILROOM_TOPICS",
                 "email.password_reset = password_reset suppression=allow-complained; shop.receipt = order_confirmation"));
         assertThat(topics.routes().get("email.password_reset").suppression())
                 .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.ALLOW_COMPLAINED);
@@ -225,8 +235,24 @@ class ConfigurationTest {
                 .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.STRICT);
         assertThat(topics.routesFor(List.of("order_shipped")).get("email.order_shipped").suppression())
                 .isEqualTo(io.mailroom.delivery.suppression.SuppressionPolicy.STRICT);
-        assertRejected(() -> EmailTopics.fromEnv(env("MAILROOM_TOPICS", "email.x = x suppression=never")), "MAILROOM_TOPICS",
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x suppression=never")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: topic email.x: suppression=never is not one of strict, allow-complained");
+    }
+
+    @Test
+    void aTrustStoreVariableIsReadWithItsPasswordAndType_andAStrayOneIsRefusedNamingIt() {
+        String setting = "MAILROOM_SMTP_TRUSTSTORE";
+        assertThat(TransportEnv.trustStore(new Settings(env()), setting)).as("unset: the JDK's defaults").isNull();
+        assertRejected(() -> TransportEnv.trustStore(new Settings(env(setting + "_PASSWORD", "secret")), setting),
+                setting + "_PASSWORD", setting + "_PASSWORD is set but " + setting + " is not");
+        assertRejected(() -> TransportEnv.trustStore(new Settings(env(setting + "_TYPE", "pem")), setting),
+                setting + "_TYPE", setting + "_TYPE is set but " + setting + " is not");
+        assertThatThrownBy(() -> TransportEnv.trustStore(new Settings(env(setting, "/nowhere/trust.p12", setting + "_TYPE", "p7b")), setting))
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo(setting + "_TYPE"))
+                .hasMessageContaining("PKCS12");
+        assertThatThrownBy(() -> TransportEnv.trustStore(new Settings(env(setting, "/nowhere/trust.p12")), setting))
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo(setting))
+                .hasMessageContaining("/nowhere/trust.p12");
     }
 
     @Test

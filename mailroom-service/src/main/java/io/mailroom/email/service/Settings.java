@@ -1,4 +1,4 @@
-package io.mailroom.email.config;
+package io.mailroom.email.service;
 
 import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.InvalidSettingException;

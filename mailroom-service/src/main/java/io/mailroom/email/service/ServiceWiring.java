@@ -1,0 +1,264 @@
+package io.mailroom.email.service;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.javalin.Javalin;
+import io.mailroom.delivery.DeliveryEventStore;
+import io.mailroom.delivery.suppression.SuppressionList;
+import io.mailroom.delivery.suppression.SuppressionPolicy;
+import io.mailroom.delivery.webhook.NeutralEventAdapter;
+import io.mailroom.delivery.webhook.ResendEventAdapter;
+import io.mailroom.delivery.webhook.WebhookVerifier;
+import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.dispatch.BreakerRecovery;
+import io.mailroom.email.dispatch.EmailHandler;
+import io.mailroom.email.dispatch.EndedEmailLog;
+import io.mailroom.email.dispatch.SuppressionCheck;
+import io.mailroom.email.dispatch.TransportGate;
+import io.mailroom.email.metrics.DeliveryMetrics;
+import io.mailroom.email.metrics.DispatcherMetrics;
+import io.mailroom.email.metrics.MetricsRegistry;
+import io.mailroom.email.metrics.QueueSampler;
+import io.mailroom.email.render.TemplatedComposer;
+import io.mailroom.email.resilience.PolicyRegistries;
+import io.mailroom.email.resilience.ResilientTransport;
+import io.mailroom.email.transport.MailTransport;
+import io.mailroom.email.transport.http.HttpMailTransport;
+import io.mailroom.email.transport.smtp.SmtpTransport;
+import io.mailroom.idempotency.IdempotencyStore;
+import io.mailroom.outbox.ConnectionBudget;
+import io.mailroom.outbox.DbTimeouts;
+import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.InvalidSettingException;
+import io.mailroom.outbox.MessageHandler;
+import io.mailroom.outbox.WaitingMessages;
+import io.mailroom.support.SupportServer;
+import io.mailroom.support.TransportStatus;
+import io.mailroom.templates.TemplateCatalogue;
+import io.mailroom.templates.TemplateException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+
+/**
+ * Assembles a running dispatcher from its {@link ServiceConfig}, in the order start-up needs: the
+ * health server first (live, not ready), the database awaited and migrated, the connection budget
+ * checked, the templates joined, then the transports in their policies, one handler per transport,
+ * the outbox {@link Dispatcher} gated by each topic's breaker, and the optional support and webhook
+ * servers on pools of their own. Whatever fails, everything opened so far is closed before the
+ * error is rethrown: a failed start leaves no thread and no session behind.
+ */
+final class ServiceWiring {
+
+    private static final Logger log = LoggerFactory.getLogger(DispatcherService.class);
+
+    private ServiceWiring() {
+    }
+
+    /**
+     * The template catalogue this dispatcher renders from, refused at start, before anything is
+     * opened, when a template does not compile or its sample does not render, or when a configured
+     * topic names a template the catalogue does not have.
+     */
+    static TemplateCatalogue templates(EmailTopics topics) {
+        TemplateCatalogue catalogue;
+        try {
+            catalogue = TemplateCatalogue.load(topics.templatesDir());
+        } catch (TemplateException e) {
+            throw new InvalidSettingException(DispatchEnv.TEMPLATES_DIR, e.getMessage());
+        }
+        List<TemplateException> problems = catalogue.check();
+        if (!problems.isEmpty()) {
+            throw new InvalidSettingException(DispatchEnv.TEMPLATES_DIR, problems.size() + " template problem(s): "
+                    + problems.stream().map(TemplateException::getMessage).collect(Collectors.joining("; ")));
+        }
+        for (EmailTopics.Route route : topics.routes().values()) {
+            if (!catalogue.has(route.template())) {
+                throw new InvalidSettingException(DispatchEnv.TOPICS, "topic " + route.topic() + " names template '" + route.template()
+                        + "', which is not in the catalogue (" + String.join(", ", catalogue.names()) + ")");
+            }
+        }
+        log.info("Topics rendered from templates{}: {}", topics.routes().isEmpty() ? " (the default: every template on email.<template>)" : "",
+                topics.routesFor(catalogue.names()).values().stream().map(r -> r.topic() + " -> " + r.template()).toList());
+        return catalogue;
+    }
+
+    /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
+    static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
+        log.info("Starting dispatcher with {}", config);
+        StartupPhases phases = new StartupPhases();
+        // the templates are checked beside the database wait, and joined before anything is claimed
+        TemplateCheck checkedTemplates = TemplateCheck.start(() -> templates(config.topics()), phases);
+        // one name for all this instance's sessions, so that the connection budget can tell them from
+        // other clients' (and an operator can in pg_stat_activity)
+        String applicationName = "mailroom-dispatcher-" + HexFormat.of().toHexDigits(new SecureRandom().nextInt());
+        HikariDataSource pool = ServicePools.pool(config, config.dispatcherSessions(), "mailroom-dispatcher", applicationName);
+        HikariDataSource reservationPool = ServicePools.pool(config, config.reservationSessions(), "mailroom-reservations", applicationName);
+        PolicyRegistries policies = PolicyRegistries.create();
+        MetricsRegistry metrics = new MetricsRegistry(policies);
+        DatabaseStartup database = new DatabaseStartup(pool, ServiceConfig.maskUrl(config.jdbcUrl()),
+                config.dbStartupTimeout(), config.migrate()).migrationReadsWithin(config.db().timeouts().migration());
+        if (config.db().migrateUrl() != null) {
+            database.migrateThrough(config.db().timeouts().jdbcUrl(config.db().migrateUrl()), ServiceConfig.maskUrl(config.db().migrateUrl()),
+                    config.dbUser(), config.dbPassword());
+        }
+        AtomicReference<DispatcherService> self = new AtomicReference<>();
+        Javalin http = null;
+        QueueSampler sampler = null;
+        HikariDataSource supportPool = null;
+        HikariDataSource listenPool = null;
+        SupportServer support = null;
+        HikariDataSource webhookPool = null;
+        WebhookServer webhooks = null;
+        Map<String, ResilientTransport> transports = new LinkedHashMap<>();
+        Dispatcher dispatcher = null;
+        RetentionSchedule retention = null;
+        try {
+            // first, so that an orchestrator sees a live process that is not ready while the database is awaited
+            phases.begin("health server");
+            http = HealthServer.start(config, self::get, database, metrics);
+            phases.end("health server");
+            phases.begin("database (wait, version, migrations)");
+            checkedTemplates.interruptOnFailure(database::await);
+            if (!config.migrate()) {
+                // another service owns the migrations (docker compose: the order service) and may not have run them yet
+                new SchemaWait(pool, ServiceConfig.maskUrl(config.jdbcUrl()), config.dbStartupTimeout()).await();
+            }
+            phases.end("database (wait, version, migrations)");
+            phases.begin("connection checks");
+            if (config.db().pooled()) {
+                // what PostgreSQL sees is the pooler's server sessions, not these pools: the budget is the pooler's
+                log.info("Behind a transaction-mode pooler ({}): {} client sessions to the pooler; the server sessions"
+                        + " are its default_pool_size (docs/OPERATIONS.md, \"Through PgBouncer\")", config.db(), config.totalSessions());
+            } else {
+                requireConnectionSlots(config, pool, applicationName);
+            }
+            ServicePools.fill(pool);
+            ServicePools.fill(reservationPool);
+            phases.end("connection checks");
+            phases.begin("waiting for the template check");
+            TemplateCatalogue catalogue = checkedTemplates.join();
+            phases.end("waiting for the template check");
+            phases.begin("dispatcher start");
+            // retention statements may run for their statement timeout (minutes): reads wait that long, plus the usual bound
+            retention = new RetentionSchedule(DbTimeouts.withSocketTimeout(pool,
+                    config.retention().statementTimeout().plus(config.db().timeouts().socket())), config.retention(), config.retentionInterval(),
+                    config.dispatcher().sessionSettings());
+            for (String name : config.transports()) {
+                MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
+                transports.put(name, new ResilientTransport(raw, config.policies(), policies, Clock.systemUTC()));
+            }
+            Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
+            Map<String, String> transportOf = new HashMap<>();
+            routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
+            DispatcherListener listener = Listeners.both(Listeners.both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
+                    new EndedEmailLog()), Listeners.both(new DispatcherListener() {
+                        @Override
+                        public void claimed(int requested, int claimed, Duration took) {
+                            phases.claimed();
+                        }
+                    }, extra));
+            sampler = new QueueSampler(pool, metrics.registry(), config.metricsSampleInterval());
+            // One handler per transport, each with that transport's ambiguity policy; one composer for all.
+            // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
+            // handlers can then never take the sessions the claimers and the completer need.
+            TemplatedComposer composer = new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes());
+            // every send is checked against the suppression list, under its topic's policy
+            SuppressionList suppressions = new SuppressionList(config.suppression(), null);
+            SuppressionCheck check = new SuppressionCheck(suppressions, topic -> {
+                EmailTopics.Route route = routes.get(topic);
+                return route == null ? SuppressionPolicy.STRICT : route.suppression();
+            });
+            Map<String, EmailHandler> handlerOf = new HashMap<>();
+            for (Map.Entry<String, ResilientTransport> t : transports.entrySet()) {
+                handlerOf.put(t.getKey(), new EmailHandler(reservationPool, new IdempotencyStore(), composer, t.getValue(),
+                        config.ambiguity(t.getKey()), config.dispatcher().workerId(), null, check));
+            }
+            Map<String, MessageHandler> handlers = new HashMap<>();
+            Map<String, ResilientTransport> gates = new HashMap<>();
+            transportOf.forEach((topic, name) -> {
+                handlers.put(topic, handlerOf.get(name));
+                gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
+            });
+            if (config.dispatcher().listenForNotifications() && config.db().listenUrl() != null) {
+                listenPool = ServicePools.direct(config, config.db().listenUrl(), "mailroom-listen", applicationName);
+            }
+            dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
+            // emails a breaker held back go when it lets calls through again, not a whole open wait later
+            BreakerRecovery.watchAll(gates, new WaitingMessages(pool, config.dispatcher()), dispatcher::wake);
+            dispatcher.start();
+            phases.end("dispatcher start");
+            phases.begin("support and webhook servers");
+            if (config.support() != null) {
+                // its own small pool: the support actions set session timeouts of their own
+                supportPool = ServicePools.pool(config, ServiceConfig.SUPPORT_POOL_SIZE, "mailroom-support", applicationName);
+                ServicePools.fill(supportPool);
+                List<ResilientTransport> all = List.copyOf(transports.values());
+                support = SupportServer.start(supportPool, config.support(), () -> all.stream()
+                        .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(Locale.ROOT)))
+                        .toList(), config.dispatcher().sessionSettings());
+            }
+            if (config.webhooks() != null) {
+                // its own pool and threads: a flood of delivery events never takes what sending needs
+                webhookPool = ServicePools.pool(config, WebhookConfig.POOL_SIZE, "mailroom-webhooks", applicationName);
+                DeliveryEventStore events = new DeliveryEventStore(
+                        // events are counted in the database for every process (delivery_event_count); the
+                        // recipient mismatches this endpoint meets are counted here
+                        List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
+                webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
+                        List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null),
+                        config.smtp() == null || config.smtp().verp() == null ? null : config.smtp().verp()::keyOf);
+            }
+            self.set(new DispatcherService(config, new ServiceParts(pool, reservationPool, listenPool, supportPool, webhookPool,
+                    Collections.unmodifiableMap(transports), dispatcher, retention, metrics, sampler, http, support, webhooks)));
+            phases.end("support and webhook servers");
+            log.info("Dispatcher {} ready: health on http://{}:{}/health/ready", config.dispatcher().workerId(),
+                    config.host(), http.port());
+            phases.ready();
+            return self.get();
+        } catch (InterruptedException | RuntimeException e) {
+            new ServiceParts(pool, reservationPool, listenPool, supportPool, webhookPool, transports, dispatcher, retention,
+                    metrics, sampler, http, support, webhooks).closeOpened();
+            checkedTemplates.rethrowFailure(); // the interrupt was the failed check's: its error, not "interrupted"
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the database", e);
+            }
+            throw (RuntimeException) e;
+        }
+    }
+
+    /**
+     * Fails start-up, naming the numbers, when the server has fewer free slots than this service's
+     * pools ask for; checked before they are filled, so that a fleet that does not fit does not
+     * take the last slots of every other client.
+     */
+    private static void requireConnectionSlots(ServiceConfig config, HikariDataSource pool, String applicationName) {
+        int wanted = config.totalSessions();
+        String who = "dispatcher " + config.dispatcher().workerId() + " (pool " + config.dispatcherSessions()
+                + " + reservations " + config.reservationSessions()
+                + (config.support() == null ? "" : " + support " + ServiceConfig.SUPPORT_POOL_SIZE)
+                + (config.webhooks() == null ? "" : " + webhooks " + WebhookConfig.POOL_SIZE) + ")";
+        try {
+            ConnectionBudget.Slots slots = ConnectionBudget.require(pool, applicationName, wanted, who,
+                    "raise max_connections, or lower MAILROOM_DB_POOL_SIZE / MAILROOM_CONCURRENCY here or in the other"
+                            + " clients (docs/OPERATIONS.md, \"Connection budget\")");
+            log.info("Connection budget: {} sessions for {}; PostgreSQL has {}", wanted, who, slots);
+        } catch (ConnectionBudget.Exhausted e) {
+            log.error("{}", e.getMessage());
+            throw new DatabaseStartupException(e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.mailroom.support;
+
+import io.mailroom.outbox.DispatcherRegistry;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What support can look up: an order's emails, one email, a page by status or delivery state, the
+ * orphan delivery events, the pause switches and the topics no dispatcher serves. Each answer is read
+ * in one read-only REPEATABLE READ transaction, so a page shows one consistent moment; parameters are
+ * checked before any query, with errors naming the parameter.
+ */
+final class SupportQueries {
+
+    static final int MAX_EMAILS_PER_ORDER = SupportService.MAX_EMAILS_PER_ORDER;
+
+    private final SupportTx db;
+    private final SupportStore store;
+    private final SupportViews views;
+
+    SupportQueries(SupportTx db, SupportStore store, SupportViews views) {
+        this.db = db;
+        this.store = store;
+        this.views = views;
+    }
+
+    /** Every email of an order, oldest first, each with its timeline. An order without emails has an empty list. */
+    public OrderEmails emailsOfOrder(String orderId) {
+        String id = Params.orderId(SupportParams.ORDER_ID, orderId);
+        return db.read(tx -> {
+            List<SupportStore.EmailRow> rows = store.emailsOfOrder(tx, id, MAX_EMAILS_PER_ORDER + 1);
+            boolean truncated = rows.size() > MAX_EMAILS_PER_ORDER;
+            if (truncated) {
+                rows = rows.subList(0, MAX_EMAILS_PER_ORDER);
+            }
+            return new OrderEmails(id, views.views(tx, rows, true), truncated);
+        });
+    }
+
+    /** One email with its timeline. */
+    public Optional<EmailView> email(String key) {
+        String k = Params.key(SupportParams.KEY, key);
+        return db.read(tx -> {
+            SupportStore.EmailRow row = store.email(tx, k);
+            return row == null ? Optional.<EmailView>empty() : Optional.of(views.views(tx, List.of(row), true).getFirst());
+        });
+    }
+
+    /**
+     * The stored HTML part of an email's rendering, verbatim (it is the customer's email: nothing is
+     * escaped or rewritten); empty when the email has no rendering or no HTML part. Serve it only
+     * sandboxed, as the preview routes do.
+     */
+    public Optional<String> renderedHtml(String key) {
+        String k = Params.key(SupportParams.KEY, key);
+        return db.read(tx -> Optional.ofNullable(store.renderedHtml(tx, k)));
+    }
+
+    /** One page of emails in one status, newest change first. */
+    public EmailPage emails(EmailFilter filter) {
+        Objects.requireNonNull(filter, "filter");
+        return db.read(tx -> {
+            List<SupportStore.EmailRow> rows = store.emailsByStatus(tx, filter, filter.limit() + 1);
+            String next = null;
+            if (rows.size() > filter.limit()) {
+                rows = rows.subList(0, filter.limit());
+                SupportStore.EmailRow last = rows.getLast();
+                next = new Cursor(last.updatedAt(), last.key()).encode();
+            }
+            return new EmailPage(filter.status(), views.views(tx, rows, false), next);
+        });
+    }
+
+    /** The delivery lists: {@code bounced} or {@code complained}, one page, newest report first. */
+    public DeliveryPage emailsByDelivery(String delivery, String cursor, String limit) {
+        String state = delivery == null ? "" : delivery.strip().toLowerCase(Locale.ROOT);
+        if (!state.equals("bounced") && !state.equals("complained")) {
+            throw new InvalidParameterException(SupportParams.DELIVERY, "delivery must be bounced or complained");
+        }
+        int n = Params.limit(SupportParams.LIMIT, limit);
+        Cursor from = Params.cursor(SupportParams.CURSOR, cursor);
+        return db.read(tx -> {
+            List<SupportStore.EmailRow> rows = store.emailsByDelivery(tx, state, from, n + 1);
+            String next = null;
+            if (rows.size() > n) {
+                rows = rows.subList(0, n);
+                SupportStore.EmailRow last = rows.getLast();
+                next = new Cursor(last.deliveryUpdatedAt(), last.key()).encode();
+            }
+            return new DeliveryPage(state, views.views(tx, rows, false), next);
+        });
+    }
+
+    /** Delivery events that matched no email, newest first (operators). */
+    public List<OrphanEvent> orphanEvents(Actor actor, String before, String limit) {
+        Roles.require(actor, Role.OPERATOR);
+        Long beforeId = Params.optionalId(SupportParams.BEFORE, before);
+        int n = Params.limit(SupportParams.LIMIT, limit);
+        return db.read(tx -> store.orphanEvents(tx, beforeId, n).stream()
+                .map(e -> new OrphanEvent(e.id(), e.source(), e.deliveryId(), e.receivedAt(), e.occurredAt(), e.kind(),
+                        e.bounceType(), e.providerEvent(), e.providerMessageId(), e.recipient(), e.diagnosticCode()))
+                .toList());
+    }
+
+    /** The pause switches. */
+    public ControlState control() {
+        return db.read(tx -> new ControlState(store.switches(tx)));
+    }
+
+    /**
+     * Topics with emails due for over a minute that no running dispatcher serves, with how many
+     * wait on each: nothing will send them until a dispatcher serving the topic starts.
+     */
+    public Map<String, Long> unservedTopics() {
+        return db.read(DispatcherRegistry::unservedTopics);
+    }
+}
