@@ -70,8 +70,6 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class DispatcherService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DispatcherService.class);
-    /** The order confirmation's topic, served by default (it is {@code email.<template>} of a built-in template). */
-    public static final String TOPIC = "email.order_confirmation";
 
     private final ServiceConfig config;
     private final HikariDataSource pool;

@@ -456,7 +456,7 @@ public final class PartitionRun {
 
     private static NewMessage email(int batch, int i) {
         String order = batch + "-" + i;
-        return NewMessage.of(DispatcherService.TOPIC, "order", order, "email-order-" + order, """
+        return NewMessage.of(io.mailroom.orders.OrderService.TOPIC, "order", order, "email-order-" + order, """
                 {"orderId":%d,"customerEmail":"c%s@example.com","customerName":"C","currency":"EUR",
                  "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
                  "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted((long) batch * 100_000 + i, order));
