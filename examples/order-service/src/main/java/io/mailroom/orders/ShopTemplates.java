@@ -28,6 +28,20 @@ public final class ShopTemplates {
     private ShopTemplates() {
     }
 
+    private static Path temporaryCopy;
+
+    /** One copy per JVM in a temporary directory (tools and tests that start dispatchers), made on first use. */
+    public static synchronized Path temporaryCopy() {
+        if (temporaryCopy == null) {
+            try {
+                temporaryCopy = copyTo(Files.createTempDirectory("mailroom-shop-templates"));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a directory for the shop's templates", e);
+            }
+        }
+        return temporaryCopy;
+    }
+
     /** Copies the templates into {@code directory} (created if missing) and returns it. */
     public static Path copyTo(Path directory) {
         URL url = ShopTemplates.class.getClassLoader().getResource(RESOURCE);

@@ -386,6 +386,7 @@ public final class PartitionRun {
 
     private ChildJvm startDispatcher(int host, String dbUrl, int providerPort, String token) {
         Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
         env.put("MAILROOM_DB_URL", dbUrl + (dbUrl.contains("?") ? "&" : "?") + "ApplicationName=" + worker(host));
         env.put("MAILROOM_DB_USER", null);
         env.put("MAILROOM_DB_PASSWORD", null);
