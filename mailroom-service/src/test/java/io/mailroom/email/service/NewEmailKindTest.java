@@ -152,6 +152,19 @@ class NewEmailKindTest {
                 });
     }
 
+    /** Mailroom ships layouts, no email: a dispatcher given no template directory has nothing to serve. */
+    @Test
+    void aDispatcherWithNoTemplateToServeIsRefusedAtStartNamingTheSetting(@TempDir Path templates) {
+        Map<String, String> env = env(templates, null);
+        env.remove("MAILROOM_TOPICS");
+        env.remove("MAILROOM_TEMPLATES_DIR");
+        assertThatThrownBy(() -> DispatcherService.start(ServiceConfig.fromEnv(env)))
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
+                    assertThat(e.setting()).isEqualTo("MAILROOM_TEMPLATES_DIR");
+                    assertThat(e.getMessage()).contains("no email template to serve");
+                });
+    }
+
     @Test
     void badTopicLinesAreRefusedNamingTheLine(@TempDir Path templates) {
         assertThatThrownBy(() -> ServiceConfig.fromEnv(env(templates, "email.x")))
