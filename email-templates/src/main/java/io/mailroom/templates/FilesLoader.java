@@ -8,7 +8,7 @@ import java.io.StringReader;
 
 /**
  * Pebble's view of {@link TemplateFiles}: names are relative paths ({@code _layouts/html.peb},
- * {@code order_confirmation/html.peb}); a relative {@code ./x.peb} resolves against the including
+ * {@code receipt/html.peb}); a relative {@code ./x.peb} resolves against the including
  * file's folder. Files come from the snapshot, never from disk.
  */
 final class FilesLoader implements Loader<String> {

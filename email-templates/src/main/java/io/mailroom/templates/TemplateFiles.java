@@ -32,7 +32,7 @@ import java.util.stream.Stream;
  * rendered is exactly what was hashed into the templates' versions, however the directory changes
  * afterwards. Paths are relative and '/'-separated; files are decoded strictly as UTF-8.
  *
- * <p>Layout: each top-level folder is one template ({@code order_confirmation/subject.peb},
+ * <p>Layout: each top-level folder is one template ({@code receipt/subject.peb},
  * {@code html.peb}, {@code text.peb}, {@code messages*.properties}); files at the top level and in
  * folders whose name starts with '_' (layouts, partials, the style sheet, shared messages) are
  * shared by every template. Only {@code .peb}, {@code .css}, {@code .properties} and {@code .json} (sample data) files are read.

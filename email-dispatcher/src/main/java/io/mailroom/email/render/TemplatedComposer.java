@@ -25,6 +25,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.ServiceLoader;
 import java.util.TreeMap;
 
 /**
@@ -33,9 +34,10 @@ import java.util.TreeMap;
  * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
  * builds the {@link Email} with the topic's sender (or the service's default one).
  *
- * <p>One legacy reader: an order confirmation enqueued before the email API (topic
- * {@code email.order_confirmation}, a payload without {@code "v"}) is mapped onto the template's data
- * by {@link LegacyOrderPayload}, so a message still pending at the upgrade is sent, not failed.
+ * <p>A payload without {@code "v"}, written by an application before it used the email API, is
+ * read by the {@link PayloadReader} that application ships (found on the class path), so a message
+ * still pending at its upgrade is sent; with no reader for it, it fails naming what is missing, and
+ * stays in the outbox to be retried once the reader is installed.
  *
  * <p>The topic's configured template wins over the one the envelope names: the operator decides
  * which template a kind of email uses. The fingerprint is the request (recipient, reply-to,
@@ -55,13 +57,27 @@ public final class TemplatedComposer implements EmailComposer {
     private final Map<String, EmailTopics.Route> routes;
     private final EmailAddress defaultFrom;
     private final long maxBodyBytes;
+    private final List<PayloadReader> readers;
 
+    /** A composer with the {@link #installedReaders() payload readers on the class path}. */
     public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
                              long maxBodyBytes) {
+        this(catalogue, routes, defaultFrom, maxBodyBytes, installedReaders());
+    }
+
+    public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
+                             long maxBodyBytes, List<PayloadReader> readers) {
         this.catalogue = Objects.requireNonNull(catalogue, "catalogue");
         this.routes = Map.copyOf(routes);
         this.defaultFrom = Objects.requireNonNull(defaultFrom, "defaultFrom");
         this.maxBodyBytes = maxBodyBytes;
+        this.readers = List.copyOf(readers);
+    }
+
+    /** The payload readers applications put on the dispatcher's class path. */
+    public static List<PayloadReader> installedReaders() {
+        return ServiceLoader.load(PayloadReader.class, TemplatedComposer.class.getClassLoader()).stream()
+                .map(ServiceLoader.Provider::get).toList();
     }
 
     @Override
@@ -79,9 +95,16 @@ public final class TemplatedComposer implements EmailComposer {
         if (envelope == null || !envelope.isObject()) {
             throw new RenderException("payload", "must be a JSON object (an email envelope)");
         }
-        if (LegacyOrderPayload.applies(message.topic(), envelope)) {
-            LegacyOrderPayload.Read legacy = LegacyOrderPayload.read(envelope);
-            return render(route, Locale.ENGLISH, legacy.to(), null, new LinkedHashMap<>(), legacy.data(), legacy.fingerprintParts());
+        if (!envelope.has("v")) {
+            for (PayloadReader reader : readers) {
+                if (reader.reads(message.topic(), envelope)) {
+                    PayloadReader.Request r = reader.read(envelope);
+                    return render(route, r.locale(), r.to(), null, new LinkedHashMap<>(), r.data(), r.fingerprintParts());
+                }
+            }
+            throw new RenderException("payload.v", "is missing: not an email envelope, and no payload reader on this"
+                    + " dispatcher's class path reads topic " + message.topic() + " (an application that enqueued its own"
+                    + " documents before the email API ships one; install it, then retry the email)");
         }
         if (!envelope.path("v").isInt() || envelope.get("v").intValue() != 1) {
             throw new RenderException("payload.v", "must be 1 (the envelope version this dispatcher reads), got " + envelope.get("v"));

@@ -49,9 +49,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * outbox-core's BadInputCatalogueTest) but cannot make a safe email. Each one fails its message at
  * once, on the first attempt, with the payload field named in {@code last_error}; nothing reaches
  * the provider for it; and the good messages claimed in the same batch, before and after it, are
- * sent. Two catalogues: envelopes as the email API writes them, and the order documents the order
- * service wrote before it (read by the dispatcher's legacy reader, which must refuse what the
- * retired Java renderer refused, naming the same fields).
+ * sent. The catalogue holds envelopes as the email API writes them (an application's own older
+ * documents are its payload reader's to refuse: the example shop's LegacyOrderPayloadTest).
  */
 class BadInputCatalogueTest {
 
@@ -89,14 +88,9 @@ class BadInputCatalogueTest {
         transport.close();
     }
 
-    /** A valid order confirmation envelope, as the order service writes it through the email API. */
+    /** A valid receipt envelope, as an application writes it through the email API. */
     private static ObjectNode validPayload(long orderId) {
         return tree(DispatchFixture.payload(orderId, "customer" + orderId + "@example.com", "Customer " + orderId));
-    }
-
-    /** A valid order document as the order service wrote it before the email API. */
-    private static ObjectNode validLegacyPayload(long orderId) {
-        return tree(DispatchFixture.legacyPayload(orderId, "customer" + orderId + "@example.com", "Customer " + orderId));
     }
 
     private static ObjectNode tree(String json) {
@@ -111,15 +105,6 @@ class BadInputCatalogueTest {
     private static Arguments bad(String what, String field, Consumer<ObjectNode> change) {
         return Arguments.of(what, field, (Supplier<String>) () -> {
             ObjectNode p = validPayload(2);
-            change.accept(p);
-            return p.toString();
-        });
-    }
-
-    /** A valid legacy order document of order 2 with one change. */
-    private static Arguments legacy(String what, String field, Consumer<ObjectNode> change) {
-        return Arguments.of("legacy: " + what, field, (Supplier<String>) () -> {
-            ObjectNode p = validLegacyPayload(2);
             change.accept(p);
             return p.toString();
         });
@@ -141,6 +126,7 @@ class BadInputCatalogueTest {
         return Stream.of(
                 raw("a JSON array instead of an object", "payload", "[1, 2, 3]"),
                 raw("a JSON string instead of an object", "payload", "\"order 2 confirmed\""),
+                raw("an object without \"v\", no payload reader installed", "payload.v", "{\"orderId\":2}"),
                 bad("an envelope version this dispatcher does not read", "payload.v", p -> p.put("v", 2)),
                 bad("v as a string", "payload.v", p -> p.put("v", "1")),
                 bad("a locale that is no language tag", "payload.locale", p -> p.put("locale", "not a locale!")),
@@ -200,62 +186,8 @@ class BadInputCatalogueTest {
                 }));
     }
 
-    static Stream<Arguments> badLegacyPayloads() {
-        return Stream.of(
-                // malformed: valid JSON (jsonb took it), but not an order confirmation
-                raw("an empty object (no \"v\": read as a legacy order document)", "orderId", "{}"),
-                legacy("orderId of the wrong type", "orderId", p -> p.putObject("orderId").put("x", 1)),
-                legacy("lines not an array", "lines", p -> p.put("lines", "two mugs")),
-                legacy("a line that is not an object", "lines[0]", p -> ((ArrayNode) p.get("lines")).set(0, JSON.getNodeFactory().textNode("mug"))),
-                legacy("total that is no amount", "total", p -> p.put("total", "twenty")),
-                legacy("createdAt that is no timestamp", "createdAt", p -> p.put("createdAt", "yesterday")),
-                // the recipient
-                legacy("missing recipient", "customerEmail", p -> p.remove("customerEmail")),
-                legacy("null recipient", "customerEmail", p -> p.putNull("customerEmail")),
-                legacy("recipient that is a number", "customerEmail", p -> p.put("customerEmail", 42)),
-                legacy("no address at all", "customerEmail", p -> p.put("customerEmail", "not-an-address")),
-                legacy("no domain", "customerEmail", p -> p.put("customerEmail", "ann@")),
-                legacy("a domain without a dot", "customerEmail", p -> p.put("customerEmail", "ann@localhost")),
-                legacy("a space in the domain", "customerEmail", p -> p.put("customerEmail", "ann@exa mple.com")),
-                legacy("two at-signs", "customerEmail", p -> p.put("customerEmail", "ann@@example.com")),
-                legacy("an empty domain label", "customerEmail", p -> p.put("customerEmail", "ann@example..com")),
-                legacy("an address in angle brackets", "customerEmail", p -> p.put("customerEmail", "<ann@example.com>")),
-                legacy("a second recipient smuggled in", "customerEmail", p -> p.put("customerEmail", "ann@example.com, eve@evil.example")),
-                // CR/LF header injection
-                legacy("CR LF in the recipient", "customerEmail", p -> p.put("customerEmail", "ann@example.com\r\nBcc: eve@evil.example")),
-                legacy("CR LF in the name (To display name)", "customerName", p -> p.put("customerName", "Ann\r\nBcc: eve@evil.example")),
-                legacy("a bare LF in the name", "customerName", p -> p.put("customerName", "Ann\nBcc: eve@evil.example")),
-                legacy("a bare CR in the name", "customerName", p -> p.put("customerName", "Ann\rBcc: eve@evil.example")),
-                legacy("CR LF into the subject through the order id", "orderId", p -> p.put("orderId", "1\r\nBcc: eve@evil.example")),
-                legacy("CR LF in a line name", "lines[0].name", p -> ((ObjectNode) p.get("lines").get(0)).put("name", "Mug\r\nBcc: eve@evil.example")),
-                // characters that reach the handler (JSON escapes jsonb accepts) and are refused in a header
-                legacy("BEL", "customerName", p -> p.put("customerName", "Ann\u0007")),
-                legacy("ESC (terminal escape)", "customerName", p -> p.put("customerName", "Ann\u001b[31m")),
-                legacy("DEL", "customerName", p -> p.put("customerName", "Ann\u007f")),
-                legacy("C1 NEL", "customerName", p -> p.put("customerName", "Ann\u0085Bcc")),
-                legacy("Unicode line separator", "customerName", p -> p.put("customerName", "Ann\u2028Bcc: eve@evil.example")),
-                legacy("bidi override", "customerName", p -> p.put("customerName", "Ann \u202Emoc.live")),
-                legacy("CR LF in an encoded word of the name", "customerName", p -> p.put("customerName", "=?UTF-8?B?QW5uDQpCY2M6IGV2aWxAZXhhbXBsZS5uZXQ=?=")),
-                legacy("bidi override in an encoded word of the name", "customerName", p -> p.put("customerName", "=?UTF-8?Q?Support_=E2=80=AEmoc.knab?=")),
-                // order ids that cannot name an order
-                legacy("order id zero", "orderId", p -> p.put("orderId", 0)),
-                legacy("negative order id", "orderId", p -> p.put("orderId", -5)),
-                legacy("order id beyond a long", "orderId", p -> p.put("orderId", new java.math.BigInteger("99999999999999999999"))),
-                legacy("order id with a path", "orderId", p -> p.put("orderId", "../../etc/passwd")),
-                legacy("order id with SQL", "orderId", p -> p.put("orderId", "1; DROP TABLE orders")),
-                // oversized
-                legacy("a 10 MB customer name", "customerName", p -> p.put("customerName", "A".repeat(10 * 1024 * 1024))),
-                legacy("10 MB worth of order lines", "lines", p -> {
-                    ArrayNode lines = p.putArray("lines");
-                    for (int i = 0; i < 40_000; i++) {
-                        lines.addObject().put("lineNo", i + 1).put("sku", "SKU-" + i).put("name", "x".repeat(200))
-                                .put("quantity", 1).put("unitPrice", "1.00");
-                    }
-                }));
-    }
-
     @ParameterizedTest(name = "[{index}] {0}")
-    @MethodSource({"badEnvelopes", "badLegacyPayloads"})
+    @MethodSource("badEnvelopes")
     void aPayloadThatCannotMakeASafeEmailFailsAtOnceNamingTheFieldAndTheOthersAreSent(String what, String field,
                                                                                   Supplier<String> payload) {
         String badJson = payload.get();
@@ -327,19 +259,6 @@ class BadInputCatalogueTest {
         assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
         String body = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails"))).getFirst().getBodyAsString();
         assertThat(body).contains("Zoë Ñúñez 李雷 😀").contains("Tasse « Café » ☕");
-    }
-
-    @Test
-    void aLegacyOrderDocumentStillPendingAtTheUpgradeIsSentFromTheTemplate() {
-        ObjectNode payload = validLegacyPayload(2);
-        payload.put("customerName", "Nguyễn Thị Ánh");
-        pg.dsl().transaction(cfg -> DispatchFixture.enqueue(cfg.dsl(), 2, payload.toString()));
-
-        assertThat(dispatcher(io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES).runOnce()).isEqualTo(1);
-
-        assertThat(message(pg.dsl(), 2).get(OUTBOX_MESSAGE.STATUS)).isEqualTo("done");
-        String body = provider.findAll(postRequestedFor(urlEqualTo("/v1/emails"))).getFirst().getBodyAsString();
-        assertThat(body).contains("Your order #2 is confirmed").contains("Thank you, Nguyễn Thị Ánh!").contains("€25.00");
     }
 
     @Test

@@ -28,21 +28,21 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 /** Shared pieces of the dispatch tests: payloads, enqueueing, and a dispatcher around a transport. */
 final class DispatchFixture {
 
-    static final String TOPIC = "email.order_confirmation";
+    static final String TOPIC = "email.receipt";
     static final EmailAddress SHOP = EmailAddress.of("shop@example.com", "Example Shop");
-    static final TemplateCatalogue TEMPLATES = builtIn();
+    static final TemplateCatalogue TEMPLATES = testTemplates();
 
-    private static TemplateCatalogue builtIn() {
+    private static TemplateCatalogue testTemplates() {
         try {
-            return TemplateCatalogue.builtIn();
+            return TemplateCatalogue.load(io.mailroom.testing.TestTemplates.directory());
         } catch (TemplateException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    /** The dispatcher's composer for {@link #TOPIC}: the built-in order_confirmation template. */
+    /** The dispatcher's composer for {@link #TOPIC}: the test template {@code receipt}. */
     static TemplatedComposer composer(long maxBodyBytes) {
-        return new TemplatedComposer(TEMPLATES, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)), SHOP,
+        return new TemplatedComposer(TEMPLATES, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "receipt", null)), SHOP,
                 maxBodyBytes);
     }
 
@@ -54,25 +54,16 @@ final class DispatchFixture {
     }
 
     /**
-     * An order confirmation's envelope as {@code EmailOutbox} writes it; {@code email} and {@code name}
+     * A receipt's envelope as {@code EmailOutbox} writes it; {@code email} and {@code name}
      * go in as JSON string content (so a test can write {@code \\r\\n} to smuggle a line break).
      */
     static String payload(long orderId, String email, String name) {
         return """
-                {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"%s","name":"%s"},"headers":{},
+                {"v":1,"template":"receipt","locale":"en","to":{"address":"%s","name":"%s"},"headers":{},
                  "data":{"customer":{"name":"%s"},"order":{"id":"%d","currency":"EUR","total":25.00,
                  "createdAt":"2026-12-02T10:00:00Z",
                  "lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50,"amount":25.00}]}}}"""
                 .formatted(email, name, name, orderId);
-    }
-
-    /** The payload the order service wrote before the email API (no "v"), which the dispatcher still reads. */
-    static String legacyPayload(long orderId, String email, String name) {
-        return """
-                {"orderId":%d,"customerEmail":"%s","customerName":"%s","currency":"EUR","total":"25.00",
-                 "createdAt":"2026-12-02T10:00:00Z",
-                 "lines":[{"lineNo":1,"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":"12.50","lineTotal":"25.00"}]}"""
-                .formatted(orderId, email, name);
     }
 
     static String key(long orderId) {

@@ -85,27 +85,31 @@ class EmailHandlerTest {
     /** A handler rendering from {@code templates}: two catalogues that differ are two template deploys. */
     private EmailHandler handler(MailTransport transport, AmbiguityPolicy policy, String worker, TemplateCatalogue templates) {
         return new EmailHandler(pg.dataSource(), store, new TemplatedComposer(templates,
-                java.util.Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)), SHOP, Email.DEFAULT_MAX_BODY_BYTES),
+                java.util.Map.of(TOPIC, new EmailTopics.Route(TOPIC, "receipt", null)), SHOP, Email.DEFAULT_MAX_BODY_BYTES),
                 transport, policy, worker, null);
     }
 
     private static final TemplateCatalogue V1 = DispatchFixture.TEMPLATES;
-    /** The built-in templates after a deploy that reworded the confirmation. */
+    /** The test templates after a deploy that reworded the receipt. */
     private static final TemplateCatalogue V2 = reworded();
 
     private static TemplateCatalogue reworded() {
         try {
             java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("mailroom-templates-v2");
-            java.nio.file.Path t = java.nio.file.Files.createDirectories(dir.resolve("order_confirmation"));
+            java.nio.file.Path t = java.nio.file.Files.createDirectories(dir.resolve("receipt"));
+            try (var files = java.nio.file.Files.list(io.mailroom.testing.TestTemplates.directory().resolve("receipt"))) {
+                for (java.nio.file.Path f : files.toList()) {
+                    java.nio.file.Files.copy(f, t.resolve(f.getFileName().toString()));
+                }
+            }
             java.nio.file.Files.writeString(t.resolve("messages.properties"), """
-                    subject=Order #{id}: confirmed
+                    subject=Receipt #{id}: paid
                     heading=Thanks a lot, {name}!
-                    intro=Order #{id} is in and being packed.
                     item=Item
                     quantity=Qty
                     amount=Amount
                     total=Total
-                    placed=Placed {when}.
+                    paid=Paid {when}.
                     """);
             return TemplateCatalogue.load(dir);
         } catch (Exception e) {
@@ -115,7 +119,7 @@ class EmailHandlerTest {
 
     private static String version(TemplateCatalogue templates) {
         try {
-            return templates.version("order_confirmation", java.util.Locale.ENGLISH);
+            return templates.version("receipt", java.util.Locale.ENGLISH);
         } catch (io.mailroom.templates.TemplateException e) {
             throw new IllegalStateException(e);
         }

@@ -21,32 +21,37 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The dispatcher's rendering of the order emails from their envelopes (and of the order documents
- * enqueued before the email API): what the retired Java renderer guaranteed, now on the template
- * path. Hostile text is escaped in HTML and kept as written in text, Vietnamese arrives as written,
+ * The dispatcher's rendering of emails from their envelopes, with the test template {@code receipt}
+ * (an application's older documents are read by its own payload reader: the example shop's
+ * LegacyOrderPayloadTest). Hostile text is escaped in HTML and kept as written in text, Vietnamese arrives as written,
  * money follows the currency, and whatever cannot make a safe email fails for good, naming why.
  */
 class TemplatedComposerTest {
 
-    private static final String CONFIRMATION = "email.order_confirmation";
+    private static final String CONFIRMATION = "email.receipt";
     private static final EmailAddress SHOP = EmailAddress.of("shop@example.com", "Example Shop");
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private static final String ENVELOPE = """
-            {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"ann@example.com","name":"Ann"},"headers":{},
+            {"v":1,"template":"receipt","locale":"en","to":{"address":"ann@example.com","name":"Ann"},"headers":{},
              "data":{"customer":{"name":"Ann"},"order":{"id":"102","currency":"EUR","total":42.50,"createdAt":"2026-12-02T10:00:00Z",
              "lines":[{"sku":"A1","name":"Mug","quantity":2,"unitPrice":21.25,"amount":42.50}]}}}""";
 
-    static final String LEGACY = """
-            {"orderId":102,"customerEmail":"ann@example.com","customerName":"Ann","currency":"EUR","total":"42.50",
-             "createdAt":"2026-12-02T10:00:00Z","lines":[{"lineNo":1,"sku":"A1","name":"Mug","quantity":2,"unitPrice":"21.25","lineTotal":"42.50"}]}""";
+    /** A document some application enqueued before the email API: no {@code "v"}. */
+    private static final String OLD_DOCUMENT = """
+            {"orderId":102,"customerEmail":"ann@example.com","customerName":"Ann"}""";
 
     private final TemplatedComposer composer = composer(Email.DEFAULT_MAX_BODY_BYTES);
 
     private static TemplatedComposer composer(long maxBodyBytes) {
+        return composer(maxBodyBytes, List.of());
+    }
+
+    private static TemplatedComposer composer(long maxBodyBytes, List<PayloadReader> readers) {
         try {
-            Map<String, EmailTopics.Route> routes = EmailTopics.none().routesFor(TemplateCatalogue.builtIn().names());
-            return new TemplatedComposer(TemplateCatalogue.builtIn(), routes, SHOP, maxBodyBytes);
+            TemplateCatalogue templates = TemplateCatalogue.load(io.mailroom.testing.TestTemplates.directory());
+            Map<String, EmailTopics.Route> routes = EmailTopics.none().routesFor(templates.names());
+            return new TemplatedComposer(templates, routes, SHOP, maxBodyBytes, readers);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -75,12 +80,12 @@ class TemplatedComposerTest {
     }
 
     @Test
-    void rendersTheConfirmationFromTheBuiltInTemplateWithTheHeadersEveryEmailCarries() throws Exception {
+    void rendersTheReceiptFromItsTemplateWithTheHeadersEveryEmailCarries() throws Exception {
         Email email = render(ENVELOPE);
         assertThat(email.from()).isEqualTo(SHOP);
         assertThat(email.to()).isEqualTo(EmailAddress.of("ann@example.com", "Ann"));
-        assertThat(email.subject()).isEqualTo("Your order #102 is confirmed");
-        assertThat(email.templateVersion()).startsWith("order_confirmation@");
+        assertThat(email.subject()).isEqualTo("Receipt #102");
+        assertThat(email.templateVersion()).startsWith("receipt@");
         assertThat(email.headers()).containsEntry("Auto-Submitted", "auto-generated")
                 .containsEntry("X-Mailroom-Template", email.templateVersion());
         assertThat(email.textBody()).contains("Thank you, Ann!").contains("- Mug x 2: €42.50").contains("Total: €42.50");
@@ -104,7 +109,7 @@ class TemplatedComposerTest {
         assertThat(email.to().displayName()).isEqualTo(hostile);
         // the subject is one line whatever the data holds: no header can be smuggled through it
         order(p).put("id", "1\r\nBcc: eve@evil.example");
-        assertThat(render(p.toString()).subject()).isEqualTo("Your order #1 Bcc: eve@evil.example is confirmed");
+        assertThat(render(p.toString()).subject()).isEqualTo("Receipt #1 Bcc: eve@evil.example");
     }
 
     @Test
@@ -118,7 +123,7 @@ class TemplatedComposerTest {
 
         Email email = render(p.toString());
 
-        assertThat(email.subject()).isEqualTo("Đơn hàng #102 của bạn đã được xác nhận");
+        assertThat(email.subject()).isEqualTo("Biên nhận #102");
         assertThat(email.to().displayName()).isEqualTo("Nguyễn Thị Ánh");
         assertThat(email.textBody()).contains("Cảm ơn bạn, Nguyễn Thị Ánh!").contains("Cà phê sữa đá x 2").contains("535.000").contains("₫");
         assertThat(email.htmlBody()).contains("<html lang=\"vi\">").contains("Cảm ơn bạn, Nguyễn Thị Ánh!").contains("Tổng cộng");
@@ -165,8 +170,42 @@ class TemplatedComposerTest {
     }
 
     @Test
-    void aPayloadWithoutVersionIsOnlyReadAsALegacyOrderOnTheConfirmationTopic() throws Exception {
-        assertThatThrownBy(() -> compose("email.order_shipped", LEGACY))
+    void aPayloadWithoutVersionFailsNamingItWhenNoPayloadReaderReadsIt() {
+        assertThatThrownBy(() -> compose(CONFIRMATION, OLD_DOCUMENT))
+                .isInstanceOfSatisfying(RenderException.class, e -> assertThat(e.field()).isEqualTo("payload.v"))
+                .hasMessageContaining("no payload reader").hasMessageContaining(CONFIRMATION);
+    }
+
+    /** An application's reader: asked only about payloads without "v", on the topics it says it reads. */
+    @Test
+    void aPayloadReaderTurnsAnOldDocumentIntoTheTemplatesDataUnderItsOwnFingerprint() throws Exception {
+        PayloadReader reader = new PayloadReader() {
+            @Override
+            public boolean reads(String topic, com.fasterxml.jackson.databind.JsonNode payload) {
+                return topic.equals(CONFIRMATION) && payload.has("orderId");
+            }
+
+            @Override
+            public Request read(com.fasterxml.jackson.databind.JsonNode payload) throws RenderException {
+                Map<String, Object> order = Map.of("id", payload.get("orderId").asText(), "currency", "EUR",
+                        "total", new BigDecimal("1.00"), "createdAt", "2026-12-02T10:00:00Z",
+                        "lines", List.of(Map.of("name", "Mug", "quantity", 1, "amount", new BigDecimal("1.00"))));
+                return new Request(java.util.Locale.forLanguageTag("vi"), EmailAddress.of(payload.get("customerEmail").asText(), "Ann"),
+                        Map.of("customer", Map.of("name", "Ann"), "order", order), List.of("old", payload.get("orderId").asText()));
+            }
+        };
+        TemplatedComposer withReader = composer(Email.DEFAULT_MAX_BODY_BYTES, List.of(reader));
+        Instant now = Instant.now();
+        EmailComposer.Composed composed = withReader.compose(new ClaimedMessage(102, now, CONFIRMATION, "order", "102",
+                "email-order-102", null, OLD_DOCUMENT, 1, 10, 1, now, now.plusSeconds(60)));
+        assertThat(composed.email().subject()).isEqualTo("Biên nhận #102");
+        assertThat(composed.email().to().address()).isEqualTo("ann@example.com");
+        assertThat(composed.fingerprintParts()).containsExactly("old", "102");
+        // an envelope is never handed to a reader, and a document the reader does not read still fails
+        assertThat(withReader.compose(new ClaimedMessage(103, now, CONFIRMATION, "order", "103", "k", null, ENVELOPE,
+                1, 10, 1, now, now.plusSeconds(60))).fingerprintParts()).first().isEqualTo("email-envelope-v1");
+        assertThatThrownBy(() -> withReader.compose(new ClaimedMessage(104, now, CONFIRMATION, "order", "104", "k2", null,
+                "{\"something\":1}", 1, 10, 1, now, now.plusSeconds(60))))
                 .isInstanceOfSatisfying(RenderException.class, e -> assertThat(e.field()).isEqualTo("payload.v"));
     }
 
@@ -201,75 +240,6 @@ class TemplatedComposerTest {
         ObjectNode other = tree(ENVELOPE);
         order(other).put("total", 43);
         assertThat(compose(CONFIRMATION, other.toString()).fingerprintParts()).isNotEqualTo(parts);
-        assertThat(parts).noneMatch(p -> p.contains("order_confirmation@"));
-    }
-
-    // ---------------------------------------------------------------- the legacy reader
-
-    @Test
-    void aLegacyOrderDocumentIsSentFromTheTemplateInEnglish() throws Exception {
-        EmailComposer.Composed composed = compose(CONFIRMATION, LEGACY);
-        Email email = composed.email();
-        assertThat(email.to()).isEqualTo(EmailAddress.of("ann@example.com", "Ann"));
-        assertThat(email.subject()).isEqualTo("Your order #102 is confirmed");
-        assertThat(email.textBody()).contains("Thank you, Ann!").contains("- Mug x 2: €42.50").contains("Total: €42.50");
-        assertThat(email.templateVersion()).startsWith("order_confirmation@");
-    }
-
-    @Test
-    void aLegacyDocumentKeepsTheFingerprintTheRetiredRendererReservedItUnder() throws Exception {
-        // exactly OrderConfirmation#fingerprintParts() of the retired renderer, so a key reserved
-        // before the upgrade is recognised as the same email (sent stays sent, unknown stays unknown)
-        assertThat(compose(CONFIRMATION, LEGACY).fingerprintParts()).containsExactly(
-                "order_confirmation", "102", "ann@example.com", "Ann", "EUR", "42.50", "2026-12-02T10:00:00Z", "1",
-                "A1", "Mug", "2", "21.25");
-    }
-
-    @Test
-    void aLegacyDocumentWithHostileTextIsEscapedAndWithVietnameseIsKept() throws Exception {
-        ObjectNode p = tree(LEGACY);
-        p.put("customerName", "Nguyễn <Thị> & Ánh");
-        ((ObjectNode) p.get("lines").get(0)).put("name", "Cà phê <sữa> đá");
-        Email email = render(p.toString());
-        assertThat(email.to().displayName()).isEqualTo("Nguyễn <Thị> & Ánh");
-        assertThat(email.textBody()).contains("Thank you, Nguyễn <Thị> & Ánh!").contains("Cà phê <sữa> đá x 2");
-        assertThat(email.htmlBody()).contains("Nguyễn &lt;Thị&gt; &amp; Ánh").contains("Cà phê &lt;sữa&gt; đá")
-                .doesNotContain("<sữa>");
-    }
-
-    @Test
-    void legacyMoneyIsScaledToTheCurrencyAndTooManyDecimalsAreNamed() throws Exception {
-        ObjectNode p = tree(LEGACY);
-        p.put("currency", "JPY");
-        p.put("total", 3000);
-        ((ObjectNode) p.get("lines").get(0)).put("quantity", 3).put("unitPrice", "1000");
-        assertThat(render(p.toString()).textBody()).contains("- Mug x 3: ¥3,000").contains("Total: ¥3,000");
-
-        p.put("currency", "EUR");
-        p.put("total", "42.505");
-        assertThatThrownBy(() -> render(p.toString()))
-                .isInstanceOfSatisfying(RenderException.class, e -> assertThat(e.field()).isEqualTo("total"))
-                .hasMessageContaining("more than 2 decimals");
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"orderId", "customerEmail", "customerName", "currency", "total", "createdAt", "lines"})
-    void aLegacyDocumentMissingAFieldFailsNamingIt(String field) {
-        ObjectNode p = tree(LEGACY);
-        p.remove(field);
-        assertThatThrownBy(() -> render(p.toString()))
-                .isInstanceOfSatisfying(RenderException.class, e -> assertThat(e.field()).isEqualTo(field))
-                .hasMessageContaining("is missing");
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"sku", "name", "quantity", "unitPrice"})
-    void aLegacyLineMissingAFieldIsNamedWithItsIndex(String field) {
-        ObjectNode p = tree(LEGACY);
-        ObjectNode second = ((com.fasterxml.jackson.databind.node.ArrayNode) p.get("lines")).addObject();
-        second.put("sku", "B2").put("name", "Plate").put("quantity", 1).put("unitPrice", "0.00");
-        second.remove(field);
-        assertThatThrownBy(() -> render(p.toString()))
-                .isInstanceOfSatisfying(RenderException.class, e -> assertThat(e.field()).isEqualTo("lines[1]." + field));
+        assertThat(parts).noneMatch(p -> p.contains("receipt@"));
     }
 }

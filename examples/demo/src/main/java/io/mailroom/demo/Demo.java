@@ -9,6 +9,7 @@ import io.mailroom.email.service.ServiceConfig;
 import io.mailroom.orders.EmbeddedDatabase;
 import io.mailroom.orders.OrderServiceApp;
 import io.mailroom.orders.OrderServiceConfig;
+import io.mailroom.orders.ShopTemplates;
 import io.mailroom.support.BindAddress;
 import jakarta.mail.Address;
 import jakarta.mail.MessagingException;
@@ -50,6 +51,7 @@ public final class Demo implements AutoCloseable {
     private OrderServiceApp orders;
     private DispatcherService dispatcher;
     private ScheduledExecutorService mailboxWatcher;
+    private java.nio.file.Path shopTemplates;
 
     /** {@code java -jar mailroom-demo.jar}: runs until Ctrl-C or SIGTERM; exit 2 on bad settings, 1 on other failures. */
     public static void main(String[] args) throws InterruptedException {
@@ -113,6 +115,15 @@ public final class Demo implements AutoCloseable {
 
         env.put("MAILROOM_DB_URL", url);
         env.put("MAILROOM_MIGRATE", "false"); // the order service just did
+        if (env.get("MAILROOM_TEMPLATES_DIR") == null || env.get("MAILROOM_TEMPLATES_DIR").isBlank()) {
+            // the shop's templates are the shop's (Mailroom ships only layouts): the dispatcher serves a copy of them
+            try {
+                shopTemplates = ShopTemplates.copyTo(java.nio.file.Files.createTempDirectory("mailroom-demo-templates"));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot copy the shop's templates", e);
+            }
+            env.put("MAILROOM_TEMPLATES_DIR", shopTemplates.toString());
+        }
         env.putIfAbsent("MAILROOM_TRANSPORT", "smtp");
         env.putIfAbsent("MAILROOM_SMTP_HOST", "127.0.0.1");
         env.putIfAbsent("MAILROOM_SMTP_PORT", String.valueOf(smtpPort));
@@ -157,7 +168,7 @@ public final class Demo implements AutoCloseable {
 
     /**
      * Three sample orders, one in Vietnamese, then a shipment of the first and a cancellation of the
-     * third: five emails of the three built-in kinds, each in its customer's language.
+     * third: five emails of the shop's three kinds, each in its customer's language.
      */
     void placeSampleOrders() {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -207,6 +218,14 @@ public final class Demo implements AutoCloseable {
         }
     }
 
+    private static void deleteQuietly(java.nio.file.Path dir) {
+        try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            log.debug("Could not remove the demo's copy of the shop's templates at {}: {}", dir, e.toString());
+        }
+    }
+
     GreenMail smtpSink() {
         return smtpSink;
     }
@@ -239,6 +258,10 @@ public final class Demo implements AutoCloseable {
         if (embedded != null) {
             embedded.close();
             embedded = null;
+        }
+        if (shopTemplates != null) {
+            deleteQuietly(shopTemplates);
+            shopTemplates = null;
         }
     }
 }

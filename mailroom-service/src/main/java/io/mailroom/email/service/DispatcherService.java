@@ -31,8 +31,6 @@ import java.util.Map;
  */
 public final class DispatcherService implements AutoCloseable {
 
-    /** The order confirmation's topic, served by default (it is {@code email.<template>} of a built-in template). */
-    public static final String TOPIC = "email.order_confirmation";
 
     private final ServiceConfig config;
     private final ServiceParts parts;

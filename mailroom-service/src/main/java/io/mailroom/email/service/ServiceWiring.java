@@ -90,6 +90,12 @@ final class ServiceWiring {
                         + "', which is not in the catalogue (" + String.join(", ", catalogue.names()) + ")");
             }
         }
+        if (catalogue.names().isEmpty()) {
+            // Mailroom ships layouts, no email: a dispatcher without a template would claim nothing
+            throw new InvalidSettingException(DispatchEnv.TEMPLATES_DIR, "no email template to serve: the built-in files are"
+                    + " layouts only; set " + DispatchEnv.TEMPLATES_DIR + " to a directory of templates (one folder per"
+                    + " kind of email; the example shop's are in examples/order-service/templates)");
+        }
         log.info("Topics rendered from templates{}: {}", topics.routes().isEmpty() ? " (the default: every template on email.<template>)" : "",
                 topics.routesFor(catalogue.names()).values().stream().map(r -> r.topic() + " -> " + r.template()).toList());
         return catalogue;

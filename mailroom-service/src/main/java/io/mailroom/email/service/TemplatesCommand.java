@@ -117,7 +117,7 @@ public final class TemplatesCommand implements Callable<Integer> {
         @CommandLine.Mixin
         DirectoryOption directory = new DirectoryOption();
 
-        @Parameters(index = "0", paramLabel = "NAME", description = "template name, e.g. order_confirmation")
+        @Parameters(index = "0", paramLabel = "NAME", description = "template name, e.g. welcome")
         String name;
 
         @Option(names = "--data", required = true, paramLabel = "FILE", description = "template data: a JSON object")

@@ -104,10 +104,7 @@ class ConnectionBudgetTest {
             pg.dsl().transaction(cfg -> {
                 OutboxEnqueuer enqueuer = new OutboxEnqueuer();
                 for (int i = 1; i <= messages; i++) {
-                    enqueuer.enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC, "order", String.valueOf(i), "email-order-" + i, """
-                            {"orderId":%d,"customerEmail":"c%d@example.com","customerName":"C","currency":"EUR",
-                             "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
-                             "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted(i, i)));
+                    enqueuer.enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC, "order", String.valueOf(i), "email-order-" + i, ServiceEnv.receipt(i, "c" + i + "@example.com", "C")));
                 }
             });
 

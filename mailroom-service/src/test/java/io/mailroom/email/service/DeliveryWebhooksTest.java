@@ -118,8 +118,8 @@ class DeliveryWebhooksTest {
         // the rate by topic: bounces over sent emails, both counted by topic
         service.sampleNow(); // delivery events are counted in the database, for every process that stores them
         assertThat(service.metrics().scrape())
-                .containsPattern("mailroom_delivery_events_total\\{bounce=\"hard\",kind=\"bounced\",source=\"neutral\",topic=\"email.order_shipped\"} [1-9]")
-                .containsPattern("mailroom_emails_sent_total\\{topic=\"email.order_shipped\"} [1-9]");
+                .containsPattern("mailroom_delivery_events_total\\{bounce=\"hard\",kind=\"bounced\",source=\"neutral\",topic=\"email.welcome\"} [1-9]")
+                .containsPattern("mailroom_emails_sent_total\\{topic=\"email.welcome\"} [1-9]");
     }
 
     @Test
@@ -244,7 +244,7 @@ class DeliveryWebhooksTest {
             assertThat(a.getDetail().data()).contains("\"reported\": \"" + named + "\"").contains("\"sentTo\": \"" + sentTo + "\"");
         });
         assertThat(mismatches()).isEqualTo(before + 1);
-        assertThat(service.metrics().scrape()).contains("mailroom_delivery_event_recipient_mismatch_total{source=\"neutral\",topic=\"email.order_shipped\"}");
+        assertThat(service.metrics().scrape()).contains("mailroom_delivery_event_recipient_mismatch_total{source=\"neutral\",topic=\"email.welcome\"}");
 
         // the same address, in another case, is no mismatch
         String address = "same-" + IDS.incrementAndGet() + "@example.com";

@@ -40,6 +40,7 @@ class DispatcherProcessTest {
         env.put("MAILROOM_SMTP_FROM", "Shop <shop@example.com>");
         env.put("MAILROOM_DISPATCHER_PORT", "0");
         env.put("MAILROOM_WORKER_ID", "process-under-test");
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.testing.TestTemplates.directory().toString());
         pb.redirectErrorStream(true).redirectOutput(log.toFile());
         Process p = pb.start();
         try {

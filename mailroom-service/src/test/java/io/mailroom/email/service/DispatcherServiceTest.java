@@ -148,11 +148,8 @@ class DispatcherServiceTest {
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("\"database\":\"UP\"").contains("\"breaker\":\"CLOSED\"");
 
-            pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC,
-                    "order", "77", "email-order-77", """
-                            {"orderId":77,"customerEmail":"dora@example.com","customerName":"Dora","currency":"EUR",
-                             "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
-                             "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""")));
+            pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC,
+                    "order", "77", "email-order-77", ServiceEnv.receipt(77, "dora@example.com", "Dora"))));
             await().atMost(Duration.ofSeconds(20)).until(() -> greenMail.getReceivedMessages().length == 1);
             await().atMost(Duration.ofSeconds(10)).until(() -> "done".equals(pg.dsl()
                     .fetchSingle("SELECT status FROM outbox_message WHERE idempotency_key = 'email-order-77'").get(0, String.class)));

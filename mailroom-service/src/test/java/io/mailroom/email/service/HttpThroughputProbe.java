@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class HttpThroughputProbe {
 
-    private static final String TOPIC = "email.order_confirmation";
+    private static final String TOPIC = "email.receipt";
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 5000;
@@ -56,8 +56,8 @@ public final class HttpThroughputProbe {
             db.dsl().execute("""
                     WITH m AS (
                       INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, payload)
-                      SELECT 'email.order_confirmation', 'order', g::text, 'email-order-' || g,
-                             jsonb_build_object('v', 1, 'template', 'order_confirmation', 'locale', 'en',
+                      SELECT 'email.receipt', 'order', g::text, 'email-order-' || g,
+                             jsonb_build_object('v', 1, 'template', 'receipt', 'locale', 'en',
                                'to', jsonb_build_object('address', 'c' || g || '@example.com', 'name', 'Customer ' || g),
                                'headers', '{}'::jsonb,
                                'data', jsonb_build_object('customer', jsonb_build_object('name', 'Customer ' || g),
@@ -68,12 +68,12 @@ public final class HttpThroughputProbe {
                       FROM generate_series(1, {0}) g RETURNING id, created_at, idempotency_key, aggregate_id)
                     INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
                                                message_created_at, max_attempts)
-                    SELECT idempotency_key, 'email.order_confirmation', 'order', aggregate_id, id, created_at, 10 FROM m
+                    SELECT idempotency_key, 'email.receipt', 'order', aggregate_id, id, created_at, 10 FROM m
                     """, n);
             HttpMailConfig http = HttpMailConfig.of(URI.create("http://127.0.0.1:" + stub.getAddress().getPort()), "tok");
             ResilientTransport transport = new ResilientTransport(new HttpMailTransport(http), TransportPolicyConfig.defaults());
             EmailHandler handler = new EmailHandler(db.dataSource(), new IdempotencyStore(),
-                    new TemplatedComposer(TemplateCatalogue.builtIn(), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                    new TemplatedComposer(TemplateCatalogue.load(io.mailroom.testing.TestTemplates.directory()), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "receipt", null)),
                             EmailAddress.of("shop@example.com"), io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES), transport,
                     AmbiguityPolicy.resendWithKey(Duration.ofHours(24)), "probe", null);
             DispatcherConfig config = DispatcherConfig.builder().workerId("probe").batchSize(100).concurrency(concurrency).build();

@@ -31,10 +31,7 @@ class MetricsTest {
     static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
 
     private static String payload(int id, String email) {
-        return """
-                {"orderId":%d,"customerEmail":"%s","customerName":"C %d","currency":"EUR","total":"1.00",
-                 "createdAt":"2026-12-02T10:00:00Z","lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}"""
-                .formatted(id, email, id);
+        return ServiceEnv.receipt(id, email, "C " + id);
     }
 
     @Test
@@ -44,12 +41,12 @@ class MetricsTest {
             OutboxEnqueuer enqueuer = new OutboxEnqueuer();
             pg.dsl().transaction(cfg -> {
                 for (int i = 1; i <= 3; i++) {
-                    enqueuer.enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC, "order", "" + i, "email-order-" + i,
+                    enqueuer.enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC, "order", "" + i, "email-order-" + i,
                             payload(i, "c" + i + "@example.com")));
                 }
-                enqueuer.enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC, "order", "4", "email-order-4",
+                enqueuer.enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC, "order", "4", "email-order-4",
                         payload(4, "not an address")));
-                enqueuer.enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC, "order", "5", "email-order-5",
+                enqueuer.enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC, "order", "5", "email-order-5",
                         payload(5, "later@example.com")).withAvailableAt(Instant.now().plus(Duration.ofHours(1))));
             });
             await().atMost(Duration.ofSeconds(30)).until(() -> pg.dsl().fetchSingle(
@@ -95,7 +92,7 @@ class MetricsTest {
             String text = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + service.port() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
             assertThat(value(text, "mailroom_unserved_topic_messages{topic=\"email.welcome_back\"}")).isEqualTo(1.0);
-            assertThat(text).doesNotContain("mailroom_unserved_topic_messages{topic=\"" + DispatcherService.TOPIC + "\"}");
+            assertThat(text).doesNotContain("mailroom_unserved_topic_messages{topic=\"" + ServiceEnv.TOPIC + "\"}");
         }
     }
 

@@ -118,7 +118,7 @@ class NewEmailKindTest {
         String html = (String) parts.get(1).getContent();
         assertThat(text).contains("Tin vui, Nguyễn Thị Ánh: <VNPost> & Co đang giữ bưu kiện của bạn.")
                 .contains("Tổng cộng: 535.000")
-                .contains("Bạn nhận được email này"); // the built-in shared layout, in Vietnamese
+                .contains("Đây là email tự động"); // the built-in shared layout's neutral footer, in Vietnamese
         assertThat(html).contains("Tin vui, Nguyễn Thị Ánh: &lt;VNPost&gt; &amp; Co đang giữ bưu kiện của bạn.")
                 .doesNotContain("<VNPost>")
                 .containsPattern("<p class=\"total\" style=\"font-size: 15px;[^\"]*font-weight: bold;")
@@ -136,7 +136,7 @@ class NewEmailKindTest {
         assertThatThrownBy(() -> DispatcherService.start(ServiceConfig.fromEnv(env)))
                 .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
                     assertThat(e.setting()).isEqualTo("MAILROOM_TOPICS");
-                    assertThat(e.getMessage()).contains("email.welcome").contains("'welcome'").contains("order_confirmation");
+                    assertThat(e.getMessage()).contains("email.welcome").contains("'welcome'").contains("is not in the catalogue");
                 });
     }
 
@@ -149,6 +149,19 @@ class NewEmailKindTest {
                 .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
                     assertThat(e.setting()).isEqualTo("MAILROOM_TEMPLATES_DIR");
                     assertThat(e.getMessage()).contains("order_delivered/html.peb");
+                });
+    }
+
+    /** Mailroom ships layouts, no email: a dispatcher given no template directory has nothing to serve. */
+    @Test
+    void aDispatcherWithNoTemplateToServeIsRefusedAtStartNamingTheSetting(@TempDir Path templates) {
+        Map<String, String> env = env(templates, null);
+        env.remove("MAILROOM_TOPICS");
+        env.remove("MAILROOM_TEMPLATES_DIR");
+        assertThatThrownBy(() -> DispatcherService.start(ServiceConfig.fromEnv(env)))
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
+                    assertThat(e.setting()).isEqualTo("MAILROOM_TEMPLATES_DIR");
+                    assertThat(e.getMessage()).contains("no email template to serve");
                 });
     }
 

@@ -87,11 +87,8 @@ class PgBouncerServiceTest {
                                 + " AND application_name LIKE 'mailroom-dispatcher-%' AND query ILIKE 'LISTEN%'")).intValue() == 1);
                 for (int i = 1; i <= n; i++) {
                     int order = i;
-                    pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC,
-                            "order", Integer.toString(order), "email-order-" + order, """
-                                    {"orderId":%d,"customerEmail":"c%d@example.com","customerName":"C","currency":"EUR",
-                                     "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
-                                     "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted(order, order))));
+                    pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC,
+                            "order", Integer.toString(order), "email-order-" + order, ServiceEnv.receipt(order, "c" + order + "@example.com", "C"))));
                 }
                 await().atMost(Duration.ofSeconds(60)).until(() -> ((Number) pg.dsl().fetchValue(
                         "SELECT count(*) FROM outbox_message WHERE status = 'done'")).intValue() == n);

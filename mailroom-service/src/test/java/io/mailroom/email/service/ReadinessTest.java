@@ -41,11 +41,8 @@ class ReadinessTest {
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             assertThat(get(service.port(), "/health/ready").statusCode()).as("ready before the first send").isEqualTo(200);
 
-            pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(DispatcherService.TOPIC,
-                    "order", "535", "email-order-535", """
-                            {"orderId":535,"customerEmail":"eve@example.com","customerName":"Eve","currency":"EUR",
-                             "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
-                             "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""")));
+            pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC,
+                    "order", "535", "email-order-535", ServiceEnv.receipt(535, "eve@example.com", "Eve"))));
             await().atMost(Duration.ofSeconds(20)).until(() -> service.transport().halted().isPresent());
 
             HttpResponse<String> ready = get(service.port(), "/health/ready");

@@ -6,16 +6,30 @@ import java.util.Map;
 /** The environment the service tests start a dispatcher with; each test adds or overrides what it is about. */
 final class ServiceEnv {
 
+    /** The test template {@code receipt}'s default topic. */
+    static final String TOPIC = "email.receipt";
+
     private ServiceEnv() {
     }
 
+    /** A receipt's envelope as the email API writes it, for {@link #TOPIC}. */
+    static String receipt(long id, String address, String name) {
+        return """
+                {"v":1,"template":"receipt","locale":"en","to":{"address":"%s","name":"%s"},"headers":{},
+                 "data":{"customer":{"name":"%s"},"order":{"id":"%d","currency":"EUR","total":1.00,
+                 "createdAt":"2026-12-02T10:00:00Z","lines":[{"name":"Pin","quantity":1,"amount":1.00}]}}}"""
+                .formatted(address, name, name, id);
+    }
+
     /**
-     * A dispatcher on {@code dbUrl} that sends by plain SMTP to {@code 127.0.0.1:smtpPort}, serves its
-     * health endpoints on a free loopback port and polls every 200 ms; a mutable map.
+     * A dispatcher on {@code dbUrl} serving the test templates ({@link #TOPIC}, {@code email.welcome})
+     * that sends by plain SMTP to {@code 127.0.0.1:smtpPort}, serves its health endpoints on a free
+     * loopback port and polls every 200 ms; a mutable map.
      */
     static Map<String, String> smtp(String dbUrl, int smtpPort) {
         Map<String, String> env = new HashMap<>();
         env.put("MAILROOM_DB_URL", dbUrl);
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.testing.TestTemplates.directory().toString());
         env.put("MAILROOM_SMTP_HOST", "127.0.0.1");
         env.put("MAILROOM_SMTP_PORT", String.valueOf(smtpPort));
         env.put("MAILROOM_SMTP_SECURITY", "none");
@@ -44,13 +58,11 @@ final class ServiceEnv {
         return env;
     }
 
-    /** Enqueues a shipping notice to {@code to} under {@code key} and waits until the running service has sent it. */
+    /** Enqueues a welcome email to {@code to} under {@code key} and waits until the running service has sent it. */
     static String sendShippedAndWait(org.jooq.DSLContext dsl, String key, String to) {
         dsl.transaction(c -> new io.mailroom.email.api.EmailOutbox(new io.mailroom.outbox.OutboxEnqueuer()).enqueue(c.dsl(),
-                io.mailroom.email.api.OutgoingEmail.template("order_shipped").to(to, "Ann").about("order", key).idempotencyKey(key)
-                        .data(Map.of("customer", Map.of("name", "Ann"), "order", Map.of("id", key),
-                                "shipment", Map.of("carrier", "DHL", "trackingNumber", "1Z", "trackingUrl", "https://track.example/1Z",
-                                        "shippedAt", "2026-12-03T09:15:00Z"))).build()));
+                io.mailroom.email.api.OutgoingEmail.template("welcome").to(to, "Ann").about("account", key).idempotencyKey(key)
+                        .data(Map.of("customer", Map.of("name", "Ann"))).build()));
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> "done".equals(
                 dsl.select(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT.STATUS).from(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT)
                         .where(io.mailroom.db.jooq.Tables.OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key))

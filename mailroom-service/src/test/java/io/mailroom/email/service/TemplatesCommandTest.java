@@ -23,10 +23,13 @@ class TemplatesCommandTest {
         return cli.execute(args);
     }
 
+    /** The test templates (tools/test-support), as an operator's MAILROOM_TEMPLATES_DIR over the built-in layouts. */
+    private static final String TEMPLATES = io.mailroom.testing.TestTemplates.directory().toString();
+
     @Test
-    void checkListsTheBuiltInTemplatesAndPasses() {
-        assertThat(run("templates", "check")).isEqualTo(0);
-        assertThat(out.toString()).contains("order_confirmation").contains("order_confirmation@").contains("no problems");
+    void checkListsTheTemplatesAndPasses() {
+        assertThat(run("templates", "check", "--dir", TEMPLATES)).isEqualTo(0);
+        assertThat(out.toString()).contains("receipt").contains("receipt@").contains("welcome@").contains("no problems");
     }
 
     @Test
@@ -38,7 +41,7 @@ class TemplatesCommandTest {
 
         assertThat(run("templates", "check", "--dir", dir.toString())).isEqualTo(1);
         assertThat(err.toString()).contains("shipped/html.peb").contains("has no text.peb");
-        assertThat(out.toString()).contains("order_confirmation"); // the built-ins are still listed
+        assertThat(out.toString()).doesNotContain("order_"); // the built-ins are layouts, no application's templates
     }
 
     @Test
@@ -49,9 +52,9 @@ class TemplatesCommandTest {
                  "createdAt": "2026-12-03T09:15:00Z", "lines": [{"name": "Trà đá", "quantity": 9, "amount": 45000}]}}""");
         Path html = dir.resolve("out.html");
 
-        assertThat(run("templates", "render", "order_confirmation", "--data", data.toString(), "--locale", "vi",
+        assertThat(run("templates", "render", "receipt", "--dir", TEMPLATES, "--data", data.toString(), "--locale", "vi",
                 "--html", html.toString())).isEqualTo(0);
-        assertThat(out.toString()).contains("Subject: Đơn hàng #7 của bạn đã được xác nhận")
+        assertThat(out.toString()).contains("Subject: Biên nhận #7")
                 .contains("Cảm ơn bạn, Trần Văn <Bảo>!")
                 .contains("HTML part written to " + html.toAbsolutePath());
         assertThat(Files.readString(html)).contains("Trần Văn &lt;Bảo&gt;").contains("style=\"");
@@ -61,7 +64,7 @@ class TemplatesCommandTest {
     void renderNamesTheMissingVariable(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data.json");
         Files.writeString(data, "{\"order\": {\"id\": \"7\"}}");
-        assertThat(run("templates", "render", "order_confirmation", "--data", data.toString(),
+        assertThat(run("templates", "render", "receipt", "--dir", TEMPLATES, "--data", data.toString(),
                 "--html", dir.resolve("x.html").toString())).isEqualTo(1);
         assertThat(err.toString()).contains("'customer'");
         assertThat(dir.resolve("x.html")).doesNotExist();
@@ -69,9 +72,9 @@ class TemplatesCommandTest {
 
     @Test
     void renderNamesAMissingDataFileAndABadLocale(@TempDir Path dir) {
-        assertThat(run("templates", "render", "order_confirmation", "--data", dir.resolve("none.json").toString())).isEqualTo(2);
+        assertThat(run("templates", "render", "receipt", "--dir", TEMPLATES, "--data", dir.resolve("none.json").toString())).isEqualTo(2);
         assertThat(err.toString()).contains("no such file").contains("none.json");
-        assertThat(run("templates", "render", "order_confirmation", "--data", "x", "--locale", "not a tag!")).isEqualTo(2);
+        assertThat(run("templates", "render", "receipt", "--dir", TEMPLATES, "--data", "x", "--locale", "not a tag!")).isEqualTo(2);
         assertThat(err.toString()).contains("--locale 'not a tag!'");
     }
 }

@@ -56,7 +56,7 @@ class TransportPerTopicTest {
     }
 
     private static OutgoingEmail confirmation(String key) {
-        return OutgoingEmail.template("order_confirmation").to("anh@example.com", "Nguyễn Thị Ánh").locale("vi")
+        return OutgoingEmail.template("receipt").to("anh@example.com", "Nguyễn Thị Ánh").locale("vi")
                 .about("order", "102").idempotencyKey(key)
                 .data(Map.of("customer", Map.of("name", "Nguyễn Thị Ánh"),
                         "order", Map.of("id", "102", "currency", "VND", "total", 90000, "createdAt", "2026-12-03T09:15:00Z",
@@ -70,8 +70,8 @@ class TransportPerTopicTest {
         env.put("MAILROOM_MIGRATE", "true");
         env.put("MAILROOM_HTTP_BASE_URL", provider.baseUrl());
         env.put("MAILROOM_HTTP_TOKEN", "tok_test");
-        // the default topic email.order_confirmation stays on SMTP; a second topic for the same template goes by HTTP
-        env.put("MAILROOM_TOPICS", "shop.receipt = order_confirmation transport=http from=\"Receipts <receipts@example.com>\"");
+        // the default topic email.receipt stays on SMTP; a second topic for the same template goes by HTTP
+        env.put("MAILROOM_TOPICS", "shop.receipt = receipt transport=http from=\"Receipts <receipts@example.com>\"");
 
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             assertThat(service.transports()).containsOnlyKeys("smtp", "http");
@@ -80,7 +80,7 @@ class TransportPerTopicTest {
             EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer());
             pg.dsl().transaction(cfg -> {
                 outbox.enqueue(cfg.dsl(), confirmation("email-order-102"));
-                outbox.enqueue(cfg.dsl(), OutgoingEmail.template("order_confirmation").topic("shop.receipt")
+                outbox.enqueue(cfg.dsl(), OutgoingEmail.template("receipt").topic("shop.receipt")
                         .to("anh@example.com", "Nguyễn Thị Ánh").locale("vi").about("order", "102")
                         .idempotencyKey("receipt-order-102").data(confirmation("x").data()).build());
             });

@@ -170,6 +170,7 @@ final class MailPipeline implements AutoCloseable {
 
         dispatcherPort = freePort();
         Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
         env.put("MAILROOM_DB_URL", withApplicationName(db.url(), settings.name() + "-dispatcher"));
         env.put("MAILROOM_MIGRATE", "false");
         env.put("MAILROOM_WORKER_ID", settings.name() + "-dispatcher");

@@ -71,11 +71,9 @@ public final class TemplateEngines {
             System.out.printf("| %s | %.1f | %,d | %s |%n", e.getKey(), micros, out.length(), escaped ? "yes" : "NO");
         }
 
-        TemplateCatalogue catalogue = TemplateCatalogue.builtIn();
-        String sample;
-        try (var in = TemplateCatalogue.class.getResourceAsStream("builtin/order_confirmation/sample.json")) {
-            sample = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        }
+        java.nio.file.Path shop = io.mailroom.orders.ShopTemplates.temporaryCopy(); // the example shop's templates
+        TemplateCatalogue catalogue = TemplateCatalogue.load(shop);
+        String sample = java.nio.file.Files.readString(shop.resolve("order_confirmation/sample.json"));
         Map<String, Object> sampleData = TemplateCatalogue.parseData("order_confirmation", sample);
         Locale vi = Locale.forLanguageTag("vi");
         Supplier<String> full = () -> {

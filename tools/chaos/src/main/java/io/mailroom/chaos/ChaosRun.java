@@ -291,6 +291,7 @@ public final class ChaosRun {
     /** Starts the provider stub or the SMTP sink; returns the dispatchers' MAILROOM_* settings for it. */
     private Map<String, String> startProvider(Path dir) throws Exception {
         Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
         env.put("MAILROOM_LEASE", millis(o.lease()));
         env.put("MAILROOM_POLL_INTERVAL", "500ms");
         env.put("MAILROOM_CONCURRENCY", "8");

@@ -386,6 +386,7 @@ public final class PartitionRun {
 
     private ChildJvm startDispatcher(int host, String dbUrl, int providerPort, String token) {
         Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
         env.put("MAILROOM_DB_URL", dbUrl + (dbUrl.contains("?") ? "&" : "?") + "ApplicationName=" + worker(host));
         env.put("MAILROOM_DB_USER", null);
         env.put("MAILROOM_DB_PASSWORD", null);
@@ -456,7 +457,7 @@ public final class PartitionRun {
 
     private static NewMessage email(int batch, int i) {
         String order = batch + "-" + i;
-        return NewMessage.of(DispatcherService.TOPIC, "order", order, "email-order-" + order, """
+        return NewMessage.of(io.mailroom.orders.OrderService.TOPIC, "order", order, "email-order-" + order, """
                 {"orderId":%d,"customerEmail":"c%s@example.com","customerName":"C","currency":"EUR",
                  "total":"1.00","createdAt":"2026-12-02T10:00:00Z",
                  "lines":[{"sku":"X","name":"Pin","quantity":1,"unitPrice":"1.00"}]}""".formatted((long) batch * 100_000 + i, order));

@@ -71,6 +71,7 @@ class PostgresRestartTest {
         };
         for (int i = 1; i <= 2; i++) {
             Map<String, String> env = new HashMap<>();
+            env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
             env.put("MAILROOM_DB_URL", jdbcUrl() + "&ApplicationName=restart-d" + i);
             env.put("MAILROOM_MIGRATE", "false");
             env.put("MAILROOM_TRANSPORT", "http");

@@ -158,6 +158,7 @@ class SecretsInLogsTest {
 
     private Map<String, String> dispatcherEnv(String worker) {
         Map<String, String> env = new HashMap<>();
+        env.put("MAILROOM_TEMPLATES_DIR", io.mailroom.orders.ShopTemplates.temporaryCopy().toString()); // the shop's templates
         env.put("MAILROOM_DB_URL", db.jdbcUrl());
         env.put("MAILROOM_DB_PASSWORD", dbPassword);
         env.put("MAILROOM_MIGRATE", "false");

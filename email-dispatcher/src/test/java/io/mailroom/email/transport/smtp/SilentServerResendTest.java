@@ -44,7 +44,7 @@ class SilentServerResendTest {
     private ScriptedSmtpServer server;
     private SmtpTransport smtp;
 
-    private static final String TOPIC = "email.order_confirmation";
+    private static final String TOPIC = "email.receipt";
     private TemplateCatalogue templates;
 
     @BeforeEach
@@ -54,12 +54,12 @@ class SilentServerResendTest {
         server.finalReply = null;
         smtp = new SmtpTransport(SmtpTransportTest.config(server.port()).build());
         String payload = """
-                {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"customer801@example.com","name":"Customer 801"},
+                {"v":1,"template":"receipt","locale":"en","to":{"address":"customer801@example.com","name":"Customer 801"},
                  "headers":{},"data":{"customer":{"name":"Customer 801"},"order":{"id":"801","currency":"EUR","total":25.00,
                  "createdAt":"2026-12-02T10:00:00Z","lines":[{"sku":"MUG-1","name":"Mug","quantity":2,"unitPrice":12.50,"amount":25.00}]}}}""";
         pg.dsl().transaction(cfg -> new OutboxEnqueuer(null, false).enqueueAll(cfg.dsl(), List.of(
                 NewMessage.of(TOPIC, "order", "801", KEY, payload))));
-        templates = TemplateCatalogue.builtIn();
+        templates = TemplateCatalogue.load(io.mailroom.testing.TestTemplates.directory());
     }
 
     @AfterEach
@@ -70,7 +70,7 @@ class SilentServerResendTest {
 
     private Dispatcher dispatcher(AmbiguityPolicy policy) {
         EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(),
-                new TemplatedComposer(templates, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                new TemplatedComposer(templates, Map.of(TOPIC, new EmailTopics.Route(TOPIC, "receipt", null)),
                         EmailAddress.of("shop@example.com"), io.mailroom.email.Email.DEFAULT_MAX_BODY_BYTES), smtp, policy,
                 "test-worker", null);
         DispatcherConfig config = DispatcherConfig.builder().workerId("test-worker").batchSize(10)

@@ -37,15 +37,15 @@ class SmtpTransportGreenMailTest {
             .withPerMethodLifecycle(true);
 
     static final String PAYLOAD = """
-            {"v":1,"template":"order_confirmation","locale":"en","to":{"address":"zoe@example.com","name":"Zoë Ünal"},"headers":{},
+            {"v":1,"template":"receipt","locale":"en","to":{"address":"zoe@example.com","name":"Zoë Ünal"},"headers":{},
              "data":{"customer":{"name":"Zoë Ünal"},"order":{"id":"102","currency":"EUR","total":42.50,"createdAt":"2026-12-02T10:00:00Z",
              "lines":[{"sku":"A1","name":"Tasse « Café » & <Mug>","quantity":2,"unitPrice":21.25,"amount":42.50}]}}}""";
 
-    /** The email the dispatcher renders from an envelope on the order confirmation's topic. */
+    /** The email the dispatcher renders from an envelope on the test receipt's topic. */
     static Email render(String envelope) throws Exception {
-        String topic = "email.order_confirmation";
-        TemplatedComposer composer = new TemplatedComposer(TemplateCatalogue.builtIn(),
-                Map.of(topic, new EmailTopics.Route(topic, "order_confirmation", null)), TestEmails.SHOP, Email.DEFAULT_MAX_BODY_BYTES);
+        String topic = "email.receipt";
+        TemplatedComposer composer = new TemplatedComposer(TemplateCatalogue.load(io.mailroom.testing.TestTemplates.directory()),
+                Map.of(topic, new EmailTopics.Route(topic, "receipt", null)), TestEmails.SHOP, Email.DEFAULT_MAX_BODY_BYTES);
         Instant now = Instant.now();
         return composer.compose(new ClaimedMessage(102, now, topic, "order", "102", "email-order-102", null, envelope,
                 1, 10, 1, now, now.plusSeconds(60))).email();
@@ -81,7 +81,7 @@ class SmtpTransportGreenMailTest {
         assertThat(received).hasSize(1);
         MimeMessage m = received[0];
         assertThat(m.getHeader("Message-ID")).containsExactly("<email-order-102.6ab1e78d346f7a0b@shop.example.com>");
-        assertThat(m.getSubject()).isEqualTo("Your order #102 is confirmed");
+        assertThat(m.getSubject()).isEqualTo("Receipt #102");
         InternetAddress to = (InternetAddress) m.getRecipients(Message.RecipientType.TO)[0];
         assertThat(to.getAddress()).isEqualTo("zoe@example.com");
         assertThat(to.getPersonal()).isEqualTo("Zoë Ünal");

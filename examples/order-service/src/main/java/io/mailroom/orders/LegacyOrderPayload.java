@@ -1,9 +1,11 @@
-package io.mailroom.email.render;
+package io.mailroom.orders;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.Text;
+import io.mailroom.email.render.PayloadReader;
+import io.mailroom.email.render.RenderException;
 import io.mailroom.mailbox.MailboxRules;
 
 import java.math.BigDecimal;
@@ -15,12 +17,13 @@ import java.util.ArrayList;
 import java.util.Currency;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Upgrade safety: reads the payload the order service wrote before the email API, an order document
+ * Upgrade safety: reads the payload this shop wrote before the email API, an order document
  * without {@code "v"} on topic {@value #TOPIC} ({@code {"orderId","customerEmail","customerName",
  * "currency","total","createdAt","lines":[{"sku","name","quantity","unitPrice",...}]}}), so that a
  * confirmation still pending at the upgrade is sent, from the {@code order_confirmation} template,
@@ -29,9 +32,11 @@ import java.util.regex.Pattern;
  *
  * <p>Its fingerprint is the one the retired renderer reserved under (same parts, same order), so a
  * key reserved before the upgrade is recognised: already sent stays sent, unknown stays unknown.
- * Remove this class once no dispatcher can find such a message (retention has removed them all).
+ * A dispatcher finds it with {@link java.util.ServiceLoader} when the shop's jar is on its class path
+ * (the demo; docker-compose.yml's dispatcher): Mailroom itself knows no order. Remove this class once
+ * no dispatcher can find such a message (retention has removed them all).
  */
-final class LegacyOrderPayload {
+public final class LegacyOrderPayload implements PayloadReader {
 
     static final String TOPIC = "email.order_confirmation";
     /** The retired renderer's fingerprint kind, kept so reservations made before the upgrade match. */
@@ -42,19 +47,19 @@ final class LegacyOrderPayload {
     static final int MAX_QUANTITY = 1_000_000;
     private static final Pattern ORDER_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
-    /** The recipient, the order_confirmation template's data, and the fingerprint parts. */
-    record Read(EmailAddress to, Map<String, Object> data, List<String> fingerprintParts) {
-    }
-
-    private LegacyOrderPayload() {
+    /** For the ServiceLoader. */
+    public LegacyOrderPayload() {
     }
 
     /** Whether {@code root}, on {@code topic}, is a pre-envelope order document. */
-    static boolean applies(String topic, JsonNode root) {
+    @Override
+    public boolean reads(String topic, JsonNode root) {
         return TOPIC.equals(topic) && root != null && root.isObject() && !root.has("v");
     }
 
-    static Read read(JsonNode root) throws RenderException {
+    /** The confirmation in English (those orders had no locale), under the retired renderer's fingerprint. */
+    @Override
+    public Request read(JsonNode root) throws RenderException {
         String orderId = orderId(root);
         String customerName = customerName(root);
         EmailAddress customer = recipient(root, customerName);
@@ -113,7 +118,7 @@ final class LegacyOrderPayload {
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("customer", Map.of("name", customerName));
         data.put("order", order);
-        return new Read(customer, data, parts);
+        return new Request(Locale.ENGLISH, customer, data, parts);
     }
 
     private static String orderId(JsonNode root) throws RenderException {

@@ -44,10 +44,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * The example shop end to end, in its customers' languages: orders placed, shipped and cancelled
  * over the order service's real HTTP API, each email enqueued by it through the email API, rendered
- * from the built-in templates on their default topics by the dispatcher and delivered over SMTP
+ * from the shop's templates (examples/order-service/templates) on their default topics by the dispatcher and delivered over SMTP
  * into GreenMail, then read back as a mail client reads them (decoded headers, both MIME parts).
  *
- * <p>Uses the order service's classes, so it needs order-service on the test class path only.
+ * <p>Moved from email-dispatcher: it needs the example shop, which no library module's tests may.
  */
 class OrderEmailsEndToEndTest {
 
@@ -72,7 +72,7 @@ class OrderEmailsEndToEndTest {
         smtp = new SmtpTransport(SmtpConfig.builder().host("127.0.0.1").port(greenMail.getSmtp().getPort())
                 .security(SmtpSecurity.NONE).from(EmailAddress.of("bounces@example.com"))
                 .connectTimeout(Duration.ofSeconds(2)).readTimeout(Duration.ofSeconds(5)).build());
-        TemplateCatalogue templates = TemplateCatalogue.builtIn();
+        TemplateCatalogue templates = io.mailroom.acceptance.Shop.templates();
         // what the dispatcher service serves with no topic settings: every template on email.<template>
         Map<String, EmailTopics.Route> routes = EmailTopics.none().routesFor(templates.names());
         EmailHandler handler = new EmailHandler(pg.dataSource(), new IdempotencyStore(),

@@ -11,8 +11,6 @@ import io.mailroom.mailbox.MailboxRules;
 import io.mailroom.orders.InvalidOrderException;
 import io.mailroom.orders.PlaceOrder;
 import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.templates.TemplateCatalogue;
-import io.mailroom.templates.TemplateException;
 import jakarta.mail.internet.InternetAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,12 +42,9 @@ class OrderApiAndDispatcherAgreeTest {
     private final JsonMapper json = JsonMapper.builder().build();
 
     private static TemplatedComposer composer() {
-        try {
-            return new TemplatedComposer(TemplateCatalogue.builtIn(), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
-                    EmailAddress.of("shop@example.com", "Example Shop"), Email.DEFAULT_MAX_BODY_BYTES);
-        } catch (TemplateException e) {
-            throw new IllegalStateException(e);
-        }
+        // the four-argument composer finds the shop's LegacyOrderPayload on the class path, as a dispatcher does
+        return new TemplatedComposer(io.mailroom.acceptance.Shop.templates(), Map.of(TOPIC, new EmailTopics.Route(TOPIC, "order_confirmation", null)),
+                EmailAddress.of("shop@example.com", "Example Shop"), Email.DEFAULT_MAX_BODY_BYTES);
     }
 
     static Stream<String> addresses() {
