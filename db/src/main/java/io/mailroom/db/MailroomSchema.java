@@ -10,7 +10,10 @@ import org.jooq.conf.SettingsTools;
 import org.jooq.impl.DSL;
 
 import javax.sql.DataSource;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -34,6 +37,8 @@ public record MailroomSchema(String name) {
     private static final Pattern NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     /** Declared after {@link #NAME}, which its construction checks against. */
     public static final MailroomSchema DEFAULT = new MailroomSchema(DEFAULT_NAME);
+    /** Data sources bound to a schema other than the default, weakly (a closed pool is forgotten with it). */
+    private static final Map<DataSource, MailroomSchema> BOUND = Collections.synchronizedMap(new WeakHashMap<>());
 
     public MailroomSchema {
         Objects.requireNonNull(name, "schema name");
@@ -78,18 +83,26 @@ public record MailroomSchema(String name) {
     }
 
     /**
-     * {@code dataSource}, marked as one whose sessions reach this schema: what a service hands to
-     * every part it builds on that pool ({@link #of(DataSource)} reads it back). The default schema
-     * needs no mark.
+     * Marks {@code dataSource} as one whose sessions reach this schema and returns it: what a service
+     * does once with each pool it opens, so that every part it builds on the pool (the dispatcher's
+     * transactions, retention, support, webhooks) renders its statements for this schema
+     * ({@link #of(DataSource)} reads the mark back) without the name being handed through every
+     * constructor. The mark is held by the data source's identity and goes with it.
      */
     public DataSource bind(DataSource dataSource) {
-        DataSource plain = dataSource instanceof SchemaBoundDataSource bound ? bound.delegate() : dataSource;
-        return isDefault() ? plain : new SchemaBoundDataSource(plain, this);
+        Objects.requireNonNull(dataSource, "dataSource");
+        if (isDefault()) {
+            BOUND.remove(dataSource);
+        } else {
+            BOUND.put(dataSource, this);
+        }
+        return dataSource;
     }
 
     /** The schema {@code dataSource} was {@linkplain #bind bound} to; the default for any other. */
     public static MailroomSchema of(DataSource dataSource) {
-        return dataSource instanceof SchemaBoundDataSource bound ? bound.schema() : DEFAULT;
+        MailroomSchema bound = BOUND.get(dataSource);
+        return bound == null ? DEFAULT : bound;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.outbox.DbPooler;
 import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.outbox.InvalidSettingException;
@@ -24,20 +25,30 @@ import java.util.Map;
  *                        advisory lock across its transactions, which a transaction-mode pooler cannot keep
  * @param timeouts        how long every pool and session waits on the network ({@code MAILROOM_DB_*_TIMEOUT},
  *                        {@link DbTimeouts})
+ * @param schema          the schema of Mailroom's tables ({@code MAILROOM_SCHEMA}, default {@code mailroom}); every
+ *                        pool the service opens is bound to it ({@link MailroomSchema#bind})
  */
 public record DbTopology(String pooler, SessionSettings sessionSettings, String listenUrl, String migrateUrl,
-                         DbTimeouts timeouts) {
+                         DbTimeouts timeouts, MailroomSchema schema) {
+
+    public DbTopology {
+        java.util.Objects.requireNonNull(schema, "schema");
+    }
 
     /** Direct ({@code none}) or through a transaction-mode pooler ({@code pgbouncer}). */
     static final String ENV_POOLER = "MAILROOM_DB_POOLER";
     /** Where session settings are made: {@code session}, {@code transaction} or {@code server}. */
     static final String ENV_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
 
-    public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null, DbTimeouts.DEFAULTS);
+    /** The schema of Mailroom's tables. */
+    static final String ENV_SCHEMA = "MAILROOM_SCHEMA";
+
+    public static final DbTopology DIRECT = new DbTopology("none", SessionSettings.SESSION, null, null, DbTimeouts.DEFAULTS,
+            MailroomSchema.DEFAULT);
 
     /** The same with other network timeouts. */
     public DbTopology withTimeouts(DbTimeouts newTimeouts) {
-        return new DbTopology(pooler, sessionSettings, listenUrl, migrateUrl, newTimeouts);
+        return new DbTopology(pooler, sessionSettings, listenUrl, migrateUrl, newTimeouts, schema);
     }
 
     /** Whether the pools' sessions come through a transaction-mode pooler. */
@@ -56,7 +67,13 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
                     + " need a direct URL (MAILROOM_MIGRATE_DB_URL): Flyway's session-level lock cannot live in a"
                     + " transaction-mode pooler; or set MAILROOM_MIGRATE=false and migrate elsewhere");
         }
-        return new DbTopology(pooler, settings, listenUrl, migrateUrl, DbTimeouts.fromSettings(env::get));
+        MailroomSchema schema;
+        try {
+            schema = MailroomSchema.named(env.get(ENV_SCHEMA));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSettingException(ENV_SCHEMA, ENV_SCHEMA + ": " + e.getMessage());
+        }
+        return new DbTopology(pooler, settings, listenUrl, migrateUrl, DbTimeouts.fromSettings(env::get), schema);
     }
 
     private static String url(Map<String, String> env, String name) {
@@ -75,6 +92,7 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
     public String toString() {
         return "pooler=" + pooler + ", sessionSettings=" + sessionSettings.name().toLowerCase(Locale.ROOT)
                 + ", listenDb=" + (listenUrl == null ? "pool" : ServiceConfig.maskUrl(listenUrl))
-                + ", migrateDb=" + (migrateUrl == null ? "pool" : ServiceConfig.maskUrl(migrateUrl)) + ", timeouts[" + timeouts + "]";
+                + ", migrateDb=" + (migrateUrl == null ? "pool" : ServiceConfig.maskUrl(migrateUrl)) + ", schema=" + schema
+                + ", timeouts[" + timeouts + "]";
     }
 }

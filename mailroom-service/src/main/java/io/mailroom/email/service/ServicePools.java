@@ -26,14 +26,20 @@ final class ServicePools {
             hc.addDataSourceProperty("prepareThreshold", "0");
         }
         hc.setMaximumPoolSize(size);
-        return new HikariDataSource(hc);
+        return bound(config, new HikariDataSource(hc));
     }
 
     /** One session straight to the server (no pooler in between), for LISTEN. */
     static HikariDataSource direct(ServiceConfig config, String url, String name, String applicationName) {
         HikariConfig hc = base(config, url, name, applicationName);
         hc.setMaximumPoolSize(1);
-        return new HikariDataSource(hc);
+        return bound(config, new HikariDataSource(hc));
+    }
+
+    /** Every pool reaches Mailroom's tables in the configured schema (MAILROOM_SCHEMA). */
+    private static HikariDataSource bound(ServiceConfig config, HikariDataSource pool) {
+        config.db().schema().bind(pool);
+        return pool;
     }
 
     /** Opens the pool's sessions now (pools start empty, so that the budget is checked before they take slots). */

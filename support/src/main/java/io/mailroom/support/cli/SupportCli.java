@@ -58,6 +58,7 @@ public class SupportCli implements Callable<Integer> {
     public static final String ENV_DB_PASSWORD = "MAILROOM_DB_PASSWORD";
     public static final String ENV_DB_POOLER = "MAILROOM_DB_POOLER";
     public static final String ENV_DB_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
+    public static final String ENV_SCHEMA = "MAILROOM_SCHEMA";
 
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",
             description = "JDBC URL of the database (default: $MAILROOM_DB_URL)")
@@ -70,6 +71,10 @@ public class SupportCli implements Callable<Integer> {
     @Option(names = "--db-password", scope = ScopeType.INHERIT, paramLabel = "PASSWORD",
             description = "database password (default: $MAILROOM_DB_PASSWORD, else from the URL)")
     String dbPassword;
+
+    @Option(names = "--schema", scope = ScopeType.INHERIT, paramLabel = "NAME",
+            description = "the schema of Mailroom's tables (default: $MAILROOM_SCHEMA, else mailroom)")
+    String schema;
 
     @Option(names = "--json", scope = ScopeType.INHERIT, description = "print JSON instead of tables")
     boolean json;
@@ -206,7 +211,11 @@ public class SupportCli implements Callable<Integer> {
             ds.setPrepareThreshold(0); // no named server-side statements through a transaction-mode pooler
         }
         ds.setApplicationName("mailroom-support-cli");
-        return ds;
+        try {
+            return io.mailroom.db.MailroomSchema.named(firstSet(schema, env.get(ENV_SCHEMA))).bind(ds);
+        } catch (IllegalArgumentException e) {
+            throw new io.mailroom.support.InvalidParameterException("schema", "--schema: " + e.getMessage());
+        }
     }
 
     private static String firstSet(String a, String b) {
