@@ -124,16 +124,16 @@ class CompleterHandOffTest {
 
     @Test
     void theClaimSizeIsTheBatchOrAPowerOfTwoThatFitsTheFreeSlots() {
-        assertThat(Dispatcher.claimSize(1000, 1000)).isEqualTo(1000);
-        assertThat(Dispatcher.claimSize(4000, 1000)).isEqualTo(1000);
-        assertThat(Dispatcher.claimSize(999, 1000)).isEqualTo(512);
-        assertThat(Dispatcher.claimSize(300, 1000)).isEqualTo(256);
-        assertThat(Dispatcher.claimSize(1, 1000)).isEqualTo(1);
-        assertThat(Dispatcher.claimSize(32, 50)).isEqualTo(32);
-        assertThat(Dispatcher.claimSize(50, 50)).isEqualTo(50);
+        assertThat(Producer.claimSize(1000, 1000)).isEqualTo(1000);
+        assertThat(Producer.claimSize(4000, 1000)).isEqualTo(1000);
+        assertThat(Producer.claimSize(999, 1000)).isEqualTo(512);
+        assertThat(Producer.claimSize(300, 1000)).isEqualTo(256);
+        assertThat(Producer.claimSize(1, 1000)).isEqualTo(1);
+        assertThat(Producer.claimSize(32, 50)).isEqualTo(32);
+        assertThat(Producer.claimSize(50, 50)).isEqualTo(50);
         java.util.Set<Integer> limits = new java.util.HashSet<>();
         for (int free = 1; free <= 5000; free++) {
-            int size = Dispatcher.claimSize(free, 1000);
+            int size = Producer.claimSize(free, 1000);
             assertThat(size).isBetween(1, Math.min(free, 1000));
             limits.add(size);
         }

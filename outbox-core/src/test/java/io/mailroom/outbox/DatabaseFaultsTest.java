@@ -190,7 +190,7 @@ class DatabaseFaultsTest {
         assertThat(d.inFlightCount()).isZero();
         killing.left.set(0);
 
-        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        clock.advance(ClaimLedger.ORPHAN_GRACE.plusSeconds(1));
         assertThat(d.releaseOrphanedClaims()).as("a sent message is never handed back as never handled").isZero();
         var row = Fixtures.row(pg.dsl(), msg.id());
         assertThat(row.get("status", String.class)).isEqualTo("running");

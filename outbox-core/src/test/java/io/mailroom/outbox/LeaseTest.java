@@ -135,7 +135,7 @@ class LeaseTest {
         claimAndDie("w1", d.incarnation()); // committed by this very dispatcher, but no handler ever ran it
 
         assertThat(d.releaseOrphanedClaims()).as("a claim this young may be on its way into flight").isZero();
-        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        clock.advance(ClaimLedger.ORPHAN_GRACE.plusSeconds(1));
         assertThat(d.releaseOrphanedClaims()).isEqualTo(1);
 
         var row = Fixtures.row(pg.dsl(), msg.id());
@@ -189,7 +189,7 @@ class LeaseTest {
         assertThat(secondTopicAsked.await(20, TimeUnit.SECONDS)).isTrue();
         long claimedFirst = Fixtures.countByStatus(pg.dsl(), "running");
         assertThat(claimedFirst).as("the orphan and the round's first topic").isEqualTo(2);
-        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1)); // the first topic's claim is past the grace
+        clock.advance(ClaimLedger.ORPHAN_GRACE.plusSeconds(1)); // the first topic's claim is past the grace
 
         assertThat(d.releaseOrphanedClaims()).as("nothing is judged while a round that may hold it is claiming").isZero();
         assertThat(Fixtures.countByStatus(pg.dsl(), "running")).isEqualTo(2);
@@ -212,7 +212,7 @@ class LeaseTest {
         var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("predecessors"));
         claimAndDie("w1", "the-process-before"); // the process before this one, same worker id, killed
         Dispatcher d = dispatcher((m, ctx) -> Outcome.done());
-        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        clock.advance(ClaimLedger.ORPHAN_GRACE.plusSeconds(1));
 
         assertThat(d.releaseOrphanedClaims()).as("not an orphan of this process").isZero();
         assertThat(d.interruptPredecessorsClaims()).isEqualTo(1);
@@ -264,7 +264,7 @@ class LeaseTest {
     void claimsOfOtherWorkersAreNotOrphansOfThisOne() {
         var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("someone-elses"));
         claimAndDie("w2");
-        clock.advance(Dispatcher.ORPHAN_GRACE.plusSeconds(1));
+        clock.advance(ClaimLedger.ORPHAN_GRACE.plusSeconds(1));
         assertThat(dispatcher((m, ctx) -> Outcome.done()).releaseOrphanedClaims()).isZero();
         assertThat(Fixtures.status(pg.dsl(), msg.id())).isEqualTo("running");
     }
