@@ -139,7 +139,7 @@ final class ClaimLedger {
         synchronized (orphanCheck) {
             List<ClaimedMessage> running = sessions.inTransaction(tx -> {
                 forgetSettledLeftToLease(tx);
-                return store.ownRunning(tx, config.workerId(), incarnation, ORPHAN_GRACE, config.rescuePageSize());
+                return store.rescues().ownRunning(tx, config.workerId(), incarnation, ORPHAN_GRACE, config.rescuePageSize());
             });
             // Read after the query: a round that committed a row the query saw had its number by then.
             // A round counted here but not yet in claimRoundsRunning has not begun claiming.
@@ -182,7 +182,7 @@ final class ClaimLedger {
             return;
         }
         List<ClaimedMessage> left = List.copyOf(leftToLease.values());
-        Set<Long> stillRunning = store.stillClaimed(tx, left);
+        Set<Long> stillRunning = store.leases().stillClaimed(tx, left);
         for (ClaimedMessage m : left) {
             if (!stillRunning.contains(m.id())) {
                 leftToLease.remove(m.id(), m);

@@ -45,11 +45,11 @@ final class Completer {
      * One outcome waiting to be written for {@code claim}; {@code outcome} and {@code took} are what
      * the listener is told once it is settled.
      */
-    record Pending(OutboxStore.Finish finish, Outcome.TransactionalStep step, InFlight claim, String outcome,
+    record Pending(CompletionStore.Finish finish, Outcome.TransactionalStep step, InFlight claim, String outcome,
                    Duration took) {
 
         /** The same claim's outcome written as {@code instead}, without the step. */
-        Pending instead(OutboxStore.Finish instead) {
+        Pending instead(CompletionStore.Finish instead) {
             return new Pending(instead, null, claim, outcome, took);
         }
     }
@@ -217,12 +217,12 @@ final class Completer {
                     settlement.givenUp(p);
                     continue;
                 }
-                OutboxStore.Finish f = p.finish();
-                String error = "could not record the outcome (" + f.kind() + "): "
+                CompletionStore.Finish f = p.finish();
+                String error = "could not record the outcome (" + f.kind().label() + "): "
                         + e.getClass().getSimpleName() + " SQLSTATE " + SqlStates.sqlState(e);
                 log.error("Outcome step of message {} failed; recording a retry instead", f.message().id(), e);
                 try {
-                    writeRetrying(List.of(p.instead(new OutboxStore.Finish(f.message(), "retry", error, null,
+                    writeRetrying(List.of(p.instead(new CompletionStore.Finish(f.message(), CompletionStore.Finish.Kind.RETRY, error, null,
                             f.detail(), f.finishedAt()))));
                 } catch (RuntimeException again) {
                     log.error("Could not record a retry for message {} either; its lease will expire",
@@ -272,10 +272,10 @@ final class Completer {
     }
 
     private void write(List<Pending> batch) {
-        List<OutboxStore.Finish> finishes = new ArrayList<>(batch.size());
+        List<CompletionStore.Finish> finishes = new ArrayList<>(batch.size());
         batch.forEach(p -> finishes.add(p.finish()));
-        List<OutboxStore.ChangedRow> changed = sessions.inTransaction(tx -> {
-            List<OutboxStore.ChangedRow> rows = store.finish(tx, finishes);
+        List<ChangedRow> changed = sessions.inTransaction(tx -> {
+            List<ChangedRow> rows = store.completions().finish(tx, finishes);
             Set<Long> held = new HashSet<>();
             rows.forEach(r -> held.add(r.id()));
             Map<Object, List<Outcome.GroupedStep>> groups = new LinkedHashMap<>();
@@ -291,15 +291,15 @@ final class Completer {
             for (List<Outcome.GroupedStep> group : groups.values()) {
                 group.getFirst().runGroup(tx, group);
             }
-            store.updateEffects(tx, rows);
+            store.history().updateEffects(tx, rows);
             if (config.recordAttempts()) {
-                store.insertAttempts(tx, attempts(batch, rows));
+                store.history().insertAttempts(tx, attempts(batch, rows));
             }
             return rows;
         });
         Map<Long, ClaimedMessage> byId = new java.util.HashMap<>();
         batch.forEach(p -> byId.put(p.finish().message().id(), p.finish().message()));
-        for (OutboxStore.ChangedRow r : changed) {
+        for (ChangedRow r : changed) {
             ClaimedMessage m = byId.get(r.id());
             if (r.ended() && m != null) {
                 listener.ended(m.idempotencyKey(), m.topic(), r.status(), r.lastError(), m.payloadJson());
@@ -312,7 +312,7 @@ final class Completer {
                 ClaimedMessage m = p.finish().message();
                 if (!held.contains(m.id())) {
                     log.debug("Claim of message {} (version {}) was lost before completion; outcome {} not recorded",
-                            m.id(), m.claimVersion(), p.finish().kind());
+                            m.id(), m.claimVersion(), p.finish().kind().label());
                     listener.claimLost(m, "completion");
                 }
             }
@@ -320,30 +320,30 @@ final class Completer {
         settlement.written(batch);
     }
 
-    private List<OutboxStore.AttemptRow> attempts(List<Pending> batch, List<OutboxStore.ChangedRow> rows) {
+    private List<HistoryStore.AttemptRow> attempts(List<Pending> batch, List<ChangedRow> rows) {
         var statusById = new java.util.HashMap<Long, String>();
         rows.forEach(r -> statusById.put(r.id(), r.status()));
-        List<OutboxStore.AttemptRow> out = new ArrayList<>(batch.size());
+        List<HistoryStore.AttemptRow> out = new ArrayList<>(batch.size());
         for (Pending p : batch) {
-            OutboxStore.Finish f = p.finish();
+            CompletionStore.Finish f = p.finish();
             ClaimedMessage m = f.message();
             String status = statusById.get(m.id());
             String outcome;
             String detail = f.detail();
             if (status == null) {
                 outcome = "claim_lost";
-            } else if (f.kind().equals("retry") && status.equals("failed")) {
+            } else if (f.kind() == CompletionStore.Finish.Kind.RETRY && status.equals(MessageStatus.FAILED.sql())) {
                 outcome = "failed";
-            } else if (f.kind().equals("release")) {
+            } else if (f.kind() == CompletionStore.Finish.Kind.RELEASE) {
                 outcome = "released";
                 detail = AttemptDetail.released(detail, AttemptDetail.RELEASE_NOT_ATTEMPTED);
             } else {
-                outcome = f.kind();
-                if (outcome.equals("failed")) {
+                outcome = f.kind().label();
+                if (f.kind() == CompletionStore.Finish.Kind.FAILED) {
                     detail = AttemptDetail.permanent(detail);
                 }
             }
-            out.add(new OutboxStore.AttemptRow(m.idempotencyKey(), m.id(), m.attempt(), m.claimVersion(),
+            out.add(new HistoryStore.AttemptRow(m.idempotencyKey(), m.id(), m.attempt(), m.claimVersion(),
                     config.workerId(), m.claimedAt(), f.finishedAt() == null ? Instant.now() : f.finishedAt(),
                     outcome, f.error(), detail));
         }

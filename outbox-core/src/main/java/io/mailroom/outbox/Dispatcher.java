@@ -335,7 +335,7 @@ public final class Dispatcher implements AutoCloseable {
 
     private void refreshPausedQuietly() {
         try {
-            Set<String> now = sessions.inTransaction(store::pausedScopes);
+            Set<String> now = sessions.inTransaction(store.control()::pausedScopes);
             if (!now.equals(producer.paused())) {
                 log.info("Pause switches changed: {}", now.isEmpty() ? "none paused" : now);
                 producer.paused(now);

@@ -63,11 +63,11 @@ final class HandBack {
     /** Hands claims back (fenced; attempt not counted) with their effects and a "released" attempt row. */
     private int releaseClaims(List<ClaimedMessage> messages, String why, String release) {
         return sessions.inTransaction(tx -> {
-            List<OutboxStore.ChangedRow> rows = store.release(tx, messages);
-            store.updateEffects(tx, rows);
+            List<ChangedRow> rows = store.leases().release(tx, messages);
+            store.history().updateEffects(tx, rows);
             if (config.recordAttempts()) {
                 Instant now = clock.instant();
-                store.insertAttempts(tx, rows.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                store.history().insertAttempts(tx, rows.stream().map(r -> new HistoryStore.AttemptRow(r.idempotencyKey(),
                         r.id(), r.attempts() + 1, r.claimVersion(), config.workerId(), r.claimedAt(), now,
                         "released", why, AttemptDetail.released(null, release))).toList());
             }

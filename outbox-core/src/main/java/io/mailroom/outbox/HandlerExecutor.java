@@ -3,6 +3,7 @@ package io.mailroom.outbox;
 import io.mailroom.db.sql.SqlClock;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -10,6 +11,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+
+import static io.mailroom.outbox.CompletionStore.Finish.Kind.DONE;
+import static io.mailroom.outbox.CompletionStore.Finish.Kind.FAILED;
+import static io.mailroom.outbox.CompletionStore.Finish.Kind.RELEASE;
+import static io.mailroom.outbox.CompletionStore.Finish.Kind.RETRY;
+import static io.mailroom.outbox.CompletionStore.Finish.Kind.REVIEW;
 
 /**
  * Runs the handler of each claimed message on a virtual thread of its own, after its claim has
@@ -172,16 +179,17 @@ final class HandlerExecutor {
 
     private Completer.Pending pending(InFlight f, Outcome outcome, long startedNanos) {
         ClaimedMessage m = f.message;
-        OutboxStore.Finish finish = switch (outcome) {
-            case Outcome.Done d -> new OutboxStore.Finish(m, "done", null, null, d.detail(), clock.instant());
-            case Outcome.RetryLater r -> new OutboxStore.Finish(m, "retry", r.error(),
-                    r.after() != null ? r.after() : config.backoff().delay(m.attempt()), r.detail(), clock.instant());
-            case Outcome.Failed x -> new OutboxStore.Finish(m, "failed", x.reason(), null, x.detail(), clock.instant());
-            case Outcome.Review v -> new OutboxStore.Finish(m, "review", v.reason(), null, v.detail(), clock.instant());
-            case Outcome.NotAttempted x -> new OutboxStore.Finish(m, "release", x.reason(), x.after(), x.detail(), clock.instant(),
+        Instant now = clock.instant();
+        CompletionStore.Finish finish = switch (outcome) {
+            case Outcome.Done d -> new CompletionStore.Finish(m, DONE, null, null, d.detail(), now);
+            case Outcome.RetryLater r -> new CompletionStore.Finish(m, RETRY, r.error(),
+                    r.after() != null ? r.after() : config.backoff().delay(m.attempt()), r.detail(), now);
+            case Outcome.Failed x -> new CompletionStore.Finish(m, FAILED, x.reason(), null, x.detail(), now);
+            case Outcome.Review v -> new CompletionStore.Finish(m, REVIEW, v.reason(), null, v.detail(), now);
+            case Outcome.NotAttempted x -> new CompletionStore.Finish(m, RELEASE, x.reason(), x.after(), x.detail(), now,
                     x.waitingFor());
         };
         Duration took = Duration.ofNanos(System.nanoTime() - startedNanos);
-        return new Completer.Pending(finish, outcome.alsoInTransaction(), f, finish.kind(), took);
+        return new Completer.Pending(finish, outcome.alsoInTransaction(), f, finish.kind().label(), took);
     }
 }

@@ -43,7 +43,7 @@ final class Heartbeater {
             return 0;
         }
         List<ClaimedMessage> messages = held.stream().map(f -> f.message).toList();
-        Set<Long> kept = sessions.inTransaction(tx -> store.heartbeat(tx, messages, config.lease()));
+        Set<Long> kept = sessions.inTransaction(tx -> store.leases().heartbeat(tx, messages, config.lease()));
         int lost = 0;
         for (InFlight f : held) {
             if (!kept.contains(f.message.id())) {

@@ -31,7 +31,7 @@ final class InterruptedClaims {
     /** Returns how many claims it ended. */
     int end() {
         return LeaseRescuer.endInPages(sessions, store, config, listener,
-                tx -> store.interruptPredecessors(tx, config.workerId(), incarnation, config.rescuePageSize()),
+                tx -> store.rescues().interruptPredecessors(tx, config.workerId(), incarnation, config.rescuePageSize()),
                 "interrupted", r -> log.warn("Message {} ({}) was claimed by an earlier process of worker {} that stopped"
                         + " while holding it; attempt {}/{} counted as interrupted: now {}", r.id(), r.idempotencyKey(),
                         r.claimedBy(), r.attempts(), r.maxAttempts(), r.status()));

@@ -36,7 +36,7 @@ final class LeaseRescuer {
 
     /** Rescues expired leases page by page until a page comes back short; returns how many. */
     int rescue() {
-        return endInPages(sessions, store, config, listener, tx -> store.rescueExpired(tx, config.rescuePageSize()),
+        return endInPages(sessions, store, config, listener, tx -> store.rescues().rescueExpired(tx, config.rescuePageSize()),
                 "lease_expired", r -> log.info("Rescued message {} from {} after its lease expired (attempt {}/{}): now {}",
                         r.id(), r.claimedBy(), r.attempts(), r.maxAttempts(), r.status()));
     }
@@ -48,23 +48,23 @@ final class LeaseRescuer {
      * Stops at a short page or after {@link #MAX_PAGES_PER_RUN}; returns how many claims it ended.
      */
     static int endInPages(DispatcherSessions sessions, OutboxStore store, DispatcherConfig config, DispatcherListener listener,
-                          Function<DSLContext, List<OutboxStore.ChangedRow>> statement, String outcome,
-                          Consumer<OutboxStore.ChangedRow> logLine) {
+                          Function<DSLContext, List<ChangedRow>> statement, String outcome,
+                          Consumer<ChangedRow> logLine) {
         int total = 0;
         for (int page = 0; page < MAX_PAGES_PER_RUN; page++) {
-            List<OutboxStore.ChangedRow> rows = sessions.inTransaction(tx -> {
-                List<OutboxStore.ChangedRow> changed = statement.apply(tx);
-                store.updateEffects(tx, changed);
+            List<ChangedRow> rows = sessions.inTransaction(tx -> {
+                List<ChangedRow> changed = statement.apply(tx);
+                store.history().updateEffects(tx, changed);
                 if (config.recordAttempts()) {
                     Instant now = config.clock() == null ? Instant.now() : config.clock().instant();
-                    store.insertAttempts(tx, changed.stream().map(r -> new OutboxStore.AttemptRow(r.idempotencyKey(),
+                    store.history().insertAttempts(tx, changed.stream().map(r -> new HistoryStore.AttemptRow(r.idempotencyKey(),
                             r.id(), r.attempts(), r.claimVersion(), r.claimedBy(),
                             r.claimedAt() == null ? now : r.claimedAt(), now, outcome, r.lastError(), null)).toList());
                 }
                 return changed;
             });
             total += rows.size();
-            for (OutboxStore.ChangedRow r : rows) {
+            for (ChangedRow r : rows) {
                 logLine.accept(r);
                 if (r.ended()) {
                     listener.ended(r.idempotencyKey(), r.topic(), r.status(), r.lastError(), r.payloadJson());

@@ -47,7 +47,7 @@ public final class OutboxControl {
 
     /** The paused scopes, read in the caller's transaction (or on the caller's connection). */
     public Set<String> pausedScopes(DSLContext tx) {
-        return store.pausedScopes(tx);
+        return store.control().pausedScopes(tx);
     }
 
     /**
@@ -56,7 +56,7 @@ public final class OutboxControl {
      */
     public void setPaused(DSLContext tx, String scope, boolean paused, String reason, String actor) {
         requireScope(scope);
-        store.setPaused(tx, scope, paused, reason, actor);
+        store.control().setPaused(tx, scope, paused, reason, actor);
     }
 
     private void set(String scope, boolean paused, String reason, String actor) {

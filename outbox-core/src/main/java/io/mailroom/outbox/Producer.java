@@ -227,7 +227,7 @@ final class Producer {
     private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
         long started = System.nanoTime();
         List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
+                store.claims().claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
         listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
         return claimed;
     }

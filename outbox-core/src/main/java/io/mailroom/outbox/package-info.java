@@ -9,9 +9,12 @@
  * {@link io.mailroom.outbox.Dispatcher} runs {@link io.mailroom.outbox.MessageHandler}s for the
  * topics it is given, configured by an immutable {@link io.mailroom.outbox.DispatcherConfig}. A
  * handler returns a typed {@link io.mailroom.outbox.Outcome}: done, retry later (after a delay),
- * failed for good, or review. Its parts, one role each: the producer (claims no more than its free
- * slots), the executor (virtual threads), {@code Completer} (batched, fenced completion),
- * {@code Heartbeater}, {@code LeaseRescuer}; all SQL is in {@code OutboxStore}.
+ * failed for good, or review. Its parts, one role each: {@code Producer} (claims no more than its
+ * free slots), {@code HandlerExecutor} (virtual threads), {@code Completer} (batched, fenced
+ * completion), {@code ClaimLedger} (the claims this process holds), {@code HandBack},
+ * {@code Heartbeater}, {@code LeaseRescuer}; their SQL is in the stores {@code OutboxStore} wires,
+ * one per role ({@code ClaimStore}, {@code CompletionStore}, {@code LeaseStore}, {@code RescueStore},
+ * {@code HistoryStore}, {@code ControlStore}).
  *
  * <h2>For people</h2>
  * {@link io.mailroom.outbox.MessageActions} (retry now, cancel, reschedule, confirm: NOWAIT, so a

@@ -67,7 +67,7 @@ public final class ClaimCostBenchmark {
         try {
             sessions.inTransaction(tx -> {
                 long t0 = System.nanoTime();
-                int got = store.claim(tx, "bench", null, batch, List.of("test.topic"), Duration.ofMinutes(1), ordering).size();
+                int got = store.claims().claim(tx, "bench", null, batch, List.of("test.topic"), Duration.ofMinutes(1), ordering).size();
                 took[0] = System.nanoTime() - t0;
                 if (got != batch) {
                     throw new IllegalStateException("claimed " + got + " of " + batch);

@@ -54,13 +54,13 @@ class CompleterHandOffTest {
     private List<Completer.Pending> claimDone(DispatcherSessions sessions, int n) {
         Fixtures.enqueue(pg.dsl(), clock, "h", n);
         List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claim(tx, "w1", n, List.of(Fixtures.TOPIC), LEASE));
+                store.claims().claim(tx, "w1", n, List.of(Fixtures.TOPIC), LEASE));
         assertThat(claimed).hasSize(n);
         List<Completer.Pending> out = new ArrayList<>();
         for (ClaimedMessage m : claimed) {
             InFlight f = new InFlight(m);
             assertThat(f.startCompleting()).isTrue();
-            out.add(new Completer.Pending(new OutboxStore.Finish(m, "done", null, null, null, clock.instant()), null,
+            out.add(new Completer.Pending(new CompletionStore.Finish(m, CompletionStore.Finish.Kind.DONE, null, null, null, clock.instant()), null,
                     f, "done", Duration.ZERO));
         }
         return out;

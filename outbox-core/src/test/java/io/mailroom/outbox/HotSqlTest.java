@@ -80,7 +80,7 @@ class HotSqlTest {
         try (Connection c = pg.dataSource().getConnection()) {
             DispatcherSessions sessions = new DispatcherSessions(oneSession(c), null, null);
             for (int i = 0; i < 12; i++) {
-                List<ClaimedMessage> claimed = sessions.inTransaction(tx -> store.claim(tx, "w", 3,
+                List<ClaimedMessage> claimed = sessions.inTransaction(tx -> store.claims().claim(tx, "w", 3,
                         List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
                 assertThat(claimed).hasSize(3);
             }

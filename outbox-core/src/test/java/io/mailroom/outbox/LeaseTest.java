@@ -52,7 +52,7 @@ class LeaseTest {
     /** The same, as the process {@code incarnation} of {@code worker}. */
     private ClaimedMessage claimAndDie(String worker, String incarnation) {
         return new DispatcherSessions(pg.dataSource(), null, null)
-                .inTransaction(tx -> store.claim(tx, worker, incarnation, 1, List.of(Fixtures.TOPIC), LEASE)).getFirst();
+                .inTransaction(tx -> store.claims().claim(tx, worker, incarnation, 1, List.of(Fixtures.TOPIC), LEASE)).getFirst();
     }
 
     @Test
@@ -298,7 +298,7 @@ class LeaseTest {
         ClaimedMessage claim = claimAndDie("w1");
         clock.advance(LEASE.minusSeconds(1));
         var sessions = new DispatcherSessions(pg.dataSource(), null, null);
-        java.util.Set<Long> kept = sessions.inTransaction(tx -> store.heartbeat(tx, List.of(claim), LEASE));
+        java.util.Set<Long> kept = sessions.inTransaction(tx -> store.leases().heartbeat(tx, List.of(claim), LEASE));
         assertThat(kept).containsExactly(msg.id());
         clock.advance(Duration.ofSeconds(2)); // past the old lease
         assertThat(dispatcher((m, ctx) -> Outcome.done()).rescueOnce()).isZero();

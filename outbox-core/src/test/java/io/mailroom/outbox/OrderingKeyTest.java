@@ -28,11 +28,12 @@ class OrderingKeyTest {
     }
 
     private List<ClaimedMessage> claim(String worker, int n) {
-        return sessions.inTransaction(tx -> store.claim(tx, worker, n, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
+        return sessions.inTransaction(tx -> store.claims().claim(tx, worker, n, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
     }
 
-    private void finish(ClaimedMessage m, String kind) {
-        sessions.inTransaction(tx -> store.finish(tx, List.of(new OutboxStore.Finish(m, kind, kind.equals("done") ? null : "err",
+    private void finish(ClaimedMessage m, CompletionStore.Finish.Kind kind) {
+        sessions.inTransaction(tx -> store.completions().finish(tx, List.of(new CompletionStore.Finish(m, kind,
+                kind == CompletionStore.Finish.Kind.DONE ? null : "err",
                 Duration.ofSeconds(5), null, clock.instant()))));
     }
 
@@ -50,13 +51,13 @@ class OrderingKeyTest {
 
         // A1 fails transiently: back to pending with backoff, and A2 still waits behind it
         ClaimedMessage claimedA1 = w1.stream().filter(m -> m.id() == a1.id()).findFirst().orElseThrow();
-        finish(claimedA1, "retry");
+        finish(claimedA1, CompletionStore.Finish.Kind.RETRY);
         assertThat(claim("w2", 10)).isEmpty();
 
         clock.advance(Duration.ofSeconds(5));
         List<ClaimedMessage> again = claim("w2", 10);
         assertThat(again).extracting(ClaimedMessage::id).containsExactly(a1.id());
-        finish(again.getFirst(), "done");
+        finish(again.getFirst(), CompletionStore.Finish.Kind.DONE);
 
         assertThat(claim("w1", 10)).extracting(ClaimedMessage::id).containsExactly(a2.id());
     }
@@ -67,7 +68,7 @@ class OrderingKeyTest {
         var a2 = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("h2").withOrderingKey("order-H"));
         ClaimedMessage head = claim("w1", 10).getFirst();
         assertThat(head.id()).isEqualTo(a1.id());
-        finish(head, "failed");
+        finish(head, CompletionStore.Finish.Kind.FAILED);
         assertThat(claim("w1", 10)).extracting(ClaimedMessage::id).containsExactly(a2.id());
     }
 

@@ -127,7 +127,7 @@ class SeedDemoTest {
                 results.add(pool.submit(() -> {
                     barrier.await();
                     return new DispatcherSessions(pg.dataSource(), null, null)
-                            .inTransaction(tx -> store.claim(tx, worker, 2, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
+                            .inTransaction(tx -> store.claims().claim(tx, worker, 2, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
                 }));
             }
             List<Long> ids = new ArrayList<>();
@@ -144,8 +144,8 @@ class SeedDemoTest {
         // the lease is taken over: version 2 now owns the row
         pg.dsl().execute("UPDATE outbox_message SET claim_version = claim_version + 1 WHERE id = " + first.id());
         var sessions = new DispatcherSessions(pg.dataSource(), null, null);
-        List<OutboxStore.ChangedRow> changed = sessions.inTransaction(tx -> store.finish(tx, List.of(
-                new OutboxStore.Finish(first, "done", null, null, null, first.claimedAt()))));
+        List<ChangedRow> changed = sessions.inTransaction(tx -> store.completions().finish(tx, List.of(
+                new CompletionStore.Finish(first, CompletionStore.Finish.Kind.DONE, null, null, null, first.claimedAt()))));
         assertThat(changed).isEmpty();
         assertThat(Fixtures.status(pg.dsl(), first.id())).isEqualTo("running");
     }
@@ -192,12 +192,12 @@ class SeedDemoTest {
 
     private List<ClaimedMessage> claimOne(String worker) {
         return new DispatcherSessions(pg.dataSource(), null, null)
-                .inTransaction(tx -> store.claim(tx, worker, 1, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
+                .inTransaction(tx -> store.claims().claim(tx, worker, 1, List.of(Fixtures.TOPIC), Duration.ofMinutes(1)));
     }
 
     @Test
     void theClaimIsOneStatementWithTheLockingClauseInsideTheCte() {
-        String sql = store.claimQuery(pg.dsl(), "w", null, 10, List.of(Fixtures.TOPIC), Duration.ofMinutes(1), true)
+        String sql = store.claims().claimQuery(pg.dsl(), "w", null, 10, List.of(Fixtures.TOPIC), Duration.ofMinutes(1), true)
                 .getSQL(org.jooq.conf.ParamType.INLINED);
         System.out.println("Claim SQL: " + sql);
         String lower = sql.toLowerCase(java.util.Locale.ROOT);
