@@ -9,12 +9,12 @@ import io.mailroom.db.sql.SqlStates;
 import io.mailroom.idempotency.EffectRecord;
 import io.mailroom.idempotency.EffectState;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.AttemptDetail;
+import io.mailroom.outbox.runtime.AttemptDetail;
 import io.mailroom.outbox.DuplicateIdempotencyKeyException;
-import io.mailroom.outbox.MessageActions;
+import io.mailroom.outbox.admin.MessageActions;
 import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.NewMessage;
-import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.admin.OutboxControl;
 import io.mailroom.outbox.SessionSettings;
 import io.mailroom.outbox.OutboxEnqueuer;
 import org.jooq.DSLContext;
@@ -237,7 +237,7 @@ public final class SupportService {
      * wait on each: nothing will send them until a dispatcher serving the topic starts.
      */
     public Map<String, Long> unservedTopics() {
-        return read(io.mailroom.outbox.DispatcherRegistry::unservedTopics);
+        return read(io.mailroom.outbox.runtime.DispatcherRegistry::unservedTopics);
     }
 
     /**

@@ -27,11 +27,11 @@ import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.http.HttpMailTransport;
 import io.mailroom.email.transport.smtp.SmtpTransport;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.ConnectionBudget;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherListener;
-import io.mailroom.outbox.OutboxControl;
-import io.mailroom.outbox.WaitingMessages;
+import io.mailroom.outbox.runtime.ConnectionBudget;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherListener;
+import io.mailroom.outbox.admin.OutboxControl;
+import io.mailroom.outbox.runtime.WaitingMessages;
 import io.mailroom.support.BindAddress;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
@@ -238,7 +238,7 @@ public final class DispatcherService implements AutoCloseable {
                 handlerOf.put(t.getKey(), new EmailHandler(reservationPool, new IdempotencyStore(), composer, t.getValue(),
                         config.ambiguity(t.getKey()), config.dispatcher().workerId(), null, check));
             }
-            Map<String, io.mailroom.outbox.MessageHandler> handlers = new java.util.HashMap<>();
+            Map<String, io.mailroom.outbox.runtime.MessageHandler> handlers = new java.util.HashMap<>();
             Map<String, ResilientTransport> gates = new java.util.HashMap<>();
             transportOf.forEach((topic, name) -> {
                 handlers.put(topic, handlerOf.get(name));
