@@ -2,7 +2,7 @@
 # Runs a main class from a module's test sources (probes, small benchmarks) with the module's test
 # class path, building what it needs from this checkout (nothing is installed into ~/.m2).
 #   scripts/run-test-main.sh MODULE MAIN_CLASS [ARGS...]
-# e.g. scripts/run-test-main.sh outbox-core io.mailroom.outbox.ClaimCostBenchmark 100000 50 300
+# e.g. scripts/run-test-main.sh outbox-core io.mailroom.outbox.runtime.ClaimCostBenchmark 100000 50 300
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/jdk.sh

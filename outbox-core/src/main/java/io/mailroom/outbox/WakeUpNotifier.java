@@ -1,6 +1,7 @@
 package io.mailroom.outbox;
 
 import io.mailroom.db.sql.SqlStates;
+import org.jooq.DSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +48,14 @@ public final class WakeUpNotifier {
     /** @param dataSource where the notifications are sent from (autocommit sessions; a pool) */
     public WakeUpNotifier(DataSource dataSource) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /**
+     * Notifies the dispatchers of {@code topics} from inside the caller's transaction {@code tx}:
+     * delivered at its commit, when the rows it changed can be claimed, and never if it rolls back.
+     */
+    public static void notifyAtCommit(DSLContext tx, List<String> topics) {
+        tx.resultQuery(NOTIFY, (Object) topics.toArray(String[]::new)).fetch();
     }
 
     /** Asks for dispatchers of {@code topic} to be woken soon; call it after the commit. */

@@ -1,20 +1,16 @@
 /**
- * The transactional outbox, knowing nothing about email.
+ * The transactional outbox, knowing nothing about email: what business code calls, and the session
+ * plumbing the other parts share.
  *
  * <h2>For business code</h2>
  * {@link io.mailroom.outbox.OutboxEnqueuer} adds a {@link io.mailroom.outbox.NewMessage} with the
  * caller's {@code DSLContext}, inside the caller's transaction; a rollback removes it too.
  *
- * <h2>For operators</h2>
- * {@link io.mailroom.outbox.Dispatcher} runs {@link io.mailroom.outbox.MessageHandler}s for the
- * topics it is given, configured by an immutable {@link io.mailroom.outbox.DispatcherConfig}. A
- * handler returns a typed {@link io.mailroom.outbox.Outcome}: done, retry later (after a delay),
- * failed for good, or review. Its parts, one role each: the producer (claims no more than its free
- * slots), the executor (virtual threads), {@code Completer} (batched, fenced completion),
- * {@code Heartbeater}, {@code LeaseRescuer}; all SQL is in {@code OutboxStore}.
- *
- * <h2>For people</h2>
- * {@link io.mailroom.outbox.MessageActions} (retry now, cancel, reschedule, confirm: NOWAIT, so a
- * busy row answers at once) and {@link io.mailroom.outbox.OutboxControl} (cluster-wide pause).
+ * <h2>Elsewhere, one package per role</h2>
+ * {@link io.mailroom.outbox.runtime} is what operators run: the
+ * {@link io.mailroom.outbox.runtime.Dispatcher} and its parts (producer, handler executor, completer,
+ * claim ledger, heartbeat, lease rescuer). {@link io.mailroom.outbox.maintenance} keeps the tables
+ * small (retention, partitions, history cleaning). {@link io.mailroom.outbox.admin} is what people do
+ * to messages and to the whole outbox (retry, cancel, confirm; pause).
  */
 package io.mailroom.outbox;

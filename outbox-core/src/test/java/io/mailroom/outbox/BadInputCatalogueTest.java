@@ -1,5 +1,8 @@
 package io.mailroom.outbox;
 
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.Record;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,5 +1,7 @@
 package io.mailroom.outbox;
 
+import io.mailroom.outbox.maintenance.RetentionConfig;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

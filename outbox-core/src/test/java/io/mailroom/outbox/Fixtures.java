@@ -10,15 +10,15 @@ import java.util.List;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 
 /** Row factories and readers for outbox tests. */
-final class Fixtures {
+public final class Fixtures {
 
-    static final String TOPIC = "test.topic";
+    public static final String TOPIC = "test.topic";
 
     private Fixtures() {
     }
 
     /** A fresh autocommit session of {@code pg}'s database, listening on the outbox's wake-up channel. */
-    static java.sql.Connection listen(io.mailroom.testing.PostgresExtension pg) throws java.sql.SQLException {
+    public static java.sql.Connection listen(io.mailroom.testing.PostgresExtension pg) throws java.sql.SQLException {
         java.sql.Connection c = pg.newConnection();
         c.setAutoCommit(true);
         try (java.sql.Statement st = c.createStatement()) {
@@ -27,12 +27,12 @@ final class Fixtures {
         return c;
     }
 
-    static NewMessage message(String key) {
+    public static NewMessage message(String key) {
         return NewMessage.of(TOPIC, "order", key, key, "{\"key\":\"" + key + "\"}");
     }
 
     /** Enqueues {@code n} messages {@code prefix-1..n} in one committed transaction. */
-    static List<EnqueuedMessage> enqueue(DSLContext dsl, Clock clock, String prefix, int n) {
+    public static List<EnqueuedMessage> enqueue(DSLContext dsl, Clock clock, String prefix, int n) {
         OutboxEnqueuer enqueuer = new OutboxEnqueuer(clock, false);
         List<NewMessage> messages = new ArrayList<>(n);
         for (int i = 1; i <= n; i++) {
@@ -46,20 +46,20 @@ final class Fixtures {
         return out;
     }
 
-    static EnqueuedMessage enqueueOne(DSLContext dsl, Clock clock, NewMessage message) {
+    public static EnqueuedMessage enqueueOne(DSLContext dsl, Clock clock, NewMessage message) {
         OutboxEnqueuer enqueuer = new OutboxEnqueuer(clock, false);
         return dsl.transactionResult(cfg -> enqueuer.enqueue(cfg.dsl(), message));
     }
 
-    static Record row(DSLContext dsl, long id) {
+    public static Record row(DSLContext dsl, long id) {
         return dsl.selectFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.ID.eq(id)).fetchSingle();
     }
 
-    static String status(DSLContext dsl, long id) {
+    public static String status(DSLContext dsl, long id) {
         return row(dsl, id).get(OUTBOX_MESSAGE.STATUS);
     }
 
-    static int countByStatus(DSLContext dsl, String status) {
+    public static int countByStatus(DSLContext dsl, String status) {
         return dsl.fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.STATUS.eq(status));
     }
 }

@@ -8,19 +8,19 @@ import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 
 /** A clock tests move by hand, so leases and backoff are driven without sleeping. */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
 
     private volatile Instant now;
 
-    MutableClock(Instant start) {
+    public MutableClock(Instant start) {
         this.now = start.truncatedTo(ChronoUnit.MICROS);
     }
 
-    static MutableClock at(String iso) {
+    public static MutableClock at(String iso) {
         return new MutableClock(Instant.parse(iso));
     }
 
-    void advance(Duration d) {
+    public void advance(Duration d) {
         now = now.plus(d);
     }
 

@@ -1,6 +1,6 @@
 package io.mailroom.support;
 
-import io.mailroom.outbox.DispatcherRegistry;
+import io.mailroom.outbox.runtime.DispatcherRegistry;
 
 import java.util.List;
 import java.util.Locale;

@@ -2,8 +2,8 @@ package io.mailroom.support;
 
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.suppression.SuppressionList;
-import io.mailroom.outbox.MessageActions;
-import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.admin.MessageActions;
+import io.mailroom.outbox.admin.OutboxControl;
 import io.mailroom.outbox.SessionSettings;
 
 import javax.sql.DataSource;

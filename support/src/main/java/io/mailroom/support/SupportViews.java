@@ -3,7 +3,7 @@ package io.mailroom.support;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionList;
-import io.mailroom.outbox.AttemptDetail;
+import io.mailroom.outbox.runtime.AttemptDetail;
 import org.jooq.DSLContext;
 import org.jooq.Record2;
 

@@ -1,7 +1,7 @@
 package io.mailroom.support;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import io.mailroom.outbox.AttemptDetail;
+import io.mailroom.outbox.runtime.AttemptDetail;
 
 import java.time.Instant;
 import java.util.Locale;

@@ -333,9 +333,9 @@ class SupportServiceTest {
     @Test
     void anOrphanedClaimHandedBackSaysSo() {
         TestMail.confirmation(pg.dsl(), 33);
-        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
-        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
-                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()));
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config,
+                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.runtime.Outcome.done()));
         // a claim of this very process whose commit went through while the claimer's session was lost: running, never handled
         pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'test-dispatcher', attempts = 1, "
                 + "claimed_incarnation = ?, claim_version = claim_version + 1, claimed_at = now() - interval '1 minute', "
@@ -355,9 +355,9 @@ class SupportServiceTest {
         pg.dsl().execute("UPDATE outbox_message SET status = 'running', claimed_by = 'restarted', attempts = 1, "
                 + "claimed_incarnation = 'the-one-before', claim_version = claim_version + 1, claimed_at = now(), "
                 + "lease_until = now() + interval '1 minute' WHERE idempotency_key = 'email-order-35'");
-        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("restarted").listenForNotifications(false).build();
-        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
-                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()));
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("restarted").listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config,
+                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.runtime.Outcome.done()));
         assertThat(dispatcher.interruptPredecessorsClaims()).isEqualTo(1);
         assertThat(email("email-order-35").timeline()).singleElement().isInstanceOfSatisfying(TimelineEntry.Attempt.class, a -> {
             assertThat(a.outcome()).isEqualTo("interrupted");
@@ -371,12 +371,12 @@ class SupportServiceTest {
         TestMail.confirmation(pg.dsl(), 34);
         var handling = new java.util.concurrent.CountDownLatch(1);
         var never = new java.util.concurrent.CountDownLatch(1);
-        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("stopping-one").listenForNotifications(false)
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("stopping-one").listenForNotifications(false)
                 .shutdownDeadline(Duration.ofMillis(300)).build();
-        try (var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION, (m, c) -> {
+        try (var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION, (m, c) -> {
             handling.countDown();
             never.await(60, java.util.concurrent.TimeUnit.SECONDS); // until the stop hands it back and interrupts it
-            return io.mailroom.outbox.Outcome.done();
+            return io.mailroom.outbox.runtime.Outcome.done();
         }))) {
             dispatcher.start();
             assertThat(handling.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
@@ -491,9 +491,9 @@ class SupportServiceTest {
         assertThat(e.mainAction()).isEqualTo(EmailView.RETRY);
         // a render failure is permanent too (no provider detail at all)
         TestMail.confirmation(pg.dsl(), 46);
-        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
-        new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION,
-                (m, c) -> io.mailroom.outbox.Outcome.failed("cannot render the email: customerName has a control character"))).runOnce();
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("test-dispatcher").listenForNotifications(false).build();
+        new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of(TestMail.CONFIRMATION,
+                (m, c) -> io.mailroom.outbox.runtime.Outcome.failed("cannot render the email: customerName has a control character"))).runOnce();
         assertThat(email("email-order-46").mainAction()).isEqualTo(EmailView.CLOSE);
     }
 
@@ -547,12 +547,12 @@ class SupportServiceTest {
             assertThat(s.updatedBy()).isEqualTo("olga");
             assertThat(s.reason()).isEqualTo("provider incident");
         });
-        assertThat(new io.mailroom.outbox.OutboxControl(pg.dataSource()).pausedScopes()).containsExactly("*");
+        assertThat(new io.mailroom.outbox.admin.OutboxControl(pg.dataSource()).pausedScopes()).containsExactly("*");
         // a paused dispatcher claims nothing (it reads the switch at start and every few seconds)
         TestMail.confirmation(pg.dsl(), 15);
-        var config = io.mailroom.outbox.DispatcherConfig.builder().workerId("paused-one").listenForNotifications(false).build();
-        try (var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config,
-                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.Outcome.done()))) {
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("paused-one").listenForNotifications(false).build();
+        try (var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config,
+                Map.of(TestMail.CONFIRMATION, (m, c) -> io.mailroom.outbox.runtime.Outcome.done()))) {
             dispatcher.start();
             org.awaitility.Awaitility.await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
                     .until(() -> email("email-order-15").status() == EmailStatus.PENDING);
@@ -581,7 +581,7 @@ class SupportServiceTest {
             assertThatThrownBy(() -> service.pause(OPS, "*", "provider incident"))
                     .hasStackTraceContaining("audit refused by the test");
             assertThat(pg.dsl().fetchCount(OUTBOX_CONTROL)).isZero();
-            assertThat(new io.mailroom.outbox.OutboxControl(pg.dataSource()).pausedScopes()).isEmpty();
+            assertThat(new io.mailroom.outbox.admin.OutboxControl(pg.dataSource()).pausedScopes()).isEmpty();
         } finally {
             pg.dsl().execute("DROP TRIGGER refuse_audit ON audit_log");
             pg.dsl().execute("DROP FUNCTION refuse_audit()");

@@ -3,14 +3,14 @@ package io.mailroom.support;
 import io.mailroom.idempotency.Fingerprint;
 import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.idempotency.Reservation;
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.EnqueuedMessage;
-import io.mailroom.outbox.MessageHandler;
+import io.mailroom.outbox.runtime.MessageHandler;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.Outcome;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -107,7 +107,7 @@ final class TestMail {
     private static MessageHandler handler(DataSource dataSource, Function<String, Result> script) {
         IdempotencyStore store = new IdempotencyStore();
         DSLContext dsl = DSL.using(dataSource, SQLDialect.POSTGRES);
-        return (ClaimedMessage m, io.mailroom.outbox.ClaimContext ctx) -> {
+        return (ClaimedMessage m, io.mailroom.outbox.runtime.ClaimContext ctx) -> {
             Result result = script.apply(m.idempotencyKey());
             String key = m.idempotencyKey();
             int[] held = {1};

@@ -10,7 +10,7 @@ import io.mailroom.email.config.EmailTopics;
 import io.mailroom.mailbox.MailboxRules;
 import io.mailroom.orders.InvalidOrderException;
 import io.mailroom.orders.PlaceOrder;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import jakarta.mail.internet.InternetAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

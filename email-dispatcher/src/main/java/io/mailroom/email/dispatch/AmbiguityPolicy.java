@@ -1,7 +1,7 @@
 package io.mailroom.email.dispatch;
 
 import io.mailroom.idempotency.Reservation;
-import io.mailroom.outbox.Backoff;
+import io.mailroom.outbox.runtime.Backoff;
 
 import java.time.Duration;
 import java.time.Instant;

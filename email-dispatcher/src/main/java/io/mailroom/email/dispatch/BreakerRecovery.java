@@ -2,7 +2,7 @@ package io.mailroom.email.dispatch;
 
 import io.mailroom.db.sql.SqlStates;
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.outbox.WaitingMessages;
+import io.mailroom.outbox.runtime.WaitingMessages;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

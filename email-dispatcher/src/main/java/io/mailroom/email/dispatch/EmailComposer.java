@@ -3,7 +3,7 @@ package io.mailroom.email.dispatch;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.render.RenderException;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 
 import java.util.List;
 import java.util.Objects;

@@ -3,7 +3,7 @@ package io.mailroom.email.dispatch;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mailroom.email.EmailAddress;
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.DispatcherListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,7 +1,7 @@
 package io.mailroom.email.dispatch;
 
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.Outcome;
 import org.jooq.DSLContext;
 
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package io.mailroom.email.dispatch;
 import io.mailroom.db.sql.HotSql;
 import io.mailroom.db.sql.SqlClock;
 import io.mailroom.email.Email;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import org.jooq.DSLContext;
 
 import java.time.Instant;

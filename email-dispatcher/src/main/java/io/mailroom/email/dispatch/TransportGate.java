@@ -1,7 +1,7 @@
 package io.mailroom.email.dispatch;
 
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.outbox.ClaimGate;
+import io.mailroom.outbox.runtime.ClaimGate;
 
 import java.util.Map;
 

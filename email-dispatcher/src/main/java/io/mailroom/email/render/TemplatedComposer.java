@@ -12,7 +12,7 @@ import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.dispatch.EmailComposer;
 import io.mailroom.mailbox.MailboxRules;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import io.mailroom.templates.RenderedTemplate;
 import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.templates.TemplateException;

@@ -5,8 +5,8 @@ import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.testing.ChildJvm;
 import io.mailroom.testing.PostgresExtension;
 import io.mailroom.testing.WrappingDataSource;
@@ -172,7 +172,7 @@ class BatchReservationTest {
     private static final class Fingerprints {
         io.mailroom.idempotency.Fingerprint of(long id) {
             try {
-                var composed = DispatchFixture.composer().compose(new io.mailroom.outbox.ClaimedMessage(id,
+                var composed = DispatchFixture.composer().compose(new io.mailroom.outbox.runtime.ClaimedMessage(id,
                         java.time.Instant.now(), TOPIC, "order", String.valueOf(id), DispatchFixture.key(id), null,
                         DispatchFixture.payload(id, "customer" + id + "@example.com", "Customer " + id),
                         1, 10, 1, java.time.Instant.now(), java.time.Instant.now().plusSeconds(60)));

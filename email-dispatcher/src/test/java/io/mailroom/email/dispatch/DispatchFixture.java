@@ -8,9 +8,9 @@ import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.Backoff;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.Backoff;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
 import io.mailroom.templates.TemplateCatalogue;
@@ -90,8 +90,8 @@ final class DispatchFixture {
 
     /** A dispatcher whose handler is wrapped, e.g. by {@link #dyingBeforeRecording}. */
     static Dispatcher dispatcher(javax.sql.DataSource dataSource, ResilientTransport transport, AmbiguityPolicy policy,
-                                 int batchSize, java.util.function.UnaryOperator<io.mailroom.outbox.MessageHandler> wrap) {
-        io.mailroom.outbox.MessageHandler handler = wrap.apply(new EmailHandler(dataSource, new IdempotencyStore(),
+                                 int batchSize, java.util.function.UnaryOperator<io.mailroom.outbox.runtime.MessageHandler> wrap) {
+        io.mailroom.outbox.runtime.MessageHandler handler = wrap.apply(new EmailHandler(dataSource, new IdempotencyStore(),
                 composer(), transport, policy, "test-worker", null));
         DispatcherConfig config = DispatcherConfig.builder().workerId("test-worker").batchSize(batchSize)
                 .backoff(new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2, 0)).build();
@@ -115,7 +115,7 @@ final class DispatchFixture {
      * The crash window: the handler sends for real, and the process "dies" before the outcome (and
      * with it the idempotency record) is written. The dispatcher sees only an exception.
      */
-    static io.mailroom.outbox.MessageHandler dyingBeforeRecording(io.mailroom.outbox.MessageHandler real) {
+    static io.mailroom.outbox.runtime.MessageHandler dyingBeforeRecording(io.mailroom.outbox.runtime.MessageHandler real) {
         return (message, context) -> {
             real.handle(message, context);
             throw new IllegalStateException("process died after the provider accepted, before recording");

@@ -12,7 +12,7 @@ import io.mailroom.email.resilience.TransportPolicyConfig.RateLimitSettings;
 import io.mailroom.email.resilience.TransportPolicyConfig.RetrySettings;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.http.HttpMailTransport;
-import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.runtime.Dispatcher;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.Record;
 import org.junit.jupiter.api.AfterAll;

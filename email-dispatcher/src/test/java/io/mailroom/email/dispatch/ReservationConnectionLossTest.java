@@ -2,8 +2,8 @@ package io.mailroom.email.dispatch;
 
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.testing.PostgresExtension;
 import io.mailroom.testing.WrappingDataSource;
 import org.jooq.Record2;

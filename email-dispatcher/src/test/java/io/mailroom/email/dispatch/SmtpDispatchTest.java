@@ -9,7 +9,7 @@ import io.mailroom.email.transport.smtp.MessageIds;
 import io.mailroom.email.transport.smtp.SmtpConfig;
 import io.mailroom.email.transport.smtp.SmtpSecurity;
 import io.mailroom.email.transport.smtp.SmtpTransport;
-import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.runtime.Dispatcher;
 import io.mailroom.testing.PostgresExtension;
 import jakarta.mail.internet.MimeMessage;
 import jakarta.mail.internet.MimeMultipart;

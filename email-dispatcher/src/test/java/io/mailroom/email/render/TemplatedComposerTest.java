@@ -6,7 +6,7 @@ import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.dispatch.EmailComposer;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import io.mailroom.templates.TemplateCatalogue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

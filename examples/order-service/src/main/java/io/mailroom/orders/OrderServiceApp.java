@@ -3,7 +3,7 @@ package io.mailroom.orders;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
-import io.mailroom.outbox.ConnectionBudget;
+import io.mailroom.outbox.runtime.ConnectionBudget;
 import io.mailroom.outbox.DatabaseWait;
 import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.db.sql.SqlStates;

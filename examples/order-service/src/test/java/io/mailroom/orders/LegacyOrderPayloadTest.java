@@ -8,7 +8,7 @@ import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.dispatch.EmailComposer;
 import io.mailroom.email.render.RenderException;
 import io.mailroom.email.render.TemplatedComposer;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import io.mailroom.templates.TemplateCatalogue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,10 +1,10 @@
 package io.mailroom.orders;
 
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.MessageHandler;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.runtime.MessageHandler;
+import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,7 +62,7 @@ class OrderEmailOrderingTest {
             claimedMeanwhile.add(m.idempotencyKey());
             return Outcome.done();
         });
-        Dispatcher first = dispatcher("w1", (ClaimedMessage m, io.mailroom.outbox.ClaimContext ctx) -> {
+        Dispatcher first = dispatcher("w1", (ClaimedMessage m, io.mailroom.outbox.runtime.ClaimContext ctx) -> {
             claimed.add(m.idempotencyKey());
             other.runOnce();
             return Outcome.retryLater("421 try again later", Duration.ofMinutes(5));

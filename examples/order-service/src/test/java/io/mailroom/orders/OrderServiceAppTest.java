@@ -1,6 +1,6 @@
 package io.mailroom.orders;
 
-import io.mailroom.outbox.ConnectionBudget;
+import io.mailroom.outbox.runtime.ConnectionBudget;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;

@@ -4,8 +4,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.DispatcherListener;
 
 import java.time.Duration;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.mailroom.email.metrics;
 
 import io.mailroom.db.MailroomSchema;
-import io.mailroom.outbox.DispatcherRegistry;
+import io.mailroom.outbox.runtime.DispatcherRegistry;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

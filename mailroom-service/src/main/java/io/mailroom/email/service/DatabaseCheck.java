@@ -1,7 +1,7 @@
 package io.mailroom.email.service;
 
 import io.mailroom.db.MailroomSchema;
-import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.admin.OutboxControl;
 import io.mailroom.db.sql.SqlStates;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;

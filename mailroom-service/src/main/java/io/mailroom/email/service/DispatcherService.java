@@ -3,9 +3,9 @@ package io.mailroom.email.service;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherListener;
-import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherListener;
+import io.mailroom.outbox.admin.OutboxControl;
 
 import java.net.InetSocketAddress;
 import java.util.Map;

@@ -3,7 +3,7 @@ package io.mailroom.email.service;
 import io.javalin.Javalin;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.runtime.Dispatcher;
 import io.mailroom.support.BindAddress;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.ServerConnector;

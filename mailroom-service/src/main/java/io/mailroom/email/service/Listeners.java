@@ -1,6 +1,6 @@
 package io.mailroom.email.service;
 
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.DispatcherListener;
 
 /** Dispatcher listeners told of the same events, in order. */
 final class Listeners {
@@ -21,13 +21,13 @@ final class Listeners {
             }
 
             @Override
-            public void finished(io.mailroom.outbox.ClaimedMessage message, String outcome, java.time.Duration took) {
+            public void finished(io.mailroom.outbox.runtime.ClaimedMessage message, String outcome, java.time.Duration took) {
                 a.finished(message, outcome, took);
                 b.finished(message, outcome, took);
             }
 
             @Override
-            public void claimLost(io.mailroom.outbox.ClaimedMessage message, String where) {
+            public void claimLost(io.mailroom.outbox.runtime.ClaimedMessage message, String where) {
                 a.claimLost(message, where);
                 b.claimLost(message, where);
             }

@@ -1,8 +1,8 @@
 package io.mailroom.email.service;
 
-import io.mailroom.outbox.HistoryCleaner;
-import io.mailroom.outbox.PartitionMaintainer;
-import io.mailroom.outbox.RetentionConfig;
+import io.mailroom.outbox.maintenance.HistoryCleaner;
+import io.mailroom.outbox.maintenance.PartitionMaintainer;
+import io.mailroom.outbox.maintenance.RetentionConfig;
 import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -8,9 +8,9 @@ import io.mailroom.email.config.MailSettings;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.smtp.SmtpConfig;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.RetentionConfig;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.maintenance.RetentionConfig;
 import io.mailroom.support.SupportConfig;
 
 import java.time.Duration;

@@ -5,7 +5,7 @@ import io.javalin.Javalin;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.metrics.QueueSampler;
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.outbox.Dispatcher;
+import io.mailroom.outbox.runtime.Dispatcher;
 import io.mailroom.support.SupportServer;
 
 import java.util.Map;

@@ -13,8 +13,8 @@ import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.email.transport.http.HttpMailConfig;
 import io.mailroom.email.transport.http.HttpMailTransport;
 import io.mailroom.idempotency.IdempotencyStore;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 

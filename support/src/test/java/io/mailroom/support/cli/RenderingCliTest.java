@@ -1,10 +1,10 @@
 package io.mailroom.support.cli;
 
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.support.SupportJson;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.BeforeEach;
@@ -55,7 +55,7 @@ class RenderingCliTest {
                     .execute();
         }
         DispatcherConfig config = DispatcherConfig.builder().workerId("cli-test").listenForNotifications(false).build();
-        new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (msg, ctx) -> Outcome.done())).runOnce();
+        new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (msg, ctx) -> Outcome.done())).runOnce();
         return m;
     }
 

@@ -1,11 +1,11 @@
 package io.mailroom.support.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.support.SupportJson;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.BeforeEach;
@@ -70,7 +70,7 @@ class SupportCliTest {
     private int dispatch(String... failing) {
         java.util.Set<String> fail = java.util.Set.of(failing);
         DispatcherConfig config = DispatcherConfig.builder().workerId("cli-test-dispatcher").listenForNotifications(false).build();
-        return new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (m, ctx) -> fail.contains(m.idempotencyKey())
+        return new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (m, ctx) -> fail.contains(m.idempotencyKey())
                 ? new Outcome.Failed("550 5.1.1 mailbox unavailable", "{\"transport\":\"smtp\",\"replyCode\":550}", null)
                 : new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<" + m.idempotencyKey() + "@test>\"}", null)))
                 .runOnce();
@@ -179,7 +179,7 @@ class SupportCliTest {
     void anEmailShowsTheServersReplyWithItsQueueIdAndASentOneNoEarlierError() {
         enqueue(32);
         DispatcherConfig config = DispatcherConfig.builder().workerId("cli-test-dispatcher").listenForNotifications(false).build();
-        var dispatcher = new io.mailroom.outbox.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (m, ctx) -> m.attempt() == 1
+        var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of(TOPIC, (m, ctx) -> m.attempt() == 1
                 ? new Outcome.RetryLater("smtp-451 4.3.0 try again later", java.time.Duration.ZERO, "{\"code\":\"smtp-451\"}", null)
                 : new Outcome.Done("{\"transport\":\"smtp\",\"replyCode\":250,\"messageId\":\"<k@test>\","
                         + "\"reply\":\"250 2.0.0 Ok: queued as 7F3A2\"}", null)));

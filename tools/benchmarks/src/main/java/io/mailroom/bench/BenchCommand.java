@@ -69,7 +69,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--ref-sessions", description = "Sessions of the reference drivers (default: the runtime's busy "
             + "sessions, its claimers and its completer, i.e. DispatcherConfig.DEFAULT_CLAIMERS + 1).")
-    int refSessions = io.mailroom.outbox.DispatcherConfig.DEFAULT_CLAIMERS + 1;
+    int refSessions = io.mailroom.outbox.runtime.DispatcherConfig.DEFAULT_CLAIMERS + 1;
 
     @Option(names = "--pgbench", description = "pgbench binary, 'auto' (PATH, /usr/lib/postgresql/*/bin) or 'none'.")
     String pgbench = "auto";

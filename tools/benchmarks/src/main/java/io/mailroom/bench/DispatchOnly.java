@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.email.service.MailroomCli;
-import io.mailroom.outbox.OutboxControl;
+import io.mailroom.outbox.admin.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;

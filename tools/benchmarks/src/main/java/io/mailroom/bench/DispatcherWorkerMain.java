@@ -2,13 +2,13 @@ package io.mailroom.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherListener;
 import io.mailroom.outbox.JdbcUrls;
-import io.mailroom.outbox.MessageHandler;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.MessageHandler;
+import io.mailroom.outbox.runtime.Outcome;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

@@ -22,7 +22,7 @@ record DrainResult(int messages, long handled, long duplicates, long nanos, CpuM
     }
 
     /**
-     * The runtime's claimers in one drain, from {@link io.mailroom.outbox.DispatcherListener#claimed}:
+     * The runtime's claimers in one drain, from {@link io.mailroom.outbox.runtime.DispatcherListener#claimed}:
      * claim statements run, rows they returned, and the time spent in them (claim transaction
      * included), summed over the claimer threads. {@code busyShare} near the number of claimers means
      * claiming was the bottleneck; well below, they were waiting for free slots, i.e. for completions.

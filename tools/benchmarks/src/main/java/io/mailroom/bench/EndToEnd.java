@@ -1,6 +1,6 @@
 package io.mailroom.bench;
 
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.testing.ChildJvm;
 
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.mailroom.bench;
 
-import io.mailroom.outbox.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherConfig;
 
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -15,7 +15,7 @@ import java.util.Optional;
 /**
  * Scenarios 1 and 2 in one pass, so that each runtime figure has its reference measured minutes
  * apart on the same machine: for every batch size and both settings of {@code recordAttempts}, the
- * {@link io.mailroom.outbox.Dispatcher} runtime, the plain JDBC loop ({@link JdbcReference}) and
+ * {@link io.mailroom.outbox.runtime.Dispatcher} runtime, the plain JDBC loop ({@link JdbcReference}) and
  * pgbench ({@link PgbenchReference}) each drain a freshly loaded, identical queue. Then a concurrency
  * sweep of the runtime, a statement census (what the runtime sends per message) and the claim's
  * planning/execution split.
@@ -66,7 +66,7 @@ final class QueueThroughput {
     void run(Report report) throws Exception {
         Report.Section main = report.section("throughput",
                 "1+2. Queue throughput: runtime vs the reference limit (same SQL, same batch, same database state)", COLUMNS);
-        main.note("runtime = io.mailroom.outbox.Dispatcher, no-op handler; jdbc-ref = the runtime's SQL in a bare JDBC loop with "
+        main.note("runtime = io.mailroom.outbox.runtime.Dispatcher, no-op handler; jdbc-ref = the runtime's SQL in a bare JDBC loop with "
                 + plan.refSessions() + " sessions; pgbench = benchmarks/pgbench/claim_complete.sql with the same sessions");
         main.note("rows/claim and claimers busy (time the runtime's " + DispatcherConfig.DEFAULT_CLAIMERS + " claimer threads spent in"
                 + " claim transactions / wall time; " + DispatcherConfig.DEFAULT_CLAIMERS + ".0 = always claiming) say whether"

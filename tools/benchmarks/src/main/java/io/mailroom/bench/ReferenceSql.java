@@ -4,9 +4,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The statements the {@link io.mailroom.outbox.Dispatcher} runtime sends to claim and complete
+ * The statements the {@link io.mailroom.outbox.runtime.Dispatcher} runtime sends to claim and complete
  * messages, written out as the plain JDBC reference runs them. They are the texts jOOQ renders for
- * {@code OutboxStore.claim}, {@code finish}, {@code updateEffects} and {@code insertAttempts}
+ * {@code ClaimStore.claim}, {@code CompletionStore.finish}, {@code HistoryStore.updateEffects} and {@code insertAttempts}
  * (default settings: database time, ordering keys honoured), bind for bind, so that the reference
  * measures the database's limit for exactly the runtime's SQL.
  *

@@ -1,11 +1,11 @@
 package io.mailroom.bench;
 
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.DispatcherListener;
-import io.mailroom.outbox.MessageHandler;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherListener;
+import io.mailroom.outbox.runtime.MessageHandler;
+import io.mailroom.outbox.runtime.Outcome;
 
 import javax.sql.DataSource;
 import java.sql.Connection;

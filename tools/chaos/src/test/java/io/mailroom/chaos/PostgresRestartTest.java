@@ -8,7 +8,7 @@ import io.mailroom.email.service.DispatcherService;
 import io.mailroom.email.service.ServiceConfig;
 import io.mailroom.orders.OrderService;
 import io.mailroom.orders.PlaceOrder;
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.DispatcherListener;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;

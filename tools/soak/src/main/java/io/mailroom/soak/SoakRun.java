@@ -3,14 +3,14 @@ package io.mailroom.soak;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.db.Schema;
-import io.mailroom.outbox.ClaimedMessage;
-import io.mailroom.outbox.Dispatcher;
-import io.mailroom.outbox.DispatcherConfig;
-import io.mailroom.outbox.DispatcherListener;
+import io.mailroom.outbox.runtime.ClaimedMessage;
+import io.mailroom.outbox.runtime.Dispatcher;
+import io.mailroom.outbox.runtime.DispatcherConfig;
+import io.mailroom.outbox.runtime.DispatcherListener;
 import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
-import io.mailroom.outbox.Outcome;
+import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -119,7 +119,7 @@ public final class SoakRun {
             };
             DispatcherConfig config = DispatcherConfig.builder().workerId("soak").batchSize(50).concurrency(16)
                     .pollInterval(Duration.ofMillis(200)).build();
-            Map<String, io.mailroom.outbox.MessageHandler> handlers = Map.of(TOPIC, (ClaimedMessage m, io.mailroom.outbox.ClaimContext c) -> Outcome.done());
+            Map<String, io.mailroom.outbox.runtime.MessageHandler> handlers = Map.of(TOPIC, (ClaimedMessage m, io.mailroom.outbox.runtime.ClaimContext c) -> Outcome.done());
 
             // 1. capacity: drain a preloaded backlog with the no-op handler
             preload(dsl, capacityMessages);

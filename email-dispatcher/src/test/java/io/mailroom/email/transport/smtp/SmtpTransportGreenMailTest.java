@@ -9,7 +9,7 @@ import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.TestEmails;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.render.TemplatedComposer;
-import io.mailroom.outbox.ClaimedMessage;
+import io.mailroom.outbox.runtime.ClaimedMessage;
 import io.mailroom.templates.TemplateCatalogue;
 import io.mailroom.email.render.RenderException;
 import io.mailroom.email.transport.SendResult;

@@ -1,9 +1,0 @@
-package io.mailroom.outbox;
-
-/** The message's claim is no longer this worker's; stop and record nothing. */
-public final class ClaimLostException extends OutboxException {
-
-    public ClaimLostException(String message) {
-        super(message);
-    }
-}

@@ -1,0 +1,6 @@
+/**
+ * What people do: {@link io.mailroom.outbox.admin.MessageActions} on one message (retry now,
+ * cancel, reschedule, confirm: NOWAIT, so a busy row answers at once) and
+ * {@link io.mailroom.outbox.admin.OutboxControl} on the whole outbox (cluster-wide pause).
+ */
+package io.mailroom.outbox.admin;

@@ -1,0 +1,180 @@
+package io.mailroom.outbox.runtime;
+
+import io.mailroom.outbox.MessageStatus;
+import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
+import io.mailroom.db.sql.HotSql;
+import io.mailroom.db.sql.SqlClock;
+import org.jooq.CommonTableExpression;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record2;
+import org.jooq.SQLDialect;
+import org.jooq.UpdateResultStep;
+import org.jooq.impl.DSL;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
+import static org.jooq.impl.DSL.any;
+import static org.jooq.impl.DSL.inline;
+import static org.jooq.impl.DSL.name;
+import static org.jooq.impl.DSL.notExists;
+import static org.jooq.impl.DSL.selectOne;
+
+/**
+ * The claim: one statement that takes up to a limit of pending messages of some topics for one
+ * worker, rendered by jOOQ from the generated classes and run through {@link HotSql}. Invariant: a
+ * row is claimed by one caller at a time (the locking clause with SKIP LOCKED inside the CTE), and
+ * a row with an ordering key only after every earlier row of its key has left the queue.
+ */
+final class ClaimStore {
+
+    private static final String PENDING = MessageStatus.PENDING.sql();
+    private static final String RUNNING = MessageStatus.RUNNING.sql();
+    /** Renders the claim; never executes (the claim runs through {@link HotSql}). */
+    private static final DSLContext RENDERER = DSL.using(SQLDialect.POSTGRES);
+    private static final int CLAIM_CACHE_SIZE = 256;
+
+    private final SqlClock clock;
+    private final Map<ClaimKey, RenderedClaim> claims = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ClaimKey, RenderedClaim> eldest) {
+            return size() > CLAIM_CACHE_SIZE;
+        }
+    };
+
+    ClaimStore(SqlClock clock) {
+        this.clock = clock;
+    }
+
+
+    /**
+     * The claim: a CTE picks pending rows with {@code FOR NO KEY UPDATE SKIP LOCKED} (the locking
+     * clause must sit inside the CTE: it does not reach into WITH from outside), and the outer
+     * UPDATE marks exactly those rows running, bumps {@code claim_version} and {@code attempts}
+     * and sets the lease. Must run at READ COMMITTED: at REPEATABLE READ a candidate changed after
+     * the snapshot raises 40001 instead of being skipped.
+     *
+     * <p>A row with an ordering key is skipped while an earlier row (lower id) of the same key is
+     * pending or running, so that key's messages go one at a time, in order.
+     */
+    List<ClaimedMessage> claim(DSLContext tx, String worker, int limit, Collection<String> topics, Duration lease) {
+        return claim(tx, worker, null, limit, topics, lease, true);
+    }
+
+    /** The claim for {@code worker} in its process {@code incarnation} (null: a claim no process will own). */
+    List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
+                               Duration lease) {
+        return claim(tx, worker, incarnation, limit, topics, lease, true);
+    }
+
+    List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
+                               Duration lease, boolean orderingKeys) {
+        RenderedClaim claim = renderedClaim(worker, incarnation, limit, topics, lease, orderingKeys);
+        return HotSql.query(tx, claim.sql(), claim.binds(), ClaimStore::claimedMessage);
+    }
+
+    /**
+     * The claim as SQL text and bind values. With database time nothing in it changes between
+     * executions for the same worker, limit, topics and lease, so it is rendered once and kept
+     * (at most {@link #CLAIM_CACHE_SIZE} variants: the limit takes at most {@code batchSize} values);
+     * with an injected clock it carries that clock's instant and is rendered every time.
+     */
+    private RenderedClaim renderedClaim(String worker, String incarnation, int limit, Collection<String> topics,
+                                        Duration lease, boolean orderingKeys) {
+        if (!clock.isDatabaseTime()) {
+            return RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease, orderingKeys));
+        }
+        ClaimKey key = new ClaimKey(worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys);
+        synchronized (claims) {
+            RenderedClaim cached = claims.get(key);
+            if (cached != null) {
+                return cached;
+            }
+        }
+        RenderedClaim rendered = RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease,
+                orderingKeys));
+        synchronized (claims) {
+            claims.put(key, rendered);
+        }
+        return rendered;
+    }
+
+    private record ClaimKey(String worker, String incarnation, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
+    }
+
+    private record RenderedClaim(String sql, Object[] binds) {
+        static RenderedClaim of(UpdateResultStep<OutboxMessageRecord> query) {
+            return new RenderedClaim(query.getSQL(), query.getBindValues().toArray());
+        }
+    }
+
+    static ClaimedMessage claimedMessage(ResultSet rs) throws SQLException {
+        return new ClaimedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3), rs.getString(4),
+                rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), rs.getInt(9), rs.getInt(10),
+                rs.getLong(11), HotSql.instant(rs, 12), HotSql.instant(rs, 13));
+    }
+
+    /**
+     * The claim statement itself, unexecuted (for {@link #claim} and for reading its SQL). The
+     * statuses and the limit are written into the text, not bound: with {@code status = ?} a
+     * generic plan cannot use the partial index {@code WHERE status = 'pending'}, and with the limit
+     * unknown its estimate is bad, so PostgreSQL planned every claim afresh (custom plans), which
+     * cost several times the claim's execution. Inlined, the plan is cached after five executions.
+     * The columns it returns are read by position in {@link #claimedMessage}.
+     */
+    UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, String incarnation, int limit,
+                                                     Collection<String> topics, Duration lease, boolean orderingKeys) {
+        var m = OUTBOX_MESSAGE;
+        var c = OUTBOX_MESSAGE.as("c");
+        var earlier = OUTBOX_MESSAGE.as("earlier");
+        Field<Instant> now = clock.now();
+        Field<String> pending = inline(PENDING);
+        Field<String> running = inline(RUNNING);
+
+        Condition orderingFree = !orderingKeys ? DSL.noCondition()
+                : c.ORDERING_KEY.isNull().or(notExists(selectOne().from(earlier).where(
+                        earlier.ORDERING_KEY.eq(c.ORDERING_KEY),
+                        earlier.ID.lt(c.ID),
+                        earlier.STATUS.in(pending, running))));
+
+        CommonTableExpression<Record2<Long, Instant>> picked = name("picked").fields("id", "created_at").as(
+                DSL.select(c.ID, c.CREATED_AT)
+                        .from(c)
+                        .where(c.STATUS.eq(pending))
+                        .and(c.AVAILABLE_AT.le(now))
+                        .and(c.TOPIC.eq(any(topics.toArray(String[]::new))))
+                        .and(orderingFree)
+                        .orderBy(c.AVAILABLE_AT, c.ID)
+                        .limit(inline(limit))
+                        .forNoKeyUpdate()
+                        .skipLocked());
+        Field<Long> pickedId = picked.field("id", Long.class);
+        Field<Instant> pickedCreatedAt = picked.field("created_at", Instant.class);
+
+        return tx.with(picked)
+                .update(m)
+                .set(m.STATUS, running)
+                .set(m.CLAIMED_BY, worker)
+                .set(m.CLAIMED_INCARNATION, incarnation)
+                .set(m.CLAIMED_AT, now)
+                .set(m.CLAIM_VERSION, m.CLAIM_VERSION.plus(inline(1L)))
+                .set(m.ATTEMPTS, m.ATTEMPTS.plus(inline(1)))
+                .set(m.LEASE_UNTIL, clock.plus(lease))
+                .set(m.WAITING_FOR, inline((String) null)) // a running row waits for nothing
+                .set(m.UPDATED_AT, now)
+                .from(picked)
+                .where(m.ID.eq(pickedId).and(m.CREATED_AT.eq(pickedCreatedAt)))
+                .returning(m.ID, m.CREATED_AT, m.TOPIC, m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.IDEMPOTENCY_KEY,
+                        m.ORDERING_KEY, m.PAYLOAD, m.ATTEMPTS, m.MAX_ATTEMPTS, m.CLAIM_VERSION, m.CLAIMED_AT,
+                        m.LEASE_UNTIL);
+    }
+}

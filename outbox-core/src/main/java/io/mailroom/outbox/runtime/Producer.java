@@ -1,0 +1,241 @@
+package io.mailroom.outbox.runtime;
+
+import io.mailroom.outbox.DispatcherSessions;
+import io.mailroom.db.sql.SqlStates;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The claim loops ({@link DispatcherConfig#claimers()} threads, each claiming in its own short
+ * transaction, so that one claim's commit overlaps the next claim). A producer never claims more
+ * than there are free handler slots ({@link ClaimLedger#slots}); short of a batch's worth of slots
+ * with outcomes queued, it writes a batch of those outcomes itself (through the {@link Completer})
+ * before it claims again, since only written outcomes free slots. An empty claim never means the
+ * queue is empty (rows may be locked or not yet available): it sleeps for the poll interval with
+ * jitter, cut short by {@link #wake}. Paused scopes ({@code *} or a topic) are not claimed.
+ */
+final class Producer {
+
+    private static final Logger log = LoggerFactory.getLogger(Producer.class);
+
+    private final DispatcherConfig config;
+    private final Set<String> topics;
+    private final ClaimGate gate;
+    private final DispatcherListener listener;
+    private final DispatcherSessions sessions;
+    private final OutboxStore store;
+    private final String incarnation;
+    private final ClaimLedger ledger;
+    private final Completer completer;
+    private final HandlerExecutor executor;
+    private final Semaphore wakeSignal = new Semaphore(0);
+    private volatile Set<String> paused = Set.of();
+    private volatile boolean claiming;
+    private final List<Thread> threads = new ArrayList<>();
+    /** Producers writing queued outcomes right now (see {@link #completeQueued}); a stop does not interrupt them. */
+    private final Set<Thread> completing = ConcurrentHashMap.newKeySet();
+
+    Producer(DispatcherConfig config, Set<String> topics, ClaimGate gate, DispatcherListener listener,
+             DispatcherSessions sessions, OutboxStore store, String incarnation, ClaimLedger ledger,
+             Completer completer, HandlerExecutor executor) {
+        this.config = config;
+        this.topics = topics;
+        this.gate = gate;
+        this.listener = listener;
+        this.sessions = sessions;
+        this.store = store;
+        this.incarnation = incarnation;
+        this.ledger = ledger;
+        this.completer = completer;
+        this.executor = executor;
+    }
+
+    void start() {
+        claiming = true;
+        for (int i = 0; i < config.claimers(); i++) {
+            threads.add(Thread.ofPlatform().name("mailroom-producer-" + i).start(this::produce));
+        }
+    }
+
+    /** No new claims from now on; returns once the producer threads have ended (or a few seconds each). */
+    void stop() {
+        claiming = false;
+        wake();
+        for (Thread p : threads) {
+            // a producer writing outcomes is let finish: an interrupt would cut its connection retries short
+            if (!completing.contains(p)) {
+                p.interrupt();
+            }
+            Dispatcher.joinQuietly(p, Duration.ofSeconds(5));
+        }
+        threads.clear();
+    }
+
+    /** Wakes the producers now (as a notification would). */
+    void wake() {
+        int missing = config.claimers() - wakeSignal.availablePermits();
+        if (missing > 0) {
+            wakeSignal.release(missing); // one for each producer; at most one each, so wake-ups coalesce
+        }
+    }
+
+    Set<String> paused() {
+        return paused;
+    }
+
+    void paused(Set<String> scopes) {
+        paused = Set.copyOf(scopes);
+    }
+
+    private void produce() {
+        Semaphore slots = ledger.slots();
+        int fullBatch = Math.min(config.batchSize(), config.concurrency());
+        int halfBatch = Math.max(1, fullBatch / 2);
+        long lingerNanos = config.claimLinger().toNanos();
+        while (claiming) {
+            try {
+                if (paused.contains("*")) {
+                    sleep(config.controlPollInterval());
+                    continue;
+                }
+                int free = slots.drainPermits();
+                if (free < fullBatch && completer.queued() > 0) {
+                    // Short of slots with outcomes waiting: writing them is what frees slots, so this
+                    // claimer writes a batch instead of waiting for the completer (as the bare SQL loop
+                    // completes what it claimed), then looks again.
+                    slots.release(free);
+                    if (completeQueued()) {
+                        continue;
+                    }
+                    free = slots.drainPermits();
+                }
+                if (!claiming) { // read after leaving completing: a stop from now on interrupts
+                    slots.release(free);
+                    break;
+                }
+                if (free < halfBatch && lingerNanos > 0) {
+                    // Slots come back with each written batch of outcomes: wait a moment for half a
+                    // batch's worth rather than claim (and reserve, and complete) a few messages at a time.
+                    if (slots.tryAcquire(halfBatch - free, lingerNanos, TimeUnit.NANOSECONDS)) {
+                        free = halfBatch;
+                    }
+                    free += slots.drainPermits();
+                }
+                if (free == 0) {
+                    slots.acquire();
+                    free = 1 + slots.drainPermits();
+                }
+                int want = claimSize(free, config.batchSize());
+                slots.release(free - want);
+                if (!claiming) {
+                    slots.release(want);
+                    break;
+                }
+                List<InFlight> claimed;
+                try {
+                    claimed = claimRound(want, true);
+                } catch (RuntimeException e) {
+                    slots.release(want);
+                    listener.error("claim", e);
+                    log.warn("Claim failed (SQLSTATE {}): {}; retrying after the poll interval",
+                            SqlStates.sqlState(e), e.getMessage());
+                    sleep(config.pollInterval());
+                    continue;
+                }
+                slots.release(want - claimed.size());
+                executor.execute(claimed);
+                if (claimed.size() < want) {
+                    sleep(config.pollInterval());
+                }
+            } catch (InterruptedException e) {
+                if (!claiming) {
+                    break;
+                }
+            } catch (RuntimeException e) {
+                log.error("Producer loop failed; continuing", e);
+            }
+        }
+    }
+
+    /**
+     * How many to claim with {@code free} slots: the batch, or else the largest power of two that
+     * fits. The limit is part of the claim's text (so that PostgreSQL keeps a generic plan for it),
+     * and claiming exactly the free slots made up to {@code batchSize} texts, each rendered,
+     * parsed and planned afresh: a profile at batch 1000 found the claims averaging 270 rows over
+     * hundreds of limits. This way a dispatcher uses at most 11.
+     */
+    static int claimSize(int free, int batchSize) {
+        return free >= batchSize ? batchSize : Integer.highestOneBit(free);
+    }
+
+    /**
+     * Writes one batch of queued outcomes on this producer's thread (and its session: a producer
+     * holds one session at a time, claiming or completing); false if none was queued or the
+     * dispatcher is stopping, when the completer alone drains what is queued.
+     */
+    private boolean completeQueued() {
+        if (completer.queued() == 0) {
+            return false;
+        }
+        Thread me = Thread.currentThread();
+        completing.add(me); // before reading claiming: stop() reads them the other way round
+        try {
+            return claiming && completer.writeQueued();
+        } finally {
+            completing.remove(me);
+        }
+    }
+
+    /** One claim round of up to {@code want} messages, in flight when it returns (see {@link ClaimLedger#claimRound}). */
+    List<InFlight> claimRound(int want, boolean holdsSlots) {
+        return ledger.claimRound(holdsSlots, () -> claim(want));
+    }
+
+    private List<ClaimedMessage> claim(int want) {
+        Set<String> pausedNow = paused;
+        if (pausedNow.contains("*")) {
+            return List.of();
+        }
+        List<String> unlimited = new ArrayList<>();
+        List<ClaimedMessage> claimed = new ArrayList<>();
+        for (String topic : topics) {
+            if (pausedNow.contains(topic)) {
+                continue;
+            }
+            int limit = gate.claimLimit(topic);
+            if (limit == Integer.MAX_VALUE) {
+                unlimited.add(topic);
+            } else if (limit > 0 && claimed.size() < want) {
+                claimed.addAll(claimTopics(List.of(topic), Math.min(limit, want - claimed.size())));
+            }
+        }
+        if (!unlimited.isEmpty() && claimed.size() < want) {
+            claimed.addAll(claimTopics(unlimited, want - claimed.size()));
+        }
+        return claimed;
+    }
+
+    private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
+        long started = System.nanoTime();
+        List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
+                store.claims().claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
+        listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
+        return claimed;
+    }
+
+    private void sleep(Duration max) throws InterruptedException {
+        long millis = max.toMillis();
+        long jitter = (long) (millis * config.pollJitter() * ThreadLocalRandom.current().nextDouble());
+        wakeSignal.tryAcquire(Math.max(1, millis - jitter), TimeUnit.MILLISECONDS);
+    }
+}
