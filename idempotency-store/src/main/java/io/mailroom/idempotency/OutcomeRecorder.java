@@ -43,7 +43,7 @@ final class OutcomeRecorder {
      * go in as one array per column, so the text is the same for every batch size.
      */
     static final String RECORD_ALL = """
-            UPDATE idempotency_record AS r SET
+            UPDATE {schema}.idempotency_record AS r SET
               state = v.s,
               result_ref = CASE WHEN v.s = 'succeeded' THEN v.ref ELSE r.result_ref END,
               last_error = CASE WHEN v.s = 'succeeded' THEN r.last_error ELSE v.err END,

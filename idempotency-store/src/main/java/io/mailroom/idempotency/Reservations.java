@@ -51,7 +51,7 @@ final class Reservations {
      * per column, so the text is the same for every batch size.
      */
     static final String RESERVE_ALL = """
-            INSERT INTO idempotency_record AS r (effect_key, fingerprint, state, reservations, reserved_by,
+            INSERT INTO {schema}.idempotency_record AS r (effect_key, fingerprint, state, reservations, reserved_by,
                                                  first_reserved_at, reserved_at, descriptor, updated_at)
             SELECT v.k, v.f, 'reserved', 1, ?, {now}, {now}, v.d::jsonb, {now}
             FROM unnest(?::varchar[], ?::varchar[], ?::varchar[]) AS v(k, f, d)

@@ -1,5 +1,6 @@
 package io.mailroom.outbox.runtime;
 
+import io.mailroom.db.MailroomSchema;
 import io.mailroom.outbox.MessageStatus;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import io.mailroom.db.sql.HotSql;
@@ -78,7 +79,7 @@ final class ClaimStore {
 
     List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
                                Duration lease, boolean orderingKeys) {
-        RenderedClaim claim = renderedClaim(worker, incarnation, limit, topics, lease, orderingKeys);
+        RenderedClaim claim = renderedClaim(MailroomSchema.of(tx), worker, incarnation, limit, topics, lease, orderingKeys);
         return HotSql.query(tx, claim.sql(), claim.binds(), ClaimStore::claimedMessage);
     }
 
@@ -88,19 +89,21 @@ final class ClaimStore {
      * (at most {@link #CLAIM_CACHE_SIZE} variants: the limit takes at most {@code batchSize} values);
      * with an injected clock it carries that clock's instant and is rendered every time.
      */
-    private RenderedClaim renderedClaim(String worker, String incarnation, int limit, Collection<String> topics,
-                                        Duration lease, boolean orderingKeys) {
+    private RenderedClaim renderedClaim(MailroomSchema schema, String worker, String incarnation, int limit,
+                                        Collection<String> topics, Duration lease, boolean orderingKeys) {
+        // the generated classes name the default schema; another one is a render mapping
+        DSLContext renderer = schema.isDefault() ? RENDERER : DSL.using(SQLDialect.POSTGRES, schema.settings());
         if (!clock.isDatabaseTime()) {
-            return RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease, orderingKeys));
+            return RenderedClaim.of(claimQuery(renderer, worker, incarnation, limit, topics, lease, orderingKeys));
         }
-        ClaimKey key = new ClaimKey(worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys);
+        ClaimKey key = new ClaimKey(schema, worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys);
         synchronized (claims) {
             RenderedClaim cached = claims.get(key);
             if (cached != null) {
                 return cached;
             }
         }
-        RenderedClaim rendered = RenderedClaim.of(claimQuery(RENDERER, worker, incarnation, limit, topics, lease,
+        RenderedClaim rendered = RenderedClaim.of(claimQuery(renderer, worker, incarnation, limit, topics, lease,
                 orderingKeys));
         synchronized (claims) {
             claims.put(key, rendered);
@@ -108,7 +111,7 @@ final class ClaimStore {
         return rendered;
     }
 
-    private record ClaimKey(String worker, String incarnation, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
+    private record ClaimKey(MailroomSchema schema, String worker, String incarnation, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
     }
 
     private record RenderedClaim(String sql, Object[] binds) {

@@ -21,7 +21,7 @@ import static io.mailroom.outbox.runtime.ChangedRow.FENCED;
 final class CompletionStore {
 
     static final String FINISH = """
-            UPDATE outbox_message AS m SET
+            UPDATE {schema}.outbox_message AS m SET
               status = CASE WHEN v.kind = 'release' THEN 'pending'
                             WHEN v.kind <> 'retry' THEN v.kind
                             WHEN m.attempts >= m.max_attempts THEN 'failed'

@@ -18,7 +18,7 @@ final class HistoryStore {
     static final int MAX_ERROR_LENGTH = 2000;
 
     static final String EFFECTS = """
-            UPDATE outbox_effect AS e SET
+            UPDATE {schema}.outbox_effect AS e SET
               status = v.status, attempts = v.attempts, last_error = v.error, updated_at = {now},
               finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') THEN {now} END
             FROM unnest(?::varchar[], ?::bigint[], ?::varchar[], ?::int[], ?::varchar[])
@@ -26,7 +26,7 @@ final class HistoryStore {
             WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id""";
 
     static final String ATTEMPTS = """
-            INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
+            INSERT INTO {schema}.outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker,
                                         started_at, finished_at, outcome, error, detail)
             SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::int[], ?::bigint[], ?::varchar[],
                                  ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], ?::varchar[],

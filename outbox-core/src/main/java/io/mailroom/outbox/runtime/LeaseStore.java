@@ -28,11 +28,11 @@ final class LeaseStore {
     private static final String RUNNING = MessageStatus.RUNNING.sql();
 
     static final String HEARTBEAT = """
-            UPDATE outbox_message AS m SET lease_until = {now} + make_interval(secs => ?::double precision)
+            UPDATE {schema}.outbox_message AS m SET lease_until = {now} + make_interval(secs => ?::double precision)
             FROM\s""" + FENCE_ARRAYS + FENCED + "RETURNING m.id";
 
     static final String RELEASE = """
-            UPDATE outbox_message AS m SET
+            UPDATE {schema}.outbox_message AS m SET
               status = 'pending', available_at = {now}, lease_until = NULL,
               attempts = greatest(m.attempts - 1, 0), updated_at = {now}
             FROM\s""" + FENCE_ARRAYS + FENCED + CHANGED_ROW;

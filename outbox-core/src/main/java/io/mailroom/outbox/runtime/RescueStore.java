@@ -19,13 +19,13 @@ final class RescueStore {
 
     static final String RESCUE = """
             WITH expired AS (
-              SELECT id, created_at FROM outbox_message
+              SELECT id, created_at FROM {schema}.outbox_message
               WHERE status = 'running' AND lease_until < {now}
               ORDER BY lease_until
               LIMIT ?
               FOR NO KEY UPDATE SKIP LOCKED
             )
-            UPDATE outbox_message AS m SET
+            UPDATE {schema}.outbox_message AS m SET
               status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
               available_at = {now} + make_interval(secs =>
                   least(?::double precision, ?::double precision * power(?::double precision, greatest(m.attempts - 1, 0)))
@@ -44,7 +44,7 @@ final class RescueStore {
     static final String OWN_RUNNING = """
             SELECT id, created_at, topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
                    attempts, max_attempts, claim_version, claimed_at, lease_until
-            FROM outbox_message
+            FROM {schema}.outbox_message
             WHERE status = 'running' AND claimed_by = ? AND claimed_incarnation = ?
               AND claimed_at < {now} - make_interval(secs => ?::double precision)
             ORDER BY id
@@ -59,16 +59,16 @@ final class RescueStore {
     static final String INTERRUPT = """
             WITH interrupted AS (
               SELECT o.id, o.created_at,
-                     1 + (SELECT count(*) FROM outbox_attempt a
+                     1 + (SELECT count(*) FROM {schema}.outbox_attempt a
                           WHERE a.idempotency_key = o.idempotency_key AND a.message_id = o.id
                             AND a.outcome = 'interrupted') AS stops
-              FROM outbox_message o
+              FROM {schema}.outbox_message o
               WHERE o.status = 'running' AND o.claimed_by = ? AND o.claimed_incarnation IS DISTINCT FROM ?
               ORDER BY o.id
               LIMIT ?
               FOR NO KEY UPDATE OF o SKIP LOCKED
             )
-            UPDATE outbox_message AS m SET
+            UPDATE {schema}.outbox_message AS m SET
               status = CASE WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
               available_at = {now} + make_interval(secs =>
                   least(?::double precision, ?::double precision * power(?::double precision, greatest(m.attempts - 1, 0)))
