@@ -70,7 +70,7 @@ class DemoTest {
                         HttpResponse.BodyHandlers.ofString());
                 assertThat(emails.statusCode()).isEqualTo(200);
                 assertThat(emails.body()).contains("\"status\":\"sent\"").contains("email-order-1");
-                assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_message WHERE status = 'done'")
+                assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'done'")
                         .get(0, Integer.class)).isEqualTo(5);
             });
         }

@@ -44,7 +44,7 @@ class OrderEmailOrderingTest {
     }
 
     private static void makeDue() {
-        pg.dsl().execute("UPDATE outbox_message SET available_at = now() WHERE status = 'pending'");
+        pg.dsl().execute("UPDATE mailroom.outbox_message SET available_at = now() WHERE status = 'pending'");
     }
 
     @Test

@@ -615,7 +615,7 @@ final class DispatchOnly {
         boolean autoCommit = monitor.getAutoCommit();
         monitor.setAutoCommit(true);
         try (Statement st = monitor.createStatement()) {
-            st.execute("VACUUM ANALYZE outbox_message, outbox_effect, idempotency_record");
+            st.execute("VACUUM ANALYZE mailroom.outbox_message, mailroom.outbox_effect, mailroom.idempotency_record");
             if (!plan.fastStart()) {
                 try {
                     st.execute("CHECKPOINT");
@@ -631,13 +631,13 @@ final class DispatchOnly {
     /** Null when all {@code expected} emails are done once each in the database, else what is wrong. */
     static String databaseProblem(Connection c, long expected) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT (SELECT count(*) FROM outbox_message WHERE topic = ? AND status = 'done'),
-                       (SELECT count(*) FROM outbox_message WHERE status <> 'done'),
-                       (SELECT count(*) FROM outbox_effect WHERE topic = ? AND status = 'done'),
-                       (SELECT count(*) FROM outbox_effect WHERE status <> 'done'),
-                       (SELECT count(*) FROM idempotency_record WHERE state = 'succeeded'),
-                       (SELECT count(*) FROM idempotency_record WHERE state <> 'succeeded'),
-                       (SELECT coalesce(sum(reservations), 0) FROM idempotency_record)
+                SELECT (SELECT count(*) FROM mailroom.outbox_message WHERE topic = ? AND status = 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_message WHERE status <> 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_effect WHERE topic = ? AND status = 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_effect WHERE status <> 'done'),
+                       (SELECT count(*) FROM mailroom.idempotency_record WHERE state = 'succeeded'),
+                       (SELECT count(*) FROM mailroom.idempotency_record WHERE state <> 'succeeded'),
+                       (SELECT coalesce(sum(reservations), 0) FROM mailroom.idempotency_record)
                 """)) {
             ps.setString(1, TOPIC);
             ps.setString(2, TOPIC);

@@ -32,13 +32,13 @@ final class EmailChecks {
         static Database read(Connection c) throws SQLException {
             try (PreparedStatement ps = c.prepareStatement("""
                     SELECT (SELECT count(*) FROM orders),
-                           (SELECT count(*) FROM outbox_message WHERE topic = ? AND status = 'done'),
-                           (SELECT count(*) FROM outbox_message WHERE status <> 'done'),
-                           (SELECT count(*) FROM outbox_effect WHERE topic = ? AND status = 'done'),
-                           (SELECT count(*) FROM outbox_effect WHERE status <> 'done'),
-                           (SELECT count(*) FROM idempotency_record WHERE state = 'succeeded'),
-                           (SELECT count(*) FROM idempotency_record WHERE state <> 'succeeded'),
-                           (SELECT coalesce(sum(reservations), 0) FROM idempotency_record)
+                           (SELECT count(*) FROM mailroom.outbox_message WHERE topic = ? AND status = 'done'),
+                           (SELECT count(*) FROM mailroom.outbox_message WHERE status <> 'done'),
+                           (SELECT count(*) FROM mailroom.outbox_effect WHERE topic = ? AND status = 'done'),
+                           (SELECT count(*) FROM mailroom.outbox_effect WHERE status <> 'done'),
+                           (SELECT count(*) FROM mailroom.idempotency_record WHERE state = 'succeeded'),
+                           (SELECT count(*) FROM mailroom.idempotency_record WHERE state <> 'succeeded'),
+                           (SELECT coalesce(sum(reservations), 0) FROM mailroom.idempotency_record)
                     """)) {
                 ps.setString(1, OrderService.TOPIC);
                 ps.setString(2, OrderService.TOPIC);

@@ -109,8 +109,8 @@ final class EnqueueOverhead {
                     }
                 }
                 long orders = count(monitor, "orders");
-                long messages = count(monitor, "outbox_message");
-                long effects = count(monitor, "outbox_effect");
+                long messages = count(monitor, "mailroom.outbox_message");
+                long effects = count(monitor, "mailroom.outbox_effect");
                 int perVariant = plan.threads() * (plan.ordersPerThread() * plan.rounds() + plan.warmupPerThread());
                 long expectedOrders = (long) Variant.values().length * perVariant;
                 long expectedMessages = expectedOrders - perVariant; // every variant but the order-only one

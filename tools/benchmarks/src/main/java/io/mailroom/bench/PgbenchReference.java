@@ -123,7 +123,7 @@ final class PgbenchReference {
     /** Messages claimed more than once (claim_version above 1): none, when nothing was lost or retried. */
     static long duplicateClaims(Connection c) throws java.sql.SQLException {
         try (var st = c.createStatement(); var rs = st.executeQuery(
-                "SELECT count(*) FROM outbox_message WHERE claim_version > 1")) {
+                "SELECT count(*) FROM mailroom.outbox_message WHERE claim_version > 1")) {
             rs.next();
             return rs.getLong(1);
         }

@@ -41,15 +41,15 @@ final class QueueLoader {
         c.setAutoCommit(true);
         long first;
         try (PreparedStatement ps = c.prepareStatement("""
-                WITH s AS (SELECT g, nextval('outbox_message_id_seq') AS id FROM generate_series(1, ?) g),
+                WITH s AS (SELECT g, nextval('mailroom.outbox_message_id_seq') AS id FROM generate_series(1, ?) g),
                      m AS (
-                  INSERT INTO outbox_message (id, topic, aggregate_type, aggregate_id, idempotency_key, payload,
+                  INSERT INTO mailroom.outbox_message (id, topic, aggregate_type, aggregate_id, idempotency_key, payload,
                                               available_at)
                   SELECT id, ?, 'bench', g::text, ? || '-' || g, jsonb_build_object('n', g),
                          now() - interval '1 hour' + g * interval '1 microsecond'
                   FROM s RETURNING id, created_at, idempotency_key, aggregate_id),
                      e AS (
-                  INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                  INSERT INTO mailroom.outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
                                              message_created_at, max_attempts)
                   SELECT idempotency_key, ?, 'bench', aggregate_id, id, created_at, 10 FROM m)
                 SELECT min(id), count(*) FROM m
@@ -67,7 +67,7 @@ final class QueueLoader {
                 }
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT max(id) - min(id) + 1 FROM outbox_message WHERE topic = ?")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT max(id) - min(id) + 1 FROM mailroom.outbox_message WHERE topic = ?")) {
             ps.setString(1, topic);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -77,7 +77,7 @@ final class QueueLoader {
             }
         }
         try (Statement st = c.createStatement()) {
-            st.execute("VACUUM ANALYZE outbox_message, outbox_effect, outbox_attempt");
+            st.execute("VACUUM ANALYZE mailroom.outbox_message, mailroom.outbox_effect, mailroom.outbox_attempt");
         }
         if (checkpointAfterLoad) {
             try (Statement st = c.createStatement()) {
@@ -101,10 +101,10 @@ final class QueueLoader {
 
     static Counts counts(Connection c, String topic) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT (SELECT count(*) FROM outbox_message WHERE topic = ? AND status = 'done'),
-                       (SELECT count(*) FROM outbox_message WHERE topic = ? AND status <> 'done'),
-                       (SELECT count(*) FROM outbox_effect WHERE topic = ? AND status = 'done'),
-                       (SELECT count(*) FROM outbox_attempt WHERE starts_with(idempotency_key, ? || '-'))
+                SELECT (SELECT count(*) FROM mailroom.outbox_message WHERE topic = ? AND status = 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_message WHERE topic = ? AND status <> 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_effect WHERE topic = ? AND status = 'done'),
+                       (SELECT count(*) FROM mailroom.outbox_attempt WHERE starts_with(idempotency_key, ? || '-'))
                 """)) {
             for (int i = 1; i <= 4; i++) {
                 ps.setString(i, topic);
@@ -120,8 +120,8 @@ final class QueueLoader {
     static long remaining(Connection c) throws SQLException {
         try (Statement st = c.createStatement();
              ResultSet rs = st.executeQuery(
-                     "SELECT (SELECT count(*) FROM outbox_message WHERE status = 'pending')"
-                             + " + (SELECT count(*) FROM outbox_message WHERE status = 'running')")) {
+                     "SELECT (SELECT count(*) FROM mailroom.outbox_message WHERE status = 'pending')"
+                             + " + (SELECT count(*) FROM mailroom.outbox_message WHERE status = 'running')")) {
             rs.next();
             return rs.getLong(1);
         }

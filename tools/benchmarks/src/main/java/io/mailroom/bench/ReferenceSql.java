@@ -22,25 +22,25 @@ final class ReferenceSql {
      * 4 lease seconds (double).
      */
     static final String CLAIM = """
-            with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "outbox_message" as "c" \
+            with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "mailroom"."outbox_message" as "c" \
             where ("c"."status" = 'pending' and "c"."available_at" <= now() and "c"."topic" = any (cast(? as varchar[])) \
-            and ("c"."ordering_key" is null or not exists (select 1 as "one" from "outbox_message" as "earlier" \
+            and ("c"."ordering_key" is null or not exists (select 1 as "one" from "mailroom"."outbox_message" as "earlier" \
             where ("earlier"."ordering_key" = "c"."ordering_key" and "earlier"."id" < "c"."id" \
             and "earlier"."status" in ('pending', 'running'))))) order by "c"."available_at", "c"."id" \
-            fetch next %d rows only for no key update skip locked) update "outbox_message" set "status" = 'running', \
-            "claimed_by" = ?, "claimed_incarnation" = ?, "claimed_at" = now(), "claim_version" = ("outbox_message"."claim_version" + 1), \
-            "attempts" = ("outbox_message"."attempts" + 1), \
+            fetch next %d rows only for no key update skip locked) update "mailroom"."outbox_message" set "status" = 'running', \
+            "claimed_by" = ?, "claimed_incarnation" = ?, "claimed_at" = now(), "claim_version" = ("mailroom"."outbox_message"."claim_version" + 1), \
+            "attempts" = ("mailroom"."outbox_message"."attempts" + 1), \
             "lease_until" = now() + make_interval(secs => cast(? as double precision)), "waiting_for" = null, "updated_at" = now() \
-            from "picked" where ("outbox_message"."id" = "picked"."id" \
-            and "outbox_message"."created_at" = "picked"."created_at") returning "outbox_message"."id", \
-            "outbox_message"."created_at", "outbox_message"."topic", "outbox_message"."aggregate_type", \
-            "outbox_message"."aggregate_id", "outbox_message"."idempotency_key", "outbox_message"."ordering_key", \
-            "outbox_message"."payload", "outbox_message"."attempts", "outbox_message"."max_attempts", \
-            "outbox_message"."claim_version", "outbox_message"."claimed_at", "outbox_message"."lease_until\"""";
+            from "picked" where ("mailroom"."outbox_message"."id" = "picked"."id" \
+            and "mailroom"."outbox_message"."created_at" = "picked"."created_at") returning "mailroom"."outbox_message"."id", \
+            "mailroom"."outbox_message"."created_at", "mailroom"."outbox_message"."topic", "mailroom"."outbox_message"."aggregate_type", \
+            "mailroom"."outbox_message"."aggregate_id", "mailroom"."outbox_message"."idempotency_key", "mailroom"."outbox_message"."ordering_key", \
+            "mailroom"."outbox_message"."payload", "mailroom"."outbox_message"."attempts", "mailroom"."outbox_message"."max_attempts", \
+            "mailroom"."outbox_message"."claim_version", "mailroom"."outbox_message"."claimed_at", "mailroom"."outbox_message"."lease_until\"""";
 
     /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[], what a release waits for. */
     static final String FINISH = """
-            UPDATE outbox_message AS m SET \
+            UPDATE mailroom.outbox_message AS m SET \
             status = CASE WHEN v.kind = 'release' THEN 'pending' WHEN v.kind <> 'retry' THEN v.kind \
             WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END, \
             available_at = CASE WHEN v.kind IN ('retry', 'release') THEN now() + make_interval(secs => v.delay_ms / 1000.0) \
@@ -59,7 +59,7 @@ final class ReferenceSql {
 
     /** Binds: keys, message ids bigint[], statuses, attempts int[], errors. */
     static final String EFFECTS = """
-            UPDATE outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, \
+            UPDATE mailroom.outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, \
             updated_at = now(), finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') \
             THEN now() END FROM unnest(?::varchar[], ?::bigint[], ?::varchar[], ?::int[], ?::varchar[]) \
             AS v(idempotency_key, message_id, status, attempts, error) \
@@ -67,7 +67,7 @@ final class ReferenceSql {
 
     /** Binds: keys, message ids, attempt numbers, claim versions, workers, started, finished, outcomes, errors, details. */
     static final String ATTEMPTS = """
-            INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, \
+            INSERT INTO mailroom.outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, \
             finished_at, outcome, error, detail) SELECT * FROM unnest(?::varchar[], ?::bigint[], ?::int[], \
             ?::bigint[], ?::varchar[], ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], \
             ?::varchar[], ?::varchar[]::jsonb[])""";
@@ -99,13 +99,13 @@ final class ReferenceSql {
         if (s.contains("for no key update skip locked") && s.contains("\"picked\"") && !s.contains("lease_until\" <")) {
             return "claim";
         }
-        if (s.startsWith("update outbox_message as m set status = case")) {
+        if (s.startsWith("update mailroom.outbox_message as m set status = case")) {
             return "finish";
         }
-        if (s.startsWith("update outbox_effect")) {
+        if (s.startsWith("update mailroom.outbox_effect")) {
             return "effects";
         }
-        if (s.startsWith("insert into outbox_attempt")) {
+        if (s.startsWith("insert into mailroom.outbox_attempt")) {
             return "attempts";
         }
         return null;

@@ -169,8 +169,8 @@ final class Scaling {
     /** Whether any message is still pending or running (two index probes, cheap enough to poll). */
     static boolean anyLeft(Connection c) throws Exception {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                "SELECT EXISTS (SELECT 1 FROM outbox_message WHERE status = 'pending')"
-                        + " OR EXISTS (SELECT 1 FROM outbox_message WHERE status = 'running')")) {
+                "SELECT EXISTS (SELECT 1 FROM mailroom.outbox_message WHERE status = 'pending')"
+                        + " OR EXISTS (SELECT 1 FROM mailroom.outbox_message WHERE status = 'running')")) {
             rs.next();
             return rs.getBoolean(1);
         }

@@ -114,14 +114,14 @@ final class BreakerWatch implements AutoCloseable {
             }
             if (current == null) {
                 dsl.execute("DROP TABLE IF EXISTS chaos_attempts_at_open");
-                dsl.execute("CREATE TABLE chaos_attempts_at_open AS SELECT id, created_at, idempotency_key, attempts FROM outbox_message");
+                dsl.execute("CREATE TABLE chaos_attempts_at_open AS SELECT id, created_at, idempotency_key, attempts FROM mailroom.outbox_message");
                 current = new Stretch(tick);
                 synchronized (stretches) {
                     stretches.add(current);
                 }
             } else {
                 List<String> grown = dsl.fetch("""
-                        SELECT m.idempotency_key FROM outbox_message m
+                        SELECT m.idempotency_key FROM mailroom.outbox_message m
                         LEFT JOIN chaos_attempts_at_open s ON s.id = m.id AND s.created_at = m.created_at
                         WHERE m.attempts > coalesce(s.attempts, 0)
                         LIMIT 20""").getValues(0, String.class);

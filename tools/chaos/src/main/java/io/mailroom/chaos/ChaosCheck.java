@@ -138,15 +138,15 @@ final class ChaosCheck {
                        r.state AS idem_state, r.reservations, r.result_ref,
                        (extract(epoch FROM r.first_reserved_at) * 1000)::bigint AS first_reserved_ms
                 FROM orders o
-                LEFT JOIN outbox_effect e ON e.idempotency_key = 'email-order-' || o.id
-                LEFT JOIN outbox_message m ON m.id = e.message_id AND m.created_at = e.message_created_at
-                LEFT JOIN idempotency_record r ON r.effect_key = 'email-order-' || o.id
+                LEFT JOIN mailroom.outbox_effect e ON e.idempotency_key = 'email-order-' || o.id
+                LEFT JOIN mailroom.outbox_message m ON m.id = e.message_id AND m.created_at = e.message_created_at
+                LEFT JOIN mailroom.idempotency_record r ON r.effect_key = 'email-order-' || o.id
                 ORDER BY o.id""");
         Map<String, Boolean> ambiguousKeys = new HashMap<>();
-        for (Record a : dsl.fetch("SELECT DISTINCT idempotency_key FROM outbox_attempt WHERE detail->>'ambiguous' = 'true'")) {
+        for (Record a : dsl.fetch("SELECT DISTINCT idempotency_key FROM mailroom.outbox_attempt WHERE detail->>'ambiguous' = 'true'")) {
             ambiguousKeys.put(a.get(0, String.class), true);
         }
-        int ambiguousAttempts = dsl.fetchSingle("SELECT count(*) FROM outbox_attempt WHERE detail->>'ambiguous' = 'true'")
+        int ambiguousAttempts = dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_attempt WHERE detail->>'ambiguous' = 'true'")
                 .get(0, Integer.class);
 
         int sent = 0, failed = 0, review = 0, lost = 0, duplicated = 0, stuck = 0, unfinished = 0;
@@ -437,7 +437,7 @@ final class ChaosCheck {
         // No claim by a dispatcher while its own breaker was open (after the grace period).
         int claimsWhileOpen = 0;
         int attemptsCountedWhileOpen = 0;
-        for (Record a : dsl.fetch("SELECT worker, started_at, outcome, idempotency_key FROM outbox_attempt")) {
+        for (Record a : dsl.fetch("SELECT worker, started_at, outcome, idempotency_key FROM mailroom.outbox_attempt")) {
             String worker = a.get("worker", String.class);
             long at = a.get("started_at", OffsetDateTime.class).toInstant().toEpochMilli();
             for (OpenInterval i : open) {

@@ -538,7 +538,7 @@ public final class ChaosRun {
         long deadline = start + o.drain().toMillis();
         long lastLog = 0;
         while (true) {
-            int open = dsl.fetchSingle("SELECT count(*) FROM outbox_message WHERE status IN ('pending', 'running')")
+            int open = dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status IN ('pending', 'running')")
                     .get(0, Integer.class);
             if (open == 0) {
                 return System.currentTimeMillis() - start;

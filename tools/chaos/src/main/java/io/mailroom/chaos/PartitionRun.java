@@ -184,13 +184,13 @@ public final class PartitionRun {
             long cutAt = System.currentTimeMillis();
             // what the zombie holds as seen from the database once it is gone: its committed claims
             Map<Long, Long> held = new LinkedHashMap<>();
-            for (Record r : dsl.fetch("SELECT id, claim_version FROM outbox_message WHERE status = 'running' AND claimed_by = ?", zombie)) {
+            for (Record r : dsl.fetch("SELECT id, claim_version FROM mailroom.outbox_message WHERE status = 'running' AND claimed_by = ?", zombie)) {
                 held.put(r.get(0, Long.class), r.get(1, Long.class));
             }
             log.info("Host 1 cut off holding {} claims; the cut lasts {}, the lease is {}", held.size(), cut, lease);
             Thread.sleep(cut.toMillis());
             boolean zombieRanThrough = dispatchers.get(0).isAlive();
-            int rescuedDuringCut = ((Number) dsl.fetchValue("SELECT count(*) FROM outbox_message WHERE id = ANY(?) AND"
+            int rescuedDuringCut = ((Number) dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE id = ANY(?) AND"
                     + " (claim_version > 0) AND NOT (status = 'running' AND claimed_by = ?)", held.keySet().toArray(Long[]::new), zombie)).intValue();
             ip("-n", ns(1), "link", "set", "eth0", "up");
             long backAt = System.currentTimeMillis();
@@ -464,13 +464,13 @@ public final class PartitionRun {
     }
 
     private static int running(DSLContext dsl, String worker) {
-        return ((Number) dsl.fetchValue("SELECT count(*) FROM outbox_message WHERE status = 'running' AND claimed_by = ?", worker)).intValue();
+        return ((Number) dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'running' AND claimed_by = ?", worker)).intValue();
     }
 
     private static long drain(DSLContext dsl) throws InterruptedException {
         long start = System.currentTimeMillis();
         long deadline = start + TimeUnit.MINUTES.toMillis(3);
-        while (((Number) dsl.fetchValue("SELECT count(*) FROM outbox_message WHERE status IN ('pending', 'running')")).intValue() > 0) {
+        while (((Number) dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE status IN ('pending', 'running')")).intValue() > 0) {
             if (System.currentTimeMillis() > deadline) {
                 return -1;
             }
@@ -482,7 +482,7 @@ public final class PartitionRun {
     // ------------------------------------------------------------------------------- checks
 
     private static int doneAfter(DSLContext dsl, String worker, long millis) {
-        return ((Number) dsl.fetchValue("SELECT count(*) FROM outbox_attempt WHERE worker = ? AND outcome = 'done'"
+        return ((Number) dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_attempt WHERE worker = ? AND outcome = 'done'"
                 + " AND started_at > to_timestamp(? / 1000.0)", worker, millis)).intValue();
     }
 
@@ -491,7 +491,7 @@ public final class PartitionRun {
                            int rescuedDuringCut, long drained, List<LatencyPhase> phases) throws IOException {
         int measured = phases.stream().mapToInt(p -> p.burst() + p.paced()).sum();
         int total = before + after + measured;
-        Map<String, Integer> byStatus = dsl.fetch("SELECT status, count(*) FROM outbox_message GROUP BY status").stream()
+        Map<String, Integer> byStatus = dsl.fetch("SELECT status, count(*) FROM mailroom.outbox_message GROUP BY status").stream()
                 .collect(Collectors.toMap(r -> r.get(0, String.class), r -> r.get(1, Integer.class)));
         int done = byStatus.getOrDefault("done", 0);
         int finished = done + byStatus.getOrDefault("failed", 0) + byStatus.getOrDefault("review", 0);
@@ -501,20 +501,20 @@ public final class PartitionRun {
         // each held message finished under a newer claim than the one the cut host held
         int finishedUnderNewerClaim = 0;
         for (Map.Entry<Long, Long> h : held.entrySet()) {
-            finishedUnderNewerClaim += ((Number) dsl.fetchValue("SELECT count(*) FROM outbox_attempt WHERE message_id = ?"
+            finishedUnderNewerClaim += ((Number) dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_attempt WHERE message_id = ?"
                     + " AND outcome = 'done' AND claim_version > ?", h.getKey(), h.getValue())).intValue() > 0 ? 1 : 0;
         }
         // who finished each held message, and with which claim_version
-        int finishedElsewhere = ((Number) dsl.fetchValue("SELECT count(DISTINCT message_id) FROM outbox_attempt"
+        int finishedElsewhere = ((Number) dsl.fetchValue("SELECT count(DISTINCT message_id) FROM mailroom.outbox_attempt"
                 + " WHERE message_id = ANY(?) AND outcome = 'done' AND worker <> ?", heldIds, zombie)).intValue();
         // zombie rows on the held messages that record an outcome (anything but "I lost it")
-        Map<String, Integer> zombieRows = dsl.fetch("SELECT a.outcome, count(*) FROM outbox_attempt a WHERE a.message_id = ANY(?)"
+        Map<String, Integer> zombieRows = dsl.fetch("SELECT a.outcome, count(*) FROM mailroom.outbox_attempt a WHERE a.message_id = ANY(?)"
                 + " AND a.worker = ? GROUP BY a.outcome", heldIds, zombie).stream()
                 .collect(Collectors.toMap(r -> r.get(0, String.class), r -> r.get(1, Integer.class)));
         int zombieOverNewHolder = ((Number) dsl.fetchValue("""
-                SELECT count(*) FROM outbox_attempt z
+                SELECT count(*) FROM mailroom.outbox_attempt z
                 WHERE z.message_id = ANY(?) AND z.worker = ? AND z.outcome IN ('done', 'retry', 'failed', 'review')
-                  AND EXISTS (SELECT 1 FROM outbox_attempt n WHERE n.message_id = z.message_id AND n.worker <> z.worker
+                  AND EXISTS (SELECT 1 FROM mailroom.outbox_attempt n WHERE n.message_id = z.message_id AND n.worker <> z.worker
                               AND n.claim_version > z.claim_version AND n.finished_at <= z.finished_at)""", heldIds, zombie)).intValue();
         int zombieAfterReturn = doneAfter(dsl, zombie, backAt);
         List<Records.ProviderLine> lines = Records.provider(providerRecord);
@@ -526,8 +526,8 @@ public final class PartitionRun {
                 .collect(Collectors.groupingBy(Records.ProviderLine::recipient, Collectors.counting()));
         long recipientsTwice = acceptedByRecipient.values().stream().filter(c -> c > 1).count();
         long replays = lines.stream().filter(l -> l.kind().startsWith("replayed")).count();
-        Object maxDelaySeconds = dsl.fetchValue("SELECT extract(epoch FROM max(a.finished_at - m.created_at)) FROM outbox_message m"
-                + " JOIN outbox_attempt a ON a.message_id = m.id AND a.outcome = 'done'");
+        Object maxDelaySeconds = dsl.fetchValue("SELECT extract(epoch FROM max(a.finished_at - m.created_at)) FROM mailroom.outbox_message m"
+                + " JOIN mailroom.outbox_attempt a ON a.message_id = m.id AND a.outcome = 'done'");
         Double maxDelay = maxDelaySeconds == null ? null : ((Number) maxDelaySeconds).doubleValue();
 
         List<String> violations = new ArrayList<>();

@@ -92,7 +92,7 @@ public final class PoolerThroughput {
 
     private static Round round(String path, HikariDataSource ds, SessionSettings settings, DSLContext admin, int n, int r)
             throws Exception {
-        admin.execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt CASCADE");
+        admin.execute("TRUNCATE mailroom.outbox_message, mailroom.outbox_effect, mailroom.outbox_attempt CASCADE");
         DSLContext dsl = DSL.using(ds, SQLDialect.POSTGRES);
         OutboxEnqueuer enqueuer = new OutboxEnqueuer(null, false);
         AtomicInteger next = new AtomicInteger();
@@ -126,7 +126,7 @@ public final class PoolerThroughput {
         dispatcher.start();
         try {
             long deadline = t1 + Duration.ofMinutes(5).toNanos();
-            while (((Number) admin.fetchValue("SELECT count(*) FROM outbox_message WHERE status = 'done'")).intValue() < n) {
+            while (((Number) admin.fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'done'")).intValue() < n) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException(path + ": " + n + " messages not done within 5 minutes");
                 }

@@ -60,6 +60,7 @@ class PostgresRestartTest {
         postgres = startPostgres();
         orders = pool();
         Schema.migrate(orders);
+        io.mailroom.orders.ShopSchema.migrate(orders);
         provider = ProviderStub.start(ProviderStub.Settings.wellBehaved("tok_restart", temp.resolve("provider.rec")));
         DispatcherListener listener = new DispatcherListener() {
             @Override
@@ -107,7 +108,7 @@ class PostgresRestartTest {
         for (int i = 0; i < 30; i++) {
             service.placeOrder(order(i));
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> count("SELECT count(*) FROM outbox_message WHERE status = 'done'") == 30);
+        await().atMost(Duration.ofSeconds(60)).until(() -> count("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'done'") == 30);
         for (int i = 30; i < 40; i++) {
             service.placeOrder(order(i)); // in flight when the server goes down
         }
@@ -138,7 +139,7 @@ class PostgresRestartTest {
         int committed = count("SELECT count(*) FROM orders");
         assertThat(committed).isEqualTo(70);
         await().atMost(Duration.ofSeconds(90)).until(() ->
-                count("SELECT count(*) FROM outbox_message WHERE status = 'done'") == committed);
+                count("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'done'") == committed);
         log.info("All {} orders sent {} ms after the restart", committed, (System.nanoTime() - up) / 1_000_000);
         assertThat(dispatchers).allSatisfy(d -> {
             assertThat(d.readiness().get("database")).isEqualTo("UP");

@@ -131,8 +131,8 @@ public final class SoakRun {
             }
             double capacity = capacityMessages / ((System.nanoTime() - t0) / 1e9);
             probe.stop();
-            dsl.execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
-            dsl.execute("VACUUM ANALYZE outbox_message");
+            dsl.execute("TRUNCATE mailroom.outbox_message, mailroom.outbox_effect, mailroom.outbox_attempt");
+            dsl.execute("VACUUM ANALYZE mailroom.outbox_message");
             claimNanos.clear();
             double rate = capacity * load;
             System.out.printf(Locale.ROOT, "capacity %.0f msg/s; soaking at %.0f msg/s for %s%n", capacity, rate, duration);
@@ -159,7 +159,7 @@ public final class SoakRun {
                         longTxn.setAutoCommit(false);
                         longTxn.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
                         try (Statement st = longTxn.createStatement()) {
-                            st.executeQuery("SELECT count(*) FROM outbox_effect").close(); // takes the snapshot
+                            st.executeQuery("SELECT count(*) FROM mailroom.outbox_effect").close(); // takes the snapshot
                         }
                     } else if (longTxn != null && elapsed >= txnTo) {
                         longTxn.commit();
@@ -180,7 +180,7 @@ public final class SoakRun {
                                    coalesce(sum(pg_indexes_size(c.oid)), 0) AS idx
                             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                             JOIN pg_stat_user_tables s ON s.relid = c.oid
-                            WHERE i.inhparent = 'outbox_message'::regclass""");
+                            WHERE i.inhparent = 'mailroom.outbox_message'::regclass""");
                     samples.add(new Sample(t, phase, percentile(claims, 0.50), percentile(claims, 0.99),
                             (done - lastDone) / (t - lastT), (enq - lastEnqueued) / (t - lastT),
                             stats.get("dead", Long.class), stats.get("tbl", Long.class), stats.get("idx", Long.class),
@@ -243,17 +243,17 @@ public final class SoakRun {
     private static void preload(DSLContext dsl, int n) {
         dsl.execute("""
                 WITH m AS (
-                  INSERT INTO outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, payload)
+                  INSERT INTO mailroom.outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, payload)
                   SELECT {0}, 'order', g::text, 'cap-' || g, '{}'::jsonb FROM generate_series(1, {1}) g
                   RETURNING id, created_at, idempotency_key, aggregate_id)
-                INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                INSERT INTO mailroom.outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
                                            message_created_at, max_attempts)
                 SELECT idempotency_key, {0}, 'order', aggregate_id, id, created_at, 10 FROM m""", TOPIC, n);
-        dsl.execute("VACUUM ANALYZE outbox_message");
+        dsl.execute("VACUUM ANALYZE mailroom.outbox_message");
     }
 
     private static long count(DSLContext dsl, String status) {
-        return dsl.fetchSingle("SELECT count(*) FROM outbox_message WHERE status = {0}", status).get(0, Long.class);
+        return dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status = {0}", status).get(0, Long.class);
     }
 
     private static Target shared() {
