@@ -93,6 +93,44 @@ class SchemaPlacementTest {
         }
     }
 
+    /** The business's own Liquibase changelog, run as its application would (history in databasechangelog). */
+    @SuppressWarnings("deprecation") // liquibase.Liquibase: the plain embedding API of Liquibase 4
+    private static void liquibaseUpdate(DataSource ds) throws Exception {
+        try (Connection c = ds.getConnection()) {
+            liquibase.database.Database database = liquibase.database.DatabaseFactory.getInstance()
+                    .findCorrectDatabaseImplementation(new liquibase.database.jvm.JdbcConnection(c));
+            try (liquibase.Liquibase lb = new liquibase.Liquibase("business/liquibase/changelog.sql",
+                    new liquibase.resource.ClassLoaderResourceAccessor(), database)) {
+                lb.update("");
+            }
+        }
+    }
+
+    @Test
+    void aBusinessOnLiquibase_andMailroomMigrateTheSameDatabaseInEitherOrder() throws Exception {
+        for (boolean businessFirst : new boolean[]{true, false}) {
+            try (TestDatabase db = TestDatabases.createEmpty()) {
+                DataSource ds = plain(db);
+                if (businessFirst) {
+                    liquibaseUpdate(ds);
+                    Schema.migrate(ds);
+                } else {
+                    Schema.migrate(ds);
+                    liquibaseUpdate(ds);
+                }
+                DSLContext dsl = db.dsl();
+                assertThat(dsl.fetch("SELECT id FROM public.databasechangelog ORDER BY orderexecuted").getValues(0, String.class))
+                        .as("businessFirst=%s", businessFirst).containsExactly("1", "2");
+                assertThat(tables(dsl, "public")).containsExactlyInAnyOrder("orders", "invoice", "databasechangelog",
+                        "databasechangeloglock");
+                Schema.flyway(ds, MailroomSchema.DEFAULT).load().validate();
+                liquibaseUpdate(ds); // a second run of the business's changelog finds nothing to do
+                assertThat(dsl.fetchValue("SELECT count(*) FROM public.databasechangelog")).isEqualTo(2L);
+                assertThat(Schema.migrate(ds).migrationsExecuted).isZero();
+            }
+        }
+    }
+
     @Test
     void aSchemaOfAnotherName_holdsEverything_andTheGeneratedClassesReachIt() throws Exception {
         try (TestDatabase db = TestDatabases.createEmpty()) {
