@@ -10,10 +10,10 @@ import org.jooq.conf.SettingsTools;
 import org.jooq.impl.DSL;
 
 import javax.sql.DataSource;
-import java.util.Collections;
-import java.util.Map;
+import java.lang.ref.WeakReference;
+import java.util.List;
 import java.util.Objects;
-import java.util.WeakHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
 
 /**
@@ -37,8 +37,15 @@ public record MailroomSchema(String name) {
     private static final Pattern NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     /** Declared after {@link #NAME}, which its construction checks against. */
     public static final MailroomSchema DEFAULT = new MailroomSchema(DEFAULT_NAME);
-    /** Data sources bound to a schema other than the default, weakly (a closed pool is forgotten with it). */
-    private static final Map<DataSource, MailroomSchema> BOUND = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Data sources bound to a schema other than the default, by identity (a data source's own
+     * equals/hashCode are not ours to call: a proxy may refuse them) and weakly (a closed pool is
+     * forgotten with it). A service binds a handful of pools, so a scan is all it takes.
+     */
+    private static final List<Binding> BOUND = new CopyOnWriteArrayList<>();
+
+    private record Binding(WeakReference<DataSource> dataSource, MailroomSchema schema) {
+    }
 
     public MailroomSchema {
         Objects.requireNonNull(name, "schema name");
@@ -91,18 +98,21 @@ public record MailroomSchema(String name) {
      */
     public DataSource bind(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
-        if (isDefault()) {
-            BOUND.remove(dataSource);
-        } else {
-            BOUND.put(dataSource, this);
+        BOUND.removeIf(b -> b.dataSource().get() == null || b.dataSource().get() == dataSource);
+        if (!isDefault()) {
+            BOUND.add(new Binding(new WeakReference<>(dataSource), this));
         }
         return dataSource;
     }
 
     /** The schema {@code dataSource} was {@linkplain #bind bound} to; the default for any other. */
     public static MailroomSchema of(DataSource dataSource) {
-        MailroomSchema bound = BOUND.get(dataSource);
-        return bound == null ? DEFAULT : bound;
+        for (Binding b : BOUND) {
+            if (b.dataSource().get() == dataSource) {
+                return b.schema();
+            }
+        }
+        return DEFAULT;
     }
 
     /**

@@ -160,7 +160,7 @@ class DatabaseFaultsTest {
         Fixtures.enqueue(pg.dsl(), null, "complete", 1);
         // Three completions in a row find their session gone, as after a pg_terminate_backend round
         // that took every pooled connection: the outcome must still be written, not left to the lease.
-        KillingDataSource killing = new KillingDataSource(dispatcherPool, "UPDATE outbox_message AS m SET\n  status = CASE", 3);
+        KillingDataSource killing = new KillingDataSource(dispatcherPool, "UPDATE mailroom.outbox_message AS m SET\n  status = CASE", 3);
         Dispatcher d = new Dispatcher(killing, config().build(), Map.of(Fixtures.TOPIC, counting((m, ctx) -> Outcome.done())),
                 ClaimGate.OPEN, listener);
 
@@ -178,7 +178,7 @@ class DatabaseFaultsTest {
         var msg = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message("sent-but-unrecorded"));
         Duration lease = Duration.ofSeconds(2); // the completer retries for half of it, then gives up
         // Every completion statement finds its session gone: the send happened, its outcome cannot be written.
-        KillingDataSource killing = new KillingDataSource(dispatcherPool, "UPDATE outbox_message AS m SET\n  status = CASE",
+        KillingDataSource killing = new KillingDataSource(dispatcherPool, "UPDATE mailroom.outbox_message AS m SET\n  status = CASE",
                 Integer.MAX_VALUE);
         List<Integer> attemptsSeen = new CopyOnWriteArrayList<>();
         Dispatcher d = new Dispatcher(killing, config().lease(lease).clock(clock).build(),

@@ -205,7 +205,7 @@ class SeedDemoTest {
         String lower = sql.toLowerCase(java.util.Locale.ROOT);
         int cte = lower.indexOf("with \"picked\"");
         int lock = lower.indexOf("for no key update skip locked");
-        int update = lower.indexOf("update \"outbox_message\"");
+        int update = lower.indexOf("update \"mailroom\".\"outbox_message\"");
         assertThat(cte).isGreaterThanOrEqualTo(0);
         assertThat(lock).as("locking clause inside the CTE, before the outer UPDATE").isBetween(cte, update);
         assertThat(lower).contains("order by \"c\".\"available_at\", \"c\".\"id\"").contains("returning");

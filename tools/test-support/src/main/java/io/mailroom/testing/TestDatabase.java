@@ -15,12 +15,14 @@ import java.sql.Statement;
 public final class TestDatabase implements AutoCloseable {
 
     /**
-     * The search path of {@link #dataSource()}, {@link #dsl()} and {@link #newConnection()}: Mailroom's
-     * schema, then the shop's, so that a test's own SQL may name tables unqualified. Mailroom's code
+     * The search path of {@link #dataSource()}, {@link #dsl()} and {@link #newConnection()}: public
+     * first (the shop's tables, and where a test's own helper tables are created, as a child process
+     * without this path finds them), then Mailroom's schema, so that a test's own SQL may name tables
+     * unqualified. Mailroom's code
      * never relies on it (it qualifies every table); the URLs handed to child processes carry no
      * search path, so everything they run proves that.
      */
-    public static final String SEARCH_PATH = MigrationScripts.SCHEMA + ",public";
+    public static final String SEARCH_PATH = "public," + MigrationScripts.SCHEMA;
 
     private final PostgresServer server;
     private final String name;
