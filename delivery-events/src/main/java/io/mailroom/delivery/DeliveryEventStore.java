@@ -1,5 +1,7 @@
 package io.mailroom.delivery;
 
+import io.mailroom.outbox.admin.AuditTrail;
+
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Record2;
@@ -14,7 +16,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
-import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -200,7 +201,7 @@ public final class DeliveryEventStore {
     }
 
     /**
-     * The email's history says the event named another address: an {@code audit_log} row on the
+     * The email's history says the event named another address: an audit trail entry (outbox-core's {@link AuditTrail}) on the
      * email's key, which the support console shows in its timeline. The reason has no addresses (the
      * console masks them by role); the detail keeps both for whoever may read it.
      */
@@ -209,17 +210,12 @@ public final class DeliveryEventStore {
                 stored.eventId(), stored.source(), stored.idempotencyKey());
         var detail = JSON.createObjectNode()
                 .put("eventId", stored.eventId()).put("reported", stored.address()).put("sentTo", stored.sentTo());
-        tx.insertInto(AUDIT_LOG)
-                .set(AUDIT_LOG.AT, now)
-                .set(AUDIT_LOG.ACTOR, "event:" + stored.source())
-                .set(AUDIT_LOG.ROLE, "provider")
-                .set(AUDIT_LOG.ACTION, RECIPIENT_MISMATCH)
-                .set(AUDIT_LOG.IDEMPOTENCY_KEY, stored.idempotencyKey())
-                .set(AUDIT_LOG.REASON, "the " + stored.event().kind().dbValue() + " event names another address than the one"
+        AuditTrail.write(tx, new AuditTrail.NewEntry(now, "event:" + stored.source(), "provider", RECIPIENT_MISMATCH,
+                stored.idempotencyKey(),
+                "the " + stored.event().kind().dbValue() + " event names another address than the one"
                         + " the email was sent to; the address it names is the one acted on (suppressed for a hard bounce or"
-                        + " a complaint), not the email's")
-                .set(AUDIT_LOG.DETAIL, org.jooq.JSONB.valueOf(detail.toString()))
-                .execute();
+                        + " a complaint), not the email's",
+                detail.toString()));
     }
 
     static Set<String> messageIdForms(String providerMessageId) {

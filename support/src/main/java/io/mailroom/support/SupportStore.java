@@ -1,6 +1,6 @@
 package io.mailroom.support;
 
-import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.outbox.admin.AuditTrail;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
@@ -24,7 +24,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
-import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
@@ -37,7 +36,7 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
  * classes. The history tables answer the support questions: {@code outbox_effect} (one row per
  * email, kept after the hot queue row is gone) by order through {@code outbox_effect_aggregate_idx}
  * and by status through {@code outbox_effect_status_idx}; {@code outbox_attempt} and
- * {@code audit_log} by key, {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
+ * the audit trail by key (through outbox-core's AuditTrail), {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
  * for what is live: "sending now", the current attempt count and the content a resend repeats.
  */
 final class SupportStore {
@@ -49,7 +48,6 @@ final class SupportStore {
     private static final OutboxMessage M = OUTBOX_MESSAGE;
     private static final IdempotencyRecord R = IDEMPOTENCY_RECORD;
     private static final OutboxAttempt A = OUTBOX_ATTEMPT;
-    private static final AuditLog L = AUDIT_LOG;
     private static final OutboxControl C = OUTBOX_CONTROL;
     private static final EmailRendering G = EMAIL_RENDERING;
     private static final io.mailroom.db.jooq.tables.DeliveryEvent D = io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
@@ -89,11 +87,6 @@ final class SupportStore {
     /** One row of {@code outbox_attempt}. */
     record AttemptRow(String key, int attempt, Instant startedAt, Instant finishedAt, String outcome, String worker,
                       String error, String detailJson) {
-    }
-
-    /** One row of {@code audit_log}. */
-    record AuditRow(long id, Instant at, String actor, String role, String action, String key, String reason,
-                    String detailJson) {
     }
 
     /** What a resend copies from the email it repeats. */
@@ -284,27 +277,9 @@ final class SupportStore {
                 .fetchOne(G.HTML_PART);
     }
 
-    List<AuditRow> audit(DSLContext tx, Collection<String> keys) {
-        if (keys.isEmpty()) {
-            return List.of();
-        }
-        return tx.select(L.ID, L.AT, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .from(L)
-                .where(L.IDEMPOTENCY_KEY.in(keys))
-                .orderBy(L.AT, L.ID)
-                .fetch(SupportStore::auditRow);
-    }
-
-    /** The newest audit rows (any key), for tests and the CLI. */
-    List<AuditRow> recentAudit(DSLContext tx, int limit) {
-        return tx.select(L.ID, L.AT, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .from(L).orderBy(L.AT.desc(), L.ID.desc()).limit(limit)
-                .fetch(SupportStore::auditRow);
-    }
-
-    private static AuditRow auditRow(Record r) {
-        return new AuditRow(r.get(L.ID), r.get(L.AT), r.get(L.ACTOR), r.get(L.ROLE), r.get(L.ACTION),
-                r.get(L.IDEMPOTENCY_KEY), r.get(L.REASON), r.get(L.DETAIL) == null ? null : r.get(L.DETAIL).data());
+    /** The audit trail of these keys, oldest first (outbox-core owns the trail). */
+    List<AuditTrail.Entry> audit(DSLContext tx, Collection<String> keys) {
+        return AuditTrail.forKeys(tx, keys);
     }
 
     // ----------------------------------------------------------------------------------- stats
@@ -361,13 +336,9 @@ final class SupportStore {
      * failed), by minute since {@code from}: the parts of the pending depth attempts do not show.
      */
     List<Bucket> queueActionsPerMinute(DSLContext tx, Instant from) {
-        Field<Instant> m = minute(L.AT);
-        Field<String> was = DSL.jsonbGetAttributeAsText(L.DETAIL, "from");
-        return tx.select(m, L.ACTION, DSL.count()).from(L)
-                .where(L.AT.ge(from))
-                .and(L.ACTION.eq(AuditActions.CANCEL).or(L.ACTION.eq(AuditActions.RETRY).and(was.eq("failed"))))
-                .groupBy(m, L.ACTION)
-                .fetch(r -> new Bucket(r.value1(), r.value2(), r.value3()));
+        return AuditTrail.perMinute(tx, from, List.of(AuditTrail.Match.action(AuditActions.CANCEL),
+                        new AuditTrail.Match(AuditActions.RETRY, "from", "failed")))
+                .stream().map(c -> new Bucket(c.minute(), c.action(), c.count())).toList();
     }
 
     record Bucket(Instant minute, String what, long count) {
@@ -376,10 +347,7 @@ final class SupportStore {
     // ----------------------------------------------------------------------------------- writes
 
     void insertAudit(DSLContext tx, Actor actor, String action, String key, String reason, String detailJson) {
-        tx.insertInto(L, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .values(actor.name(), actor.role().word(), action, key, reason,
-                        detailJson == null ? null : JSONB.valueOf(detailJson))
-                .execute();
+        AuditTrail.write(tx, new AuditTrail.NewEntry(null, actor.name(), actor.role().word(), action, key, reason, detailJson));
     }
 
     /** The effect row, locked against concurrent resends ({@code FOR NO KEY UPDATE NOWAIT}: busy rather than wait). */
