@@ -1,10 +1,11 @@
 package io.mailroom.delivery;
 
+import io.mailroom.idempotency.RecordLookup;
+import io.mailroom.outbox.EffectLookup;
 import io.mailroom.outbox.admin.AuditTrail;
 
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.Record2;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,10 +15,10 @@ import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 
 /**
@@ -56,7 +57,6 @@ public final class DeliveryEventStore {
     /** {@code audit_log.action} of an event naming another address than its email was sent to. */
     public static final String RECIPIENT_MISMATCH = "delivery_recipient_mismatch";
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
-    private static final Field<String> SENT_TO = DSL.jsonbGetAttributeAsText(IDEMPOTENCY_RECORD.DESCRIPTOR, "recipient");
     /** More events than this in one delivery is not a provider's webhook; refused rather than stored in part. */
     public static final int MAX_EVENTS_PER_DELIVERY = 1000;
 
@@ -168,36 +168,25 @@ public final class DeliveryEventStore {
      */
     private static Match match(DSLContext tx, DeliveryEvent event) {
         if (event.idempotencyKey() != null && !event.idempotencyKey().isBlank()) {
-            Record2<String, String> byKey = tx.select(OUTBOX_EFFECT.IDEMPOTENCY_KEY, OUTBOX_EFFECT.TOPIC)
-                    .from(OUTBOX_EFFECT)
-                    .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(event.idempotencyKey().strip()))
-                    .fetchOne();
-            if (byKey != null) {
-                return new Match(byKey.value1(), byKey.value2());
+            String key = event.idempotencyKey().strip();
+            Optional<String> topic = EffectLookup.topicOf(tx, key);
+            if (topic.isPresent()) {
+                return new Match(key, topic.get());
             }
         }
         Set<String> refs = messageIdForms(event.providerMessageId());
-        if (refs.isEmpty()) {
-            return null;
+        for (String key : RecordLookup.keysByResultRef(tx, refs)) {
+            Optional<String> topic = EffectLookup.topicOf(tx, key);
+            if (topic.isPresent()) {
+                return new Match(key, topic.get());
+            }
         }
-        Record2<String, String> byRef = tx.select(OUTBOX_EFFECT.IDEMPOTENCY_KEY, OUTBOX_EFFECT.TOPIC)
-                .from(IDEMPOTENCY_RECORD)
-                .join(OUTBOX_EFFECT).on(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(IDEMPOTENCY_RECORD.EFFECT_KEY))
-                .where(IDEMPOTENCY_RECORD.RESULT_REF.in(refs))
-                .orderBy(IDEMPOTENCY_RECORD.COMPLETED_AT.desc().nullsLast())
-                .limit(1)
-                .fetchOne();
-        return byRef == null ? null : new Match(byRef.value1(), byRef.value2());
+        return null;
     }
 
     /** The address the email was sent to, as its send recorded it (the idempotency record's descriptor), normalized. */
     private static String sentTo(DSLContext tx, String key) {
-        String recipient = tx.select(SENT_TO).from(IDEMPOTENCY_RECORD)
-                .where(IDEMPOTENCY_RECORD.EFFECT_KEY.eq(key))
-                .orderBy(IDEMPOTENCY_RECORD.COMPLETED_AT.desc().nullsLast())
-                .limit(1)
-                .fetchOne(SENT_TO);
-        return normalizedOrNull(recipient);
+        return normalizedOrNull(RecordLookup.descriptorText(tx, key, "recipient"));
     }
 
     /**
