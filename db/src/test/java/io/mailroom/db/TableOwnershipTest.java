@@ -37,7 +37,8 @@ class TableOwnershipTest {
                 "outbox_dispatcher", "audit_log"));
         owners.put("idempotency-store", Set.of("idempotency_record"));
         owners.put("email-api", Set.of());
-        owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "suppression", "soft_bounce_run"));
+        owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "delivery_state", "suppression",
+                "soft_bounce_run"));
         owners.put("email-templates", Set.of());
         owners.put("email-dispatcher", Set.of("email_rendering"));
         owners.put("support", Set.of());
@@ -60,10 +61,7 @@ class TableOwnershipTest {
             new Allowed("support/src/main/java/io/mailroom/support/SupportStore.java", "outbox_control", SUPPORT_READ_MODEL),
             new Allowed("support/src/main/java/io/mailroom/support/SupportStore.java", "idempotency_record", SUPPORT_READ_MODEL),
             new Allowed("support/src/main/java/io/mailroom/support/SupportStore.java", "email_rendering", SUPPORT_READ_MODEL),
-            new Allowed("support/src/main/java/io/mailroom/support/SupportStore.java", "delivery_event", SUPPORT_READ_MODEL),
-            new Allowed("delivery-events/src/main/java/io/mailroom/delivery/DeliveryEventStore.java", "outbox_effect",
-                    "the delivery state is still kept on outbox_effect (delivery_state, delivery_detail, "
-                            + "delivery_updated_at) until it moves to a table of delivery-events' own"));
+            new Allowed("support/src/main/java/io/mailroom/support/SupportStore.java", "delivery_event", SUPPORT_READ_MODEL));
 
     private static final Set<String> TABLES = OWNERS.values().stream().flatMap(Set::stream)
             .collect(Collectors.toCollection(TreeSet::new));

@@ -5,8 +5,6 @@ import io.mailroom.outbox.EffectLookup;
 import io.mailroom.outbox.admin.AuditTrail;
 
 import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +17,6 @@ import java.util.Optional;
 import java.util.Set;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 
 /**
  * Stores what providers report after accepting an email, once per delivery, in the caller's
@@ -34,9 +31,9 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
  *   <li><b>Nothing dropped.</b> An event whose email cannot be found is kept with a null key (an
  *       orphan, for operators); an event type no adapter maps is kept as {@code unknown}; provider
  *       text longer than a column is cut, never refused.</li>
- *   <li><b>Never backwards.</b> An email's {@code delivery_state} moves only to a higher
- *       {@link DeliveryKind#rank()}; the rank test is in the UPDATE's WHERE, which READ COMMITTED
- *       re-checks after the row lock, so two deliveries racing for one email cannot undo each
+ *   <li><b>Never backwards.</b> An email's delivery state ({@link DeliveryStates}) moves only to a higher
+ *       {@link DeliveryKind#rank()}; the rank test is in the upsert's {@code DO UPDATE ... WHERE}, which
+ *       is checked on the locked, latest row, so two deliveries racing for one email cannot undo each
  *       other. An event that did not move the state is stored with {@code applied = false} and
  *       still shows in the timeline.</li>
  * </ul>
@@ -222,35 +219,14 @@ public final class DeliveryEventStore {
         return forms;
     }
 
-    /**
-     * Sets the email's state to this event's kind if that is a step forward; true if it was. Within
-     * {@code bounced}, a hard bounce is a step past a soft one (the mailbox that was full is now gone);
-     * the bounce type lives in {@code delivery_detail}, which {@link #detail} always starts with it.
-     */
+    /** Moves the email's delivery state forward ({@link DeliveryStates}); true if it moved. */
     private static boolean moveForward(DSLContext tx, String key, DeliveryEvent event, Instant now) {
-        if (event.kind().rank() <= 0) {
-            return false;
-        }
-        Field<Integer> currentRank = DSL.when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DEFERRED.dbValue()), rank(DeliveryKind.DEFERRED, null))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DELIVERED.dbValue()), rank(DeliveryKind.DELIVERED, null))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue())
-                        .and(OUTBOX_EFFECT.DELIVERY_DETAIL.startsWith(BounceType.HARD.dbValue() + " bounce")),
-                        rank(DeliveryKind.BOUNCED, BounceType.HARD))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue()), rank(DeliveryKind.BOUNCED, BounceType.SOFT))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.COMPLAINED.dbValue()), rank(DeliveryKind.COMPLAINED, null))
-                .else_(0);
-        return tx.update(OUTBOX_EFFECT)
-                .set(OUTBOX_EFFECT.DELIVERY_STATE, event.kind().dbValue())
-                .set(OUTBOX_EFFECT.DELIVERY_DETAIL, detail(event))
-                .set(OUTBOX_EFFECT.DELIVERY_UPDATED_AT, now)
-                .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key))
-                .and(OUTBOX_EFFECT.DELIVERY_STATE.isNull().or(currentRank.lt(rank(event.kind(), event.bounceType()))))
-                .execute() == 1;
+        return DeliveryStates.moveForward(tx, key, event, detail(event), now);
     }
 
     /** The kind's rank, doubled so a hard bounce can sit one step above a soft one. */
     static int rank(DeliveryKind kind, BounceType bounce) {
-        return kind.rank() * 2 + (bounce == BounceType.HARD ? 1 : 0);
+        return DeliveryStates.rank(kind, bounce);
     }
 
     /** What support reads beside the state: the bounce type and the provider's diagnostic. */

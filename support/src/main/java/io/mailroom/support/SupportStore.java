@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.delivery.DeliveryStates;
 import io.mailroom.outbox.admin.AuditTrail;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -100,8 +101,7 @@ final class SupportStore {
         return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS,
                         E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT, E.RESEND_OF,
                         M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, PAYLOAD_EMAIL, PAYLOAD_NAME,
-                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT,
-                        E.DELIVERY_STATE, E.DELIVERY_DETAIL, E.DELIVERY_UPDATED_AT)
+                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT)
                 .from(E)
                 .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)))
                 .leftJoin(R).on(R.EFFECT_KEY.eq(E.IDEMPOTENCY_KEY));
@@ -115,7 +115,24 @@ final class SupportStore {
                 r.get(PAYLOAD_EMAIL), r.get(PAYLOAD_NAME),
                 r.get(R.STATE), r.get(R.RESULT_REF), r.get(R.COMPLETED_AT),
                 r.get(DESCRIPTOR_RECIPIENT), r.get(DESCRIPTOR_NAME), r.get(DESCRIPTOR_SUBJECT),
-                r.get(E.DELIVERY_STATE), r.get(E.DELIVERY_DETAIL), r.get(E.DELIVERY_UPDATED_AT));
+                null, null, null);
+    }
+
+    /** The rows with their delivery state, which delivery-events keeps ({@link DeliveryStates}). */
+    private static List<EmailRow> withDelivery(DSLContext tx, List<EmailRow> rows) {
+        Map<String, DeliveryStates.State> states = DeliveryStates.of(tx, rows.stream().map(EmailRow::key).toList());
+        return rows.stream().map(r -> withDelivery(r, states.get(r.key()))).toList();
+    }
+
+    private static EmailRow withDelivery(EmailRow r, DeliveryStates.State s) {
+        if (s == null) {
+            return r;
+        }
+        return new EmailRow(r.key(), r.topic(), r.aggregateType(), r.aggregateId(), r.effectStatus(), r.effectAttempts(),
+                r.effectMaxAttempts(), r.effectLastError(), r.createdAt(), r.updatedAt(), r.finishedAt(), r.resendOf(),
+                r.queueStatus(), r.queueAttempts(), r.queueMaxAttempts(), r.queueLastError(), r.availableAt(),
+                r.payloadEmail(), r.payloadName(), r.recordState(), r.resultRef(), r.completedAt(),
+                r.descriptorRecipient(), r.descriptorName(), r.descriptorSubject(), s.state(), s.detail(), s.updatedAt());
     }
 
     /**
@@ -132,11 +149,12 @@ final class SupportStore {
     }
 
     List<EmailRow> emailsOfOrder(DSLContext tx, String orderId, int limit) {
-        return orderQuery(tx, orderId, limit).fetch(SupportStore::emailRow);
+        return withDelivery(tx, orderQuery(tx, orderId, limit).fetch(SupportStore::emailRow));
     }
 
     EmailRow email(DSLContext tx, String key) {
-        return emails(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(SupportStore::emailRow);
+        EmailRow row = emails(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(SupportStore::emailRow);
+        return row == null ? null : withDelivery(tx, List.of(row)).getFirst();
     }
 
     /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
@@ -161,21 +179,28 @@ final class SupportStore {
     }
 
     List<EmailRow> emailsByStatus(DSLContext tx, EmailFilter f, int limit) {
-        return statusQuery(tx, f, limit).fetch(SupportStore::emailRow);
+        return withDelivery(tx, statusQuery(tx, f, limit).fetch(SupportStore::emailRow));
     }
 
     /**
      * A page of emails whose delivery state is {@code state} (bounced, complained), newest report
-     * first, through {@code outbox_effect_delivery_idx}; keyset on (delivery_updated_at, key).
+     * first: the page of states from delivery-events ({@link DeliveryStates#page}, keyset on
+     * (updated_at, key)), then their emails; a state whose effect retention just took is left out.
      */
     List<EmailRow> emailsByDelivery(DSLContext tx, String state, Cursor cursor, int limit) {
-        List<Condition> where = new ArrayList<>();
-        where.add(E.DELIVERY_STATE.eq(state));
-        if (cursor != null) {
-            where.add(DSL.row(E.DELIVERY_UPDATED_AT, E.IDEMPOTENCY_KEY).lt(cursor.updatedAt(), cursor.key()));
+        List<DeliveryStates.State> page = DeliveryStates.page(tx, state, cursor == null ? null : cursor.updatedAt(),
+                cursor == null ? null : cursor.key(), limit);
+        Map<String, EmailRow> rows = new java.util.HashMap<>();
+        emails(tx).where(E.IDEMPOTENCY_KEY.in(page.stream().map(DeliveryStates.State::key).toList()))
+                .fetch(SupportStore::emailRow).forEach(r -> rows.put(r.key(), r));
+        List<EmailRow> out = new ArrayList<>();
+        for (DeliveryStates.State s : page) {
+            EmailRow r = rows.get(s.key());
+            if (r != null) {
+                out.add(withDelivery(r, s));
+            }
         }
-        return emails(tx).where(where).orderBy(E.DELIVERY_UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(limit)
-                .fetch(SupportStore::emailRow);
+        return out;
     }
 
     /** The delivery events of the given emails, in the order they arrived. */

@@ -1,6 +1,7 @@
 package io.mailroom.email.service;
 
 import io.mailroom.delivery.DeliveryEventRetention;
+import io.mailroom.delivery.DeliveryStateRetention;
 import io.mailroom.email.dispatch.RenderingRetention;
 import io.mailroom.idempotency.RecordRetention;
 import io.mailroom.outbox.maintenance.HistoryCleaner;
@@ -84,11 +85,11 @@ final class RetentionSchedule implements AutoCloseable {
 
     /**
      * The retention of the tables outbox-core does not own, each by its owner: renderings
-     * (email-dispatcher) and delivery events (delivery-events) leave with their effect, settled
+     * (email-dispatcher), delivery events and delivery states (delivery-events) leave with their effect, settled
      * idempotency records (idempotency-store) by age.
      */
     static List<RetentionStep> ownerSteps() {
-        return List.of(new RenderingRetention(), new DeliveryEventRetention(), new RetentionStep() {
+        return List.of(new RenderingRetention(), new DeliveryEventRetention(), new DeliveryStateRetention(), new RetentionStep() {
             @Override
             public String table() {
                 return "idempotency_record";

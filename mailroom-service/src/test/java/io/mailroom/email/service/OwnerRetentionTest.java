@@ -14,6 +14,7 @@ import java.time.ZoneOffset;
 import java.util.List;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
+import static io.mailroom.db.jooq.Tables.DELIVERY_STATE;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
@@ -36,7 +37,7 @@ class OwnerRetentionTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_effect, idempotency_record, email_rendering, delivery_event");
+        pg.dsl().execute("TRUNCATE outbox_effect, idempotency_record, email_rendering, delivery_event, delivery_state");
     }
 
     @Test
@@ -75,6 +76,9 @@ class OwnerRetentionTest {
         deliveryEvent("wh-3", null, OLD);
         deliveryEvent("wh-4", null, Instant.parse("2031-02-01T10:00:00Z"));
         deliveryEvent("wh-5", "gone-long-ago", OLD);
+        deliveryState("old-done", NOW.minus(Duration.ofDays(1))); // a late report: the state still leaves with its effect
+        deliveryState("old-review", OLD);
+        deliveryState("gone-long-ago", OLD);
 
         var report = cleaner(NOW).cleanHistory();
 
@@ -83,6 +87,10 @@ class OwnerRetentionTest {
                 .as("the review email keeps its bounce; old orphans and the finished email's events go")
                 .containsExactlyInAnyOrder("wh-2", "wh-4");
         assertThat(report.deleted("delivery_event")).isEqualTo(3);
+        assertThat(pg.dsl().fetch(DELIVERY_STATE).getValues(DELIVERY_STATE.IDEMPOTENCY_KEY))
+                .as("a delivery state leaves with its effect, an old one of no effect by age")
+                .containsExactly("old-review");
+        assertThat(report.deleted("delivery_state")).isEqualTo(2);
         assertThat(report.complete()).isTrue();
     }
 
@@ -138,6 +146,11 @@ class OwnerRetentionTest {
         var d = DELIVERY_EVENT;
         pg.dsl().insertInto(d, d.SOURCE, d.DELIVERY_ID, d.RECEIVED_AT, d.KIND, d.BOUNCE_TYPE, d.PROVIDER_EVENT, d.IDEMPOTENCY_KEY)
                 .values("neutral", deliveryId, at, "bounced", "hard", "bounced", key).execute();
+    }
+
+    private static void deliveryState(String key, Instant at) {
+        var s = DELIVERY_STATE;
+        pg.dsl().insertInto(s, s.IDEMPOTENCY_KEY, s.STATE, s.DETAIL, s.UPDATED_AT).values(key, "bounced", "hard bounce", at).execute();
     }
 
     private static void record(Instant at, String key, String state) {
