@@ -1,9 +1,10 @@
 package io.mailroom.delivery;
 
+import io.mailroom.idempotency.RecordLookup;
+import io.mailroom.outbox.EffectLookup;
+import io.mailroom.outbox.admin.AuditTrail;
+
 import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.Record2;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,12 +13,10 @@ import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
-import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
-import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 
 /**
  * Stores what providers report after accepting an email, once per delivery, in the caller's
@@ -32,9 +31,9 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
  *   <li><b>Nothing dropped.</b> An event whose email cannot be found is kept with a null key (an
  *       orphan, for operators); an event type no adapter maps is kept as {@code unknown}; provider
  *       text longer than a column is cut, never refused.</li>
- *   <li><b>Never backwards.</b> An email's {@code delivery_state} moves only to a higher
- *       {@link DeliveryKind#rank()}; the rank test is in the UPDATE's WHERE, which READ COMMITTED
- *       re-checks after the row lock, so two deliveries racing for one email cannot undo each
+ *   <li><b>Never backwards.</b> An email's delivery state ({@link DeliveryStates}) moves only to a higher
+ *       {@link DeliveryKind#rank()}; the rank test is in the upsert's {@code DO UPDATE ... WHERE}, which
+ *       is checked on the locked, latest row, so two deliveries racing for one email cannot undo each
  *       other. An event that did not move the state is stored with {@code applied = false} and
  *       still shows in the timeline.</li>
  * </ul>
@@ -55,7 +54,6 @@ public final class DeliveryEventStore {
     /** {@code audit_log.action} of an event naming another address than its email was sent to. */
     public static final String RECIPIENT_MISMATCH = "delivery_recipient_mismatch";
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
-    private static final Field<String> SENT_TO = DSL.jsonbGetAttributeAsText(IDEMPOTENCY_RECORD.DESCRIPTOR, "recipient");
     /** More events than this in one delivery is not a provider's webhook; refused rather than stored in part. */
     public static final int MAX_EVENTS_PER_DELIVERY = 1000;
 
@@ -167,40 +165,29 @@ public final class DeliveryEventStore {
      */
     private static Match match(DSLContext tx, DeliveryEvent event) {
         if (event.idempotencyKey() != null && !event.idempotencyKey().isBlank()) {
-            Record2<String, String> byKey = tx.select(OUTBOX_EFFECT.IDEMPOTENCY_KEY, OUTBOX_EFFECT.TOPIC)
-                    .from(OUTBOX_EFFECT)
-                    .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(event.idempotencyKey().strip()))
-                    .fetchOne();
-            if (byKey != null) {
-                return new Match(byKey.value1(), byKey.value2());
+            String key = event.idempotencyKey().strip();
+            Optional<String> topic = EffectLookup.topicOf(tx, key);
+            if (topic.isPresent()) {
+                return new Match(key, topic.get());
             }
         }
         Set<String> refs = messageIdForms(event.providerMessageId());
-        if (refs.isEmpty()) {
-            return null;
+        for (String key : RecordLookup.keysByResultRef(tx, refs)) {
+            Optional<String> topic = EffectLookup.topicOf(tx, key);
+            if (topic.isPresent()) {
+                return new Match(key, topic.get());
+            }
         }
-        Record2<String, String> byRef = tx.select(OUTBOX_EFFECT.IDEMPOTENCY_KEY, OUTBOX_EFFECT.TOPIC)
-                .from(IDEMPOTENCY_RECORD)
-                .join(OUTBOX_EFFECT).on(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(IDEMPOTENCY_RECORD.EFFECT_KEY))
-                .where(IDEMPOTENCY_RECORD.RESULT_REF.in(refs))
-                .orderBy(IDEMPOTENCY_RECORD.COMPLETED_AT.desc().nullsLast())
-                .limit(1)
-                .fetchOne();
-        return byRef == null ? null : new Match(byRef.value1(), byRef.value2());
+        return null;
     }
 
     /** The address the email was sent to, as its send recorded it (the idempotency record's descriptor), normalized. */
     private static String sentTo(DSLContext tx, String key) {
-        String recipient = tx.select(SENT_TO).from(IDEMPOTENCY_RECORD)
-                .where(IDEMPOTENCY_RECORD.EFFECT_KEY.eq(key))
-                .orderBy(IDEMPOTENCY_RECORD.COMPLETED_AT.desc().nullsLast())
-                .limit(1)
-                .fetchOne(SENT_TO);
-        return normalizedOrNull(recipient);
+        return normalizedOrNull(RecordLookup.descriptorText(tx, key, "recipient"));
     }
 
     /**
-     * The email's history says the event named another address: an {@code audit_log} row on the
+     * The email's history says the event named another address: an audit trail entry (outbox-core's {@link AuditTrail}) on the
      * email's key, which the support console shows in its timeline. The reason has no addresses (the
      * console masks them by role); the detail keeps both for whoever may read it.
      */
@@ -209,17 +196,12 @@ public final class DeliveryEventStore {
                 stored.eventId(), stored.source(), stored.idempotencyKey());
         var detail = JSON.createObjectNode()
                 .put("eventId", stored.eventId()).put("reported", stored.address()).put("sentTo", stored.sentTo());
-        tx.insertInto(AUDIT_LOG)
-                .set(AUDIT_LOG.AT, now)
-                .set(AUDIT_LOG.ACTOR, "event:" + stored.source())
-                .set(AUDIT_LOG.ROLE, "provider")
-                .set(AUDIT_LOG.ACTION, RECIPIENT_MISMATCH)
-                .set(AUDIT_LOG.IDEMPOTENCY_KEY, stored.idempotencyKey())
-                .set(AUDIT_LOG.REASON, "the " + stored.event().kind().dbValue() + " event names another address than the one"
+        AuditTrail.write(tx, new AuditTrail.NewEntry(now, "event:" + stored.source(), "provider", RECIPIENT_MISMATCH,
+                stored.idempotencyKey(),
+                "the " + stored.event().kind().dbValue() + " event names another address than the one"
                         + " the email was sent to; the address it names is the one acted on (suppressed for a hard bounce or"
-                        + " a complaint), not the email's")
-                .set(AUDIT_LOG.DETAIL, org.jooq.JSONB.valueOf(detail.toString()))
-                .execute();
+                        + " a complaint), not the email's",
+                detail.toString()));
     }
 
     static Set<String> messageIdForms(String providerMessageId) {
@@ -237,35 +219,14 @@ public final class DeliveryEventStore {
         return forms;
     }
 
-    /**
-     * Sets the email's state to this event's kind if that is a step forward; true if it was. Within
-     * {@code bounced}, a hard bounce is a step past a soft one (the mailbox that was full is now gone);
-     * the bounce type lives in {@code delivery_detail}, which {@link #detail} always starts with it.
-     */
+    /** Moves the email's delivery state forward ({@link DeliveryStates}); true if it moved. */
     private static boolean moveForward(DSLContext tx, String key, DeliveryEvent event, Instant now) {
-        if (event.kind().rank() <= 0) {
-            return false;
-        }
-        Field<Integer> currentRank = DSL.when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DEFERRED.dbValue()), rank(DeliveryKind.DEFERRED, null))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.DELIVERED.dbValue()), rank(DeliveryKind.DELIVERED, null))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue())
-                        .and(OUTBOX_EFFECT.DELIVERY_DETAIL.startsWith(BounceType.HARD.dbValue() + " bounce")),
-                        rank(DeliveryKind.BOUNCED, BounceType.HARD))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.BOUNCED.dbValue()), rank(DeliveryKind.BOUNCED, BounceType.SOFT))
-                .when(OUTBOX_EFFECT.DELIVERY_STATE.eq(DeliveryKind.COMPLAINED.dbValue()), rank(DeliveryKind.COMPLAINED, null))
-                .else_(0);
-        return tx.update(OUTBOX_EFFECT)
-                .set(OUTBOX_EFFECT.DELIVERY_STATE, event.kind().dbValue())
-                .set(OUTBOX_EFFECT.DELIVERY_DETAIL, detail(event))
-                .set(OUTBOX_EFFECT.DELIVERY_UPDATED_AT, now)
-                .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key))
-                .and(OUTBOX_EFFECT.DELIVERY_STATE.isNull().or(currentRank.lt(rank(event.kind(), event.bounceType()))))
-                .execute() == 1;
+        return DeliveryStates.moveForward(tx, key, event, detail(event), now);
     }
 
     /** The kind's rank, doubled so a hard bounce can sit one step above a soft one. */
     static int rank(DeliveryKind kind, BounceType bounce) {
-        return kind.rank() * 2 + (bounce == BounceType.HARD ? 1 : 0);
+        return DeliveryStates.rank(kind, bounce);
     }
 
     /** What support reads beside the state: the bounce type and the provider's diagnostic. */

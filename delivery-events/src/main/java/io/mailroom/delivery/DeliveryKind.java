@@ -27,7 +27,7 @@ public enum DeliveryKind {
         return rank;
     }
 
-    /** The spelling in {@code delivery_event.kind} and {@code outbox_effect.delivery_state}. */
+    /** The spelling in {@code delivery_event.kind} and {@code delivery_state.state}. */
     public String dbValue() {
         return name().toLowerCase(Locale.ROOT);
     }

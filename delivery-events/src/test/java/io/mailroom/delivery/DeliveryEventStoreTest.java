@@ -22,6 +22,7 @@ import java.util.function.Function;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
+import static io.mailroom.db.jooq.Tables.DELIVERY_STATE;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -92,8 +93,8 @@ class DeliveryEventStoreTest {
         var result = ingest("wh-" + key, event(DeliveryKind.DELIVERED, null, providerId, null));
 
         assertThat(result).isEqualTo(new DeliveryEventStore.IngestResult(false, 1, 1, 0));
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isEqualTo("delivered");
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_UPDATED_AT)).isEqualTo(T0);
+        assertThat(state(key, DELIVERY_STATE.STATE)).isEqualTo("delivered");
+        assertThat(state(key, DELIVERY_STATE.UPDATED_AT)).isEqualTo(T0);
         var row = pg.dsl().selectFrom(DELIVERY_EVENT).where(DELIVERY_EVENT.DELIVERY_ID.eq("wh-" + key)).fetchOne();
         assertThat(row.getIdempotencyKey()).isEqualTo(key);
         assertThat(row.getRecipient()).isEqualTo("ann@example.com");
@@ -112,8 +113,8 @@ class DeliveryEventStoreTest {
 
         ingest("dsn-" + key, event(DeliveryKind.BOUNCED, BounceType.HARD, "email-x.0123456789abcdef@shop.example", null));
 
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isEqualTo("bounced");
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_DETAIL)).isEqualTo("hard bounce: smtp; 550 5.1.1 user unknown");
+        assertThat(state(key, DELIVERY_STATE.STATE)).isEqualTo("bounced");
+        assertThat(state(key, DELIVERY_STATE.DETAIL)).isEqualTo("hard bounce: smtp; 550 5.1.1 user unknown");
     }
 
     @Test
@@ -123,7 +124,7 @@ class DeliveryEventStoreTest {
         var result = ingest("wh-key-" + key, event(DeliveryKind.COMPLAINED, null, null, key));
 
         assertThat(result.matched()).isEqualTo(1);
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isEqualTo("complained");
+        assertThat(state(key, DELIVERY_STATE.STATE)).isEqualTo("complained");
     }
 
     @Test
@@ -135,7 +136,7 @@ class DeliveryEventStoreTest {
         var again = ingest("wh-replay-" + key, event(DeliveryKind.BOUNCED, BounceType.HARD, null, key));
 
         assertThat(again.replay()).isTrue();
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isEqualTo("deferred");
+        assertThat(state(key, DELIVERY_STATE.STATE)).isEqualTo("deferred");
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.DELIVERY_ID.eq("wh-replay-" + key))).isEqualTo(1);
         assertThat(heard).isEmpty();
     }
@@ -148,7 +149,7 @@ class DeliveryEventStoreTest {
         ingest("wh-2-" + key, event(DeliveryKind.DELIVERED, null, null, key));
         ingest("wh-3-" + key, event(DeliveryKind.DEFERRED, null, null, key));
 
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isEqualTo("bounced");
+        assertThat(state(key, DELIVERY_STATE.STATE)).isEqualTo("bounced");
         assertThat(pg.dsl().select(DELIVERY_EVENT.KIND, DELIVERY_EVENT.APPLIED).from(DELIVERY_EVENT)
                 .where(DELIVERY_EVENT.IDEMPOTENCY_KEY.eq(key)).orderBy(DELIVERY_EVENT.ID).fetch()
                 .map(r -> r.value1() + ":" + r.value2()))
@@ -163,7 +164,7 @@ class DeliveryEventStoreTest {
         ingest("wh-h-" + key, event(DeliveryKind.BOUNCED, BounceType.HARD, null, key));
         ingest("wh-s2-" + key, event(DeliveryKind.BOUNCED, BounceType.SOFT, null, key));
 
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_DETAIL)).startsWith("hard bounce");
+        assertThat(state(key, DELIVERY_STATE.DETAIL)).startsWith("hard bounce");
         assertThat(pg.dsl().select(DELIVERY_EVENT.BOUNCE_TYPE, DELIVERY_EVENT.APPLIED).from(DELIVERY_EVENT)
                 .where(DELIVERY_EVENT.IDEMPOTENCY_KEY.eq(key)).orderBy(DELIVERY_EVENT.ID).fetch()
                 .map(r -> r.value1() + ":" + r.value2()))
@@ -184,7 +185,7 @@ class DeliveryEventStoreTest {
                 .from(DELIVERY_EVENT).where(DELIVERY_EVENT.DELIVERY_ID.eq(delivery)).orderBy(DELIVERY_EVENT.SEQ).fetch()
                 .map(r -> r.value1() + ":" + r.value2() + ":" + r.value3()))
                 .containsExactly("0:null:false", "1:" + key + ":false");
-        assertThat(effect(key).get(OUTBOX_EFFECT.DELIVERY_STATE)).isNull();
+        assertThat(state(key, DELIVERY_STATE.STATE)).isNull();
     }
 
     @Test
@@ -230,5 +231,9 @@ class DeliveryEventStoreTest {
             threads.shutdownNow();
         }
         assertThat(pg.dsl().fetchCount(DELIVERY_EVENT, DELIVERY_EVENT.DELIVERY_ID.eq("wh-race-" + key))).isEqualTo(1);
+    }
+
+    private static <T> T state(String key, org.jooq.Field<T> field) {
+        return pg.dsl().select(field).from(DELIVERY_STATE).where(DELIVERY_STATE.IDEMPOTENCY_KEY.eq(key)).fetchOne(field);
     }
 }

@@ -1,6 +1,7 @@
 package io.mailroom.support;
 
-import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.delivery.DeliveryStates;
+import io.mailroom.outbox.admin.AuditTrail;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
@@ -24,7 +25,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
-import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
@@ -37,7 +37,7 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
  * classes. The history tables answer the support questions: {@code outbox_effect} (one row per
  * email, kept after the hot queue row is gone) by order through {@code outbox_effect_aggregate_idx}
  * and by status through {@code outbox_effect_status_idx}; {@code outbox_attempt} and
- * {@code audit_log} by key, {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
+ * the audit trail by key (through outbox-core's AuditTrail), {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
  * for what is live: "sending now", the current attempt count and the content a resend repeats.
  */
 final class SupportStore {
@@ -49,7 +49,6 @@ final class SupportStore {
     private static final OutboxMessage M = OUTBOX_MESSAGE;
     private static final IdempotencyRecord R = IDEMPOTENCY_RECORD;
     private static final OutboxAttempt A = OUTBOX_ATTEMPT;
-    private static final AuditLog L = AUDIT_LOG;
     private static final OutboxControl C = OUTBOX_CONTROL;
     private static final EmailRendering G = EMAIL_RENDERING;
     private static final io.mailroom.db.jooq.tables.DeliveryEvent D = io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
@@ -91,11 +90,6 @@ final class SupportStore {
                       String error, String detailJson) {
     }
 
-    /** One row of {@code audit_log}. */
-    record AuditRow(long id, Instant at, String actor, String role, String action, String key, String reason,
-                    String detailJson) {
-    }
-
     /** What a resend copies from the email it repeats. */
     record ResendSource(String key, String topic, String aggregateType, String aggregateId, String status,
                         int maxAttempts, long messageId, Instant messageCreatedAt, String resendOf) {
@@ -107,8 +101,7 @@ final class SupportStore {
         return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS,
                         E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT, E.RESEND_OF,
                         M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, PAYLOAD_EMAIL, PAYLOAD_NAME,
-                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT,
-                        E.DELIVERY_STATE, E.DELIVERY_DETAIL, E.DELIVERY_UPDATED_AT)
+                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT)
                 .from(E)
                 .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)))
                 .leftJoin(R).on(R.EFFECT_KEY.eq(E.IDEMPOTENCY_KEY));
@@ -122,7 +115,24 @@ final class SupportStore {
                 r.get(PAYLOAD_EMAIL), r.get(PAYLOAD_NAME),
                 r.get(R.STATE), r.get(R.RESULT_REF), r.get(R.COMPLETED_AT),
                 r.get(DESCRIPTOR_RECIPIENT), r.get(DESCRIPTOR_NAME), r.get(DESCRIPTOR_SUBJECT),
-                r.get(E.DELIVERY_STATE), r.get(E.DELIVERY_DETAIL), r.get(E.DELIVERY_UPDATED_AT));
+                null, null, null);
+    }
+
+    /** The rows with their delivery state, which delivery-events keeps ({@link DeliveryStates}). */
+    private static List<EmailRow> withDelivery(DSLContext tx, List<EmailRow> rows) {
+        Map<String, DeliveryStates.State> states = DeliveryStates.of(tx, rows.stream().map(EmailRow::key).toList());
+        return rows.stream().map(r -> withDelivery(r, states.get(r.key()))).toList();
+    }
+
+    private static EmailRow withDelivery(EmailRow r, DeliveryStates.State s) {
+        if (s == null) {
+            return r;
+        }
+        return new EmailRow(r.key(), r.topic(), r.aggregateType(), r.aggregateId(), r.effectStatus(), r.effectAttempts(),
+                r.effectMaxAttempts(), r.effectLastError(), r.createdAt(), r.updatedAt(), r.finishedAt(), r.resendOf(),
+                r.queueStatus(), r.queueAttempts(), r.queueMaxAttempts(), r.queueLastError(), r.availableAt(),
+                r.payloadEmail(), r.payloadName(), r.recordState(), r.resultRef(), r.completedAt(),
+                r.descriptorRecipient(), r.descriptorName(), r.descriptorSubject(), s.state(), s.detail(), s.updatedAt());
     }
 
     /**
@@ -139,11 +149,12 @@ final class SupportStore {
     }
 
     List<EmailRow> emailsOfOrder(DSLContext tx, String orderId, int limit) {
-        return orderQuery(tx, orderId, limit).fetch(SupportStore::emailRow);
+        return withDelivery(tx, orderQuery(tx, orderId, limit).fetch(SupportStore::emailRow));
     }
 
     EmailRow email(DSLContext tx, String key) {
-        return emails(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(SupportStore::emailRow);
+        EmailRow row = emails(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(SupportStore::emailRow);
+        return row == null ? null : withDelivery(tx, List.of(row)).getFirst();
     }
 
     /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
@@ -168,21 +179,28 @@ final class SupportStore {
     }
 
     List<EmailRow> emailsByStatus(DSLContext tx, EmailFilter f, int limit) {
-        return statusQuery(tx, f, limit).fetch(SupportStore::emailRow);
+        return withDelivery(tx, statusQuery(tx, f, limit).fetch(SupportStore::emailRow));
     }
 
     /**
      * A page of emails whose delivery state is {@code state} (bounced, complained), newest report
-     * first, through {@code outbox_effect_delivery_idx}; keyset on (delivery_updated_at, key).
+     * first: the page of states from delivery-events ({@link DeliveryStates#page}, keyset on
+     * (updated_at, key)), then their emails; a state whose effect retention just took is left out.
      */
     List<EmailRow> emailsByDelivery(DSLContext tx, String state, Cursor cursor, int limit) {
-        List<Condition> where = new ArrayList<>();
-        where.add(E.DELIVERY_STATE.eq(state));
-        if (cursor != null) {
-            where.add(DSL.row(E.DELIVERY_UPDATED_AT, E.IDEMPOTENCY_KEY).lt(cursor.updatedAt(), cursor.key()));
+        List<DeliveryStates.State> page = DeliveryStates.page(tx, state, cursor == null ? null : cursor.updatedAt(),
+                cursor == null ? null : cursor.key(), limit);
+        Map<String, EmailRow> rows = new java.util.HashMap<>();
+        emails(tx).where(E.IDEMPOTENCY_KEY.in(page.stream().map(DeliveryStates.State::key).toList()))
+                .fetch(SupportStore::emailRow).forEach(r -> rows.put(r.key(), r));
+        List<EmailRow> out = new ArrayList<>();
+        for (DeliveryStates.State s : page) {
+            EmailRow r = rows.get(s.key());
+            if (r != null) {
+                out.add(withDelivery(r, s));
+            }
         }
-        return emails(tx).where(where).orderBy(E.DELIVERY_UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(limit)
-                .fetch(SupportStore::emailRow);
+        return out;
     }
 
     /** The delivery events of the given emails, in the order they arrived. */
@@ -284,27 +302,9 @@ final class SupportStore {
                 .fetchOne(G.HTML_PART);
     }
 
-    List<AuditRow> audit(DSLContext tx, Collection<String> keys) {
-        if (keys.isEmpty()) {
-            return List.of();
-        }
-        return tx.select(L.ID, L.AT, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .from(L)
-                .where(L.IDEMPOTENCY_KEY.in(keys))
-                .orderBy(L.AT, L.ID)
-                .fetch(SupportStore::auditRow);
-    }
-
-    /** The newest audit rows (any key), for tests and the CLI. */
-    List<AuditRow> recentAudit(DSLContext tx, int limit) {
-        return tx.select(L.ID, L.AT, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .from(L).orderBy(L.AT.desc(), L.ID.desc()).limit(limit)
-                .fetch(SupportStore::auditRow);
-    }
-
-    private static AuditRow auditRow(Record r) {
-        return new AuditRow(r.get(L.ID), r.get(L.AT), r.get(L.ACTOR), r.get(L.ROLE), r.get(L.ACTION),
-                r.get(L.IDEMPOTENCY_KEY), r.get(L.REASON), r.get(L.DETAIL) == null ? null : r.get(L.DETAIL).data());
+    /** The audit trail of these keys, oldest first (outbox-core owns the trail). */
+    List<AuditTrail.Entry> audit(DSLContext tx, Collection<String> keys) {
+        return AuditTrail.forKeys(tx, keys);
     }
 
     // ----------------------------------------------------------------------------------- stats
@@ -361,13 +361,9 @@ final class SupportStore {
      * failed), by minute since {@code from}: the parts of the pending depth attempts do not show.
      */
     List<Bucket> queueActionsPerMinute(DSLContext tx, Instant from) {
-        Field<Instant> m = minute(L.AT);
-        Field<String> was = DSL.jsonbGetAttributeAsText(L.DETAIL, "from");
-        return tx.select(m, L.ACTION, DSL.count()).from(L)
-                .where(L.AT.ge(from))
-                .and(L.ACTION.eq(AuditActions.CANCEL).or(L.ACTION.eq(AuditActions.RETRY).and(was.eq("failed"))))
-                .groupBy(m, L.ACTION)
-                .fetch(r -> new Bucket(r.value1(), r.value2(), r.value3()));
+        return AuditTrail.perMinute(tx, from, List.of(AuditTrail.Match.action(AuditActions.CANCEL),
+                        new AuditTrail.Match(AuditActions.RETRY, "from", "failed")))
+                .stream().map(c -> new Bucket(c.minute(), c.action(), c.count())).toList();
     }
 
     record Bucket(Instant minute, String what, long count) {
@@ -376,10 +372,7 @@ final class SupportStore {
     // ----------------------------------------------------------------------------------- writes
 
     void insertAudit(DSLContext tx, Actor actor, String action, String key, String reason, String detailJson) {
-        tx.insertInto(L, L.ACTOR, L.ROLE, L.ACTION, L.IDEMPOTENCY_KEY, L.REASON, L.DETAIL)
-                .values(actor.name(), actor.role().word(), action, key, reason,
-                        detailJson == null ? null : JSONB.valueOf(detailJson))
-                .execute();
+        AuditTrail.write(tx, new AuditTrail.NewEntry(null, actor.name(), actor.role().word(), action, key, reason, detailJson));
     }
 
     /** The effect row, locked against concurrent resends ({@code FOR NO KEY UPDATE NOWAIT}: busy rather than wait). */

@@ -1,5 +1,7 @@
 package io.mailroom.support;
 
+import io.mailroom.outbox.admin.AuditTrail;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionList;
@@ -52,7 +54,7 @@ final class SupportViews {
         }
         Map<String, Boolean> permanent = new HashMap<>();
         attempts.forEach((k, list) -> permanent.put(k, failedPermanently(list.getLast())));
-        Map<String, List<SupportStore.AuditRow>> audit = new HashMap<>();
+        Map<String, List<AuditTrail.Entry>> audit = new HashMap<>();
         Map<String, Rendering> renderings = new HashMap<>();
         Map<String, List<SupportStore.DeliveryEventRow>> events = new HashMap<>();
         if (withTimeline) {
@@ -65,7 +67,7 @@ final class SupportViews {
             }
             Set<String> auditKeys = new LinkedHashSet<>(keys);
             rows.stream().map(SupportStore.EmailRow::resendOf).filter(Objects::nonNull).forEach(auditKeys::add);
-            for (SupportStore.AuditRow a : store.audit(tx, auditKeys)) {
+            for (AuditTrail.Entry a : store.audit(tx, auditKeys)) {
                 audit.computeIfAbsent(a.key(), k -> new ArrayList<>()).add(a);
             }
         }
@@ -77,12 +79,12 @@ final class SupportViews {
             List<TimelineEntry> timeline = null;
             if (withTimeline) {
                 timeline = new ArrayList<>(tries);
-                for (SupportStore.AuditRow a : audit.getOrDefault(row.key(), List.of())) {
+                for (AuditTrail.Entry a : audit.getOrDefault(row.key(), List.of())) {
                     timeline.add(new TimelineEntry.Action(a.at(), a.actor(), a.role(), a.action(), a.reason(),
                             SupportJson.text(SupportJson.tree(a.detailJson()), "newKey")));
                 }
                 if (row.resendOf() != null) {
-                    for (SupportStore.AuditRow a : audit.getOrDefault(row.resendOf(), List.of())) {
+                    for (AuditTrail.Entry a : audit.getOrDefault(row.resendOf(), List.of())) {
                         String created = SupportJson.text(SupportJson.tree(a.detailJson()), "newKey");
                         if (a.action().equals(AuditActions.RESEND) && row.key().equals(created)) {
                             timeline.add(new TimelineEntry.Action(a.at(), a.actor(), a.role(), AuditActions.RESEND_CREATED,

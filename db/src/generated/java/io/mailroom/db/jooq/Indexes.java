@@ -6,6 +6,7 @@ package io.mailroom.db.jooq;
 
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
+import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
@@ -34,6 +35,7 @@ public class Indexes {
     public static final Index DELIVERY_EVENT_KEY_IDX = Internal.createIndex(DSL.name("delivery_event_key_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.IDEMPOTENCY_KEY, DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_ORPHAN_IDX = Internal.createIndex(DSL.name("delivery_event_orphan_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
+    public static final Index DELIVERY_STATE_LISTED_IDX = Internal.createIndex(DSL.name("delivery_state_listed_idx"), DeliveryState.DELIVERY_STATE, new OrderField[] { DeliveryState.DELIVERY_STATE.STATE, DeliveryState.DELIVERY_STATE.UPDATED_AT, DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, false);
     public static final Index EMAIL_RENDERING_RENDERED_IDX = Internal.createIndex(DSL.name("email_rendering_rendered_idx"), EmailRendering.EMAIL_RENDERING, new OrderField[] { EmailRendering.EMAIL_RENDERING.RENDERED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_RESULT_REF_IDX = Internal.createIndex(DSL.name("idempotency_record_result_ref_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.RESULT_REF }, false);
@@ -42,7 +44,6 @@ public class Indexes {
     public static final Index OUTBOX_ATTEMPT_KEY_IDX = Internal.createIndex(DSL.name("outbox_attempt_key_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OutboxAttempt.OUTBOX_ATTEMPT.ATTEMPT }, false);
     public static final Index OUTBOX_EFFECT_AGGREGATE_IDX = Internal.createIndex(DSL.name("outbox_effect_aggregate_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.AGGREGATE_TYPE, OutboxEffect.OUTBOX_EFFECT.AGGREGATE_ID, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_EFFECT_CREATED_IDX = Internal.createIndex(DSL.name("outbox_effect_created_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
-    public static final Index OUTBOX_EFFECT_DELIVERY_IDX = Internal.createIndex(DSL.name("outbox_effect_delivery_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.DELIVERY_STATE, OutboxEffect.OUTBOX_EFFECT.DELIVERY_UPDATED_AT }, false);
     public static final Index OUTBOX_EFFECT_STATUS_IDX = Internal.createIndex(DSL.name("outbox_effect_status_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.STATUS, OutboxEffect.OUTBOX_EFFECT.UPDATED_AT }, false);
     public static final Index OUTBOX_MESSAGE_CLAIM_IDX = Internal.createIndex(DSL.name("outbox_message_claim_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.AVAILABLE_AT, OutboxMessage.OUTBOX_MESSAGE.ID }, false);
     public static final Index OUTBOX_MESSAGE_LEASE_IDX = Internal.createIndex(DSL.name("outbox_message_lease_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.LEASE_UNTIL }, false);

@@ -7,6 +7,7 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
+import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
@@ -40,6 +41,12 @@ public class Tables {
      * topic of the matched email (none); kept by a trigger.
      */
     public static final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
+
+    /**
+     * The delivery state of each email a provider reported on after accepting
+     * it; owned by delivery-events.
+     */
+    public static final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider

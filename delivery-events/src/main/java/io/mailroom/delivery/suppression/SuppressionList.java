@@ -1,5 +1,7 @@
 package io.mailroom.delivery.suppression;
 
+import io.mailroom.outbox.admin.AuditTrail;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 import io.mailroom.delivery.Addresses;
@@ -9,7 +11,6 @@ import io.mailroom.delivery.DeliveryEventListener;
 import io.mailroom.delivery.DeliveryKind;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.JSONB;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +28,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
-import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static io.mailroom.db.jooq.Tables.SOFT_BOUNCE_RUN;
 import static io.mailroom.db.jooq.Tables.SUPPRESSION;
 
@@ -39,7 +39,7 @@ import static io.mailroom.db.jooq.Tables.SUPPRESSION;
  * {@link SuppressionConfig#softBounceLimit()} in a row, and a delivery to the address ends the run.
  * An orphan event (its email unknown to us: sent before Mailroom, or its history already gone)
  * suppresses too: the request was signed by the provider, and the fact is about the address, not
- * the email. People add and lift entries with a reason; each such change writes {@code audit_log}
+ * the email. People add and lift entries with a reason; each such change writes an audit trail entry (outbox-core's AuditTrail)
  * in the same transaction, and a lifted entry is kept with who lifted it and why.
  *
  * <p>At most one active entry per (address, reason), held by a partial unique index, so a second
@@ -236,13 +236,9 @@ public final class SuppressionList implements DeliveryEventListener {
 
     private static void audit(DSLContext tx, String actor, String role, String action, String reason, String address) {
         try {
-            tx.insertInto(AUDIT_LOG)
-                    .set(AUDIT_LOG.ACTOR, Objects.requireNonNull(actor, "actor"))
-                    .set(AUDIT_LOG.ROLE, Objects.requireNonNull(role, "role"))
-                    .set(AUDIT_LOG.ACTION, action)
-                    .set(AUDIT_LOG.REASON, reason)
-                    .set(AUDIT_LOG.DETAIL, JSONB.valueOf(JSON.writeValueAsString(Map.of("address", address))))
-                    .execute();
+            AuditTrail.write(tx, new AuditTrail.NewEntry(null, Objects.requireNonNull(actor, "actor"),
+                    Objects.requireNonNull(role, "role"), action, null, reason,
+                    JSON.writeValueAsString(Map.of("address", address))));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException("cannot write an address as JSON", e);
         }

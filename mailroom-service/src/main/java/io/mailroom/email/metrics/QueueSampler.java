@@ -1,20 +1,21 @@
 package io.mailroom.email.metrics;
 
 import io.mailroom.db.MailroomSchema;
+import io.mailroom.db.sql.TableStatistics;
+import io.mailroom.delivery.DeliveryEventTotals;
+import io.mailroom.idempotency.RecordStatistics;
+import io.mailroom.outbox.admin.QueueFigures;
 import io.mailroom.outbox.runtime.DispatcherRegistry;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jooq.DSLContext;
-import org.jooq.Record;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.time.Duration;
-import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,21 +26,22 @@ import java.util.concurrent.TimeUnit;
 /**
  * Database-derived gauges: queue depth by status, age of the oldest due message, and the health of
  * the queue tables (dead tuples, last autovacuum, table + index size). They are sampled on a
- * schedule, one set of cheap queries per interval (counts come from the partial indexes), and the
+ * schedule, one set of cheap queries per interval (counts come from the partial indexes), each
+ * through the API of the module that owns the table (outbox-core's {@link QueueFigures},
+ * idempotency-store's {@link RecordStatistics}, delivery-events' {@link DeliveryEventTotals}), and the
  * gauges read the last sample: a scrape never touches the database. Among them
  * {@code mailroom_unserved_topic_messages{topic}}: emails due for over a minute on a topic no live
  * dispatcher serves ({@link DispatcherRegistry}), which would otherwise wait forever unseen; a
  * topic's gauge stays, at 0, once it is served again. And {@code mailroom_delivery_events_total{source,
- * kind, bounce, topic}}, read from {@code delivery_event_count}, which a trigger keeps for every
+ * kind, bounce, topic}}, read from delivery-events' totals, which a trigger keeps for every
  * event stored by any process (the webhook endpoint, {@code mailroom dsn ingest}): a cluster-wide
  * count, the same on every dispatcher, so alert rules take its max across instances.
  */
 public final class QueueSampler implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(QueueSampler.class);
-    static final List<String> TABLES = List.of("outbox_message", "outbox_effect", "outbox_attempt", "idempotency_record");
+    static final List<String> TABLES = concat(QueueFigures.TABLES, RecordStatistics.TABLES);
 
-    private final MailroomSchema schema;
     private final DSLContext dsl;
     private final MeterRegistry registry;
     private final Map<String, Double> values = new ConcurrentHashMap<>();
@@ -50,8 +52,7 @@ public final class QueueSampler implements AutoCloseable {
     private final ScheduledExecutorService timer;
 
     public QueueSampler(DataSource dataSource, MeterRegistry registry, Duration interval) {
-        this.schema = MailroomSchema.of(dataSource);
-        this.dsl = schema.dsl(dataSource);
+        this.dsl = MailroomSchema.of(dataSource).dsl(dataSource);
         this.registry = registry;
         gauge(registry, "mailroom.outbox.messages", "pending", "Messages in the hot queue by status", "status");
         gauge(registry, "mailroom.outbox.messages", "running", "Messages in the hot queue by status", "status");
@@ -80,50 +81,27 @@ public final class QueueSampler implements AutoCloseable {
                 .description(description).register(registry);
     }
 
-    /** Takes one sample now (also what the schedule runs). */
+    /** Takes one sample now (also what the schedule runs); every reading goes through its table's owner. */
     public void sample() {
-        for (Record r : dsl.fetch(schema.sql("""
-                SELECT 'pending' AS status, count(*) AS n FROM {schema}.outbox_message WHERE status = 'pending'
-                UNION ALL SELECT 'running', count(*) FROM {schema}.outbox_message WHERE status = 'running'"""))) {
-            values.put("mailroom.outbox.messages." + r.get("status", String.class), r.get("n", Double.class));
+        QueueFigures.Depth depth = QueueFigures.depth(dsl);
+        values.put("mailroom.outbox.messages.pending", (double) depth.pending());
+        values.put("mailroom.outbox.messages.running", (double) depth.running());
+        values.put("mailroom.outbox.effects.failed", (double) depth.failed());
+        values.put("mailroom.outbox.effects.review", (double) depth.review());
+        values.put("oldest", depth.oldestDueSeconds());
+        List<TableStatistics.Row> tables = new ArrayList<>(QueueFigures.tableStatistics(dsl));
+        tables.addAll(RecordStatistics.read(dsl));
+        for (TableStatistics.Row r : tables) {
+            values.put(r.table() + ".dead", r.dead());
+            values.put(r.table() + ".live", r.live());
+            values.put(r.table() + ".size", r.size());
+            values.put(r.table() + ".autovacuum", r.vacuumed() == null ? Double.NaN : r.vacuumed().toEpochSecond());
         }
-        for (String status : List.of("failed", "review")) {
-            values.put("mailroom.outbox.effects." + status, 0.0);
-        }
-        for (Record r : dsl.fetch(schema.sql("SELECT status, count(*) AS n FROM {schema}.outbox_effect WHERE status IN ('failed', 'review') GROUP BY status"))) {
-            values.put("mailroom.outbox.effects." + r.get("status", String.class), r.get("n", Double.class));
-        }
-        Double oldest = dsl.fetchSingle(schema.sql("""
-                SELECT coalesce(extract(epoch FROM now() - min(available_at)), 0)::float8 FROM {schema}.outbox_message
-                WHERE status = 'pending' AND available_at <= now()""")).get(0, Double.class);
-        values.put("oldest", Math.max(0.0, oldest == null ? 0.0 : oldest));
-        for (Record r : dsl.fetch(schema.sql("""
-                SELECT coalesce(parent.relname, c.relname) AS tbl,
-                       sum(s.n_dead_tup)::float8 AS dead, sum(s.n_live_tup)::float8 AS live,
-                       sum(pg_total_relation_size(c.oid))::float8 AS size,
-                       max(greatest(s.last_autovacuum, s.last_vacuum)) AS vacuumed
-                FROM pg_stat_user_tables s
-                JOIN pg_class c ON c.oid = s.relid
-                LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
-                LEFT JOIN pg_class parent ON parent.oid = i.inhparent
-                WHERE coalesce(parent.relname, c.relname) = ANY({0}) AND s.schemaname = '{schema}'
-                GROUP BY 1"""), DSL.val(TABLES.toArray(String[]::new)))) {
-            String table = r.get("tbl", String.class);
-            values.put(table + ".dead", r.get("dead", Double.class));
-            values.put(table + ".live", r.get("live", Double.class));
-            values.put(table + ".size", r.get("size", Double.class));
-            OffsetDateTime vacuumed = r.get("vacuumed", OffsetDateTime.class);
-            values.put(table + ".autovacuum", vacuumed == null ? Double.NaN : vacuumed.toEpochSecond());
-        }
-        for (Record r : dsl.fetch(schema.sql("SELECT source, kind, bounce, topic, events FROM {schema}.delivery_event_count"))) {
-            String source = r.get("source", String.class);
-            String kind = r.get("kind", String.class);
-            String bounce = r.get("bounce", String.class);
-            String topic = r.get("topic", String.class);
-            String key = source + "|" + kind + "|" + bounce + "|" + topic;
-            if (deliveryEvents.put(key, r.get("events", Double.class)) == null) {
+        for (DeliveryEventTotals.Total t : DeliveryEventTotals.read(dsl)) {
+            String key = t.source() + "|" + t.kind() + "|" + t.bounce() + "|" + t.topic();
+            if (deliveryEvents.put(key, t.events()) == null) {
                 FunctionCounter.builder("mailroom.delivery.events", deliveryEvents, d -> d.getOrDefault(key, 0.0))
-                        .tags("source", source, "kind", kind, "bounce", bounce, "topic", topic)
+                        .tags("source", t.source(), "kind", t.kind(), "bounce", t.bounce(), "topic", t.topic())
                         .description("Delivery events stored by every process (webhooks, DSN pipe), counted in the database")
                         .register(registry);
             }
@@ -136,6 +114,12 @@ public final class QueueSampler implements AutoCloseable {
                         .description("Emails due for over a minute on a topic no running dispatcher serves").register(registry);
             }
         });
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return List.copyOf(all);
     }
 
     private void sampleQuietly() {

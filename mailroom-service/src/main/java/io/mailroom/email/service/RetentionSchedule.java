@@ -1,6 +1,12 @@
 package io.mailroom.email.service;
 
+import io.mailroom.delivery.DeliveryEventRetention;
+import io.mailroom.delivery.DeliveryStateRetention;
+import io.mailroom.email.dispatch.RenderingRetention;
+import io.mailroom.idempotency.RecordRetention;
 import io.mailroom.outbox.maintenance.HistoryCleaner;
+import io.mailroom.outbox.maintenance.RetentionStep;
+import org.jooq.DSLContext;
 import io.mailroom.outbox.maintenance.PartitionMaintainer;
 import io.mailroom.outbox.maintenance.RetentionConfig;
 import io.mailroom.db.sql.SqlStates;
@@ -9,6 +15,8 @@ import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -63,7 +71,7 @@ final class RetentionSchedule implements AutoCloseable {
     RetentionSchedule(DataSource dataSource, RetentionConfig config, Duration interval, Duration retryFirst, Duration retryMax,
                       io.mailroom.outbox.SessionSettings settings) {
         this.maintainer = new PartitionMaintainer(dataSource, config, settings);
-        this.cleaner = new HistoryCleaner(dataSource, config);
+        this.cleaner = new HistoryCleaner(dataSource, config, ownerSteps());
         this.interval = interval;
         this.retryFirst = retryFirst;
         this.retryMax = retryMax.compareTo(interval) < 0 ? retryMax : interval;
@@ -73,6 +81,25 @@ final class RetentionSchedule implements AutoCloseable {
         // together do not all run at once; after a failed one it comes within seconds.
         scheduleNext(ensured ? Duration.ofMillis(ThreadLocalRandom.current().nextLong(Math.max(1, interval.toMillis())))
                 : retryDelay());
+    }
+
+    /**
+     * The retention of the tables outbox-core does not own, each by its owner: renderings
+     * (email-dispatcher), delivery events and delivery states (delivery-events) leave with their effect, settled
+     * idempotency records (idempotency-store) by age.
+     */
+    static List<RetentionStep> ownerSteps() {
+        return List.of(new RenderingRetention(), new DeliveryEventRetention(), new DeliveryStateRetention(), new RetentionStep() {
+            @Override
+            public String table() {
+                return "idempotency_record";
+            }
+
+            @Override
+            public int deleteOld(DSLContext tx, Instant cutoff, int limit) {
+                return RecordRetention.deleteSettledBefore(tx, cutoff, limit);
+            }
+        });
     }
 
     /** Runs failed in a row since the last good one (0 when the last run succeeded). */

@@ -55,8 +55,8 @@ class DsnVerpRouteTest {
     }
 
     private static String state(String key) {
-        return pg.dsl().select(OUTBOX_EFFECT.DELIVERY_STATE).from(OUTBOX_EFFECT)
-                .where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).fetchOne(OUTBOX_EFFECT.DELIVERY_STATE);
+        return pg.dsl().select(io.mailroom.db.jooq.Tables.DELIVERY_STATE.STATE).from(io.mailroom.db.jooq.Tables.DELIVERY_STATE)
+                .where(io.mailroom.db.jooq.Tables.DELIVERY_STATE.IDEMPOTENCY_KEY.eq(key)).fetchOne(io.mailroom.db.jooq.Tables.DELIVERY_STATE.STATE);
     }
 
     @Test

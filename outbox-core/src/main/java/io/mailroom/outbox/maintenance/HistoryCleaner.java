@@ -8,14 +8,21 @@ import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.time.Instant;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Deletes support history older than its retention, in small batches: {@code outbox_attempt} by
  * {@code finished_at}, {@code outbox_effect} by {@code finished_at}/{@code updated_at},
- * {@code email_rendering} and {@code delivery_event} once their effect is gone (orphan events by
- * {@code received_at}), {@code idempotency_record} by {@code updated_at},
- * {@code audit_log} by {@code at} (with its own retention). Each batch is its own short transaction that locks its rows with
+ * {@code audit_log} by {@code at} (with its own retention), and the tables of other modules through
+ * the {@link RetentionStep}s their owners give (renderings and delivery events with their effect,
+ * settled idempotency records by age). Each effect batch hands the effects it deleted to every step
+ * in its own transaction, so history that belongs to an effect leaves with it; each step's own pass
+ * then takes what is left (older rows, rows that never had an effect). Each batch is its own short transaction that locks its rows with
  * {@code FOR UPDATE SKIP LOCKED}, so the cleaner never holds many locks, never waits for a worker or
  * a person, and several instances may run it at once; a run stops after
  * {@code historyMaxBatchesPerRun} batches per table, so a large backlog is worked off over several
@@ -45,10 +52,18 @@ public final class HistoryCleaner {
      * Rows deleted by one {@link #cleanHistory()} run, per table; {@code complete} is false when a
      * table hit {@code historyMaxBatchesPerRun} and old rows remain for the next run.
      */
-    public record Report(long attempts, long effects, long renderings, long deliveryEvents, long idempotencyRecords,
-                         long auditEntries, boolean complete) {
+    public record Report(long attempts, long effects, long auditEntries, Map<String, Long> steps, boolean complete) {
+        public Report {
+            steps = Map.copyOf(steps);
+        }
+
+        /** Rows a step deleted, by its {@link RetentionStep#table()}; 0 for a table no step has. */
+        public long deleted(String table) {
+            return steps.getOrDefault(table, 0L);
+        }
+
         public long total() {
-            return attempts + effects + renderings + deliveryEvents + idempotencyRecords + auditEntries;
+            return attempts + effects + auditEntries + steps.values().stream().mapToLong(Long::longValue).sum();
         }
     }
 
@@ -60,9 +75,23 @@ public final class HistoryCleaner {
     private final RetentionConfig config;
     private final DispatcherSessions sessions;
     private final RetentionStore store;
+    private final List<RetentionStep> steps;
 
+    /** A cleaner of outbox-core's own history only. */
     public HistoryCleaner(DataSource dataSource, RetentionConfig config) {
+        this(dataSource, config, List.of());
+    }
+
+    /** A cleaner that also runs the other owners' {@code steps}, in this order. */
+    public HistoryCleaner(DataSource dataSource, RetentionConfig config, List<RetentionStep> steps) {
         Objects.requireNonNull(dataSource, "dataSource");
+        this.steps = List.copyOf(Objects.requireNonNull(steps, "steps"));
+        Set<String> tables = new HashSet<>();
+        for (RetentionStep step : this.steps) {
+            if (!tables.add(step.table())) {
+                throw new IllegalArgumentException("steps: two retention steps for " + step.table());
+            }
+        }
         this.config = Objects.requireNonNull(config, "config");
         this.sessions = new DispatcherSessions(dataSource, null, null);
         this.store = new RetentionStore(SqlClock.of(config.clock()));
@@ -72,27 +101,37 @@ public final class HistoryCleaner {
         return config;
     }
 
-    /** One bounded pass over the six history tables; see the class comment for what is kept. */
+    /** One bounded pass over the history tables and the steps; see the class comment for what is kept. */
     public Report cleanHistory() {
         Instant now = sessions.inTransaction(store::now);
         Instant historyCutoff = now.minus(config.historyRetention());
         Instant auditCutoff = now.minus(config.auditRetention());
         // Attempts before effects, so an effect's timeline never outlives it by a run.
         Batches attempts = deleteInBatches("outbox_attempt", historyCutoff, store::deleteAttempts);
-        Batches effects = deleteInBatches("outbox_effect", historyCutoff, store::deleteEffects);
-        // Renderings after effects: what an email was rendered to leaves in the run its effect does.
-        Batches renderings = deleteInBatches("email_rendering", historyCutoff, store::deleteRenderings);
-        // Delivery events likewise: bounces and complaints stay in the timeline as long as the email.
-        Batches events = deleteInBatches("delivery_event", historyCutoff, store::deleteDeliveryEvents);
-        Batches records = deleteInBatches("idempotency_record", historyCutoff, store::deleteIdempotencyRecords);
+        // Effects hand what they leave behind to its owners in the same transaction.
+        Map<String, Long> byStep = new LinkedHashMap<>();
+        steps.forEach(step -> byStep.put(step.table(), 0L));
+        Batches effects = deleteInBatches("outbox_effect", historyCutoff, (tx, cutoff, limit) -> {
+            List<RetentionStep.DeletedEffect> gone = store.deleteEffects(tx, cutoff, limit);
+            if (!gone.isEmpty()) {
+                for (RetentionStep step : steps) {
+                    int n = step.deleteWithEffects(tx, gone, cutoff);
+                    byStep.merge(step.table(), (long) n, Long::sum);
+                }
+            }
+            return gone.size();
+        });
+        boolean complete = attempts.complete && effects.complete;
+        for (RetentionStep step : steps) {
+            Batches own = deleteInBatches(step.table(), historyCutoff, step::deleteOld);
+            byStep.merge(step.table(), own.rows, Long::sum);
+            complete &= own.complete;
+        }
         Batches audit = deleteInBatches("audit_log", auditCutoff, store::deleteAuditEntries);
-        Report report = new Report(attempts.rows, effects.rows, renderings.rows, events.rows, records.rows, audit.rows,
-                attempts.complete && effects.complete && renderings.complete && events.complete && records.complete
-                        && audit.complete);
+        Report report = new Report(attempts.rows, effects.rows, audit.rows, byStep, complete && audit.complete);
         if (report.total() > 0) {
-            log.info("Deleted old history: {} attempts, {} effects, {} renderings, {} delivery events, "
-                            + "{} idempotency records (before {}), {} audit entries (before {}){}", report.attempts(),
-                    report.effects(), report.renderings(), report.deliveryEvents(), report.idempotencyRecords(), historyCutoff, report.auditEntries(), auditCutoff,
+            log.info("Deleted old history: {} attempts, {} effects, {} (before {}), {} audit entries (before {}){}",
+                    report.attempts(), report.effects(), byStep, historyCutoff, report.auditEntries(), auditCutoff,
                     report.complete() ? "" : "; more remain for the next run");
         }
         return report;

@@ -20,9 +20,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
-import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
-import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
@@ -68,8 +65,6 @@ final class RetentionStore {
     /** Finished states whose hot rows and history may go once old enough. */
     static final List<String> GONE_STATUSES = List.of(MessageStatus.DONE.sql(), MessageStatus.FAILED.sql(),
             MessageStatus.CANCELLED.sql(), MessageStatus.CLOSED.sql());
-    /** Idempotency records whose outcome is known; reserved and ambiguous ones are kept. */
-    static final List<String> SETTLED_RECORD_STATES = List.of("succeeded", "failed");
 
     private final SqlClock clock;
 
@@ -279,9 +274,10 @@ final class RetentionStore {
      * before {@code cutoff}, and only once their hot row is gone: while the hot row exists its
      * effect is what makes its idempotency key unique. Pending, running and review effects are never
      * deleted. The status is re-checked on the locked row (READ COMMITTED), so an effect that a
-     * person just retried is skipped.
+     * person just retried is skipped. Returns the deleted effects, for the owners of their history
+     * ({@link RetentionStep#deleteWithEffects}) in the same transaction.
      */
-    int deleteEffects(DSLContext tx, Instant cutoff, int limit) {
+    List<RetentionStep.DeletedEffect> deleteEffects(DSLContext tx, Instant cutoff, int limit) {
         var e = OUTBOX_EFFECT;
         var c = OUTBOX_EFFECT.as("c");
         var m = OUTBOX_MESSAGE;
@@ -296,62 +292,9 @@ final class RetentionStore {
                         .limit(limit)
                         .forUpdate().skipLocked()))
                 .and(e.STATUS.in(GONE_STATUSES))
-                .execute();
-    }
-
-    /**
-     * Deletes up to {@code limit} email renderings made before {@code cutoff} whose effect is gone:
-     * a rendering is support history of its effect and leaves with it (or, for a key used again
-     * after its effect left, once that effect names another message). Runs after
-     * {@link #deleteEffects}, so both go in the same run.
-     */
-    int deleteRenderings(DSLContext tx, Instant cutoff, int limit) {
-        var r = EMAIL_RENDERING;
-        var c = EMAIL_RENDERING.as("c");
-        var e = OUTBOX_EFFECT;
-        return tx.deleteFrom(r).where(r.IDEMPOTENCY_KEY.in(
-                select(c.IDEMPOTENCY_KEY).from(c)
-                        .where(c.RENDERED_AT.lt(cutoff))
-                        .and(notExists(selectOne().from(e).where(e.IDEMPOTENCY_KEY.eq(c.IDEMPOTENCY_KEY))
-                                .and(e.MESSAGE_ID.eq(c.MESSAGE_ID)).and(e.MESSAGE_CREATED_AT.eq(c.MESSAGE_CREATED_AT))))
-                        .orderBy(c.RENDERED_AT)
-                        .limit(limit)
-                        .forUpdate().skipLocked()))
-                .execute();
-    }
-
-    /**
-     * Deletes up to {@code limit} delivery events received before {@code cutoff} whose email's effect
-     * is gone, and orphans (events that matched no email) of the same age.
-     */
-    int deleteDeliveryEvents(DSLContext tx, Instant cutoff, int limit) {
-        var d = DELIVERY_EVENT;
-        var c = DELIVERY_EVENT.as("c");
-        var e = OUTBOX_EFFECT;
-        return tx.deleteFrom(d).where(d.ID.in(
-                select(c.ID).from(c)
-                        .where(c.RECEIVED_AT.lt(cutoff))
-                        .and(c.IDEMPOTENCY_KEY.isNull()
-                                .or(notExists(selectOne().from(e).where(e.IDEMPOTENCY_KEY.eq(c.IDEMPOTENCY_KEY)))))
-                        .orderBy(c.RECEIVED_AT)
-                        .limit(limit)
-                        .forUpdate().skipLocked()))
-                .execute();
-    }
-
-    /** Deletes up to {@code limit} idempotency records settled (succeeded, failed) before {@code cutoff}. */
-    int deleteIdempotencyRecords(DSLContext tx, Instant cutoff, int limit) {
-        var r = IDEMPOTENCY_RECORD;
-        var c = IDEMPOTENCY_RECORD.as("c");
-        return tx.deleteFrom(r).where(r.EFFECT_KEY.in(
-                select(c.EFFECT_KEY).from(c)
-                        .where(c.STATE.in(SETTLED_RECORD_STATES))
-                        .and(c.UPDATED_AT.lt(cutoff))
-                        .orderBy(c.UPDATED_AT)
-                        .limit(limit)
-                        .forUpdate().skipLocked()))
-                .and(r.STATE.in(SETTLED_RECORD_STATES))
-                .execute();
+                .returning(e.IDEMPOTENCY_KEY, e.MESSAGE_ID, e.MESSAGE_CREATED_AT)
+                .fetch(r -> new RetentionStep.DeletedEffect(r.get(e.IDEMPOTENCY_KEY), r.get(e.MESSAGE_ID),
+                        r.get(e.MESSAGE_CREATED_AT)));
     }
 
     /** Deletes up to {@code limit} audit entries older than {@code cutoff}. */

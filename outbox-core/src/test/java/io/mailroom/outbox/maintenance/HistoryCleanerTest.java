@@ -1,6 +1,5 @@
 package io.mailroom.outbox.maintenance;
 
-import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.Fixtures;
 import io.mailroom.outbox.MessageStatus;
 import io.mailroom.outbox.MutableClock;
@@ -9,27 +8,29 @@ import io.mailroom.outbox.runtime.Dispatcher;
 import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.runtime.Outcome;
 import io.mailroom.testing.PostgresExtension;
+import org.jooq.DSLContext;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
-import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
-import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Support history retention on an injected clock: only old, finished history goes, in bounded
- * batches; unfinished and review effects, their timelines and unsettled idempotency records stay.
+ * batches; unfinished and review effects and their timelines stay; other owners' steps get the deleted
+ * effects in the same transaction (their own retention is tested where the service wires them:
+ * OwnerRetentionTest).
  * Rows are made in 2031, where no daily partition exists, so hot rows sit in the default partition.
  */
 class HistoryCleanerTest {
@@ -41,7 +42,7 @@ class HistoryCleanerTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, email_rendering, delivery_event");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, audit_log");
     }
 
     @Test
@@ -96,58 +97,6 @@ class HistoryCleanerTest {
     }
 
     @Test
-    void aRenderingOutlivesItsHotRowAndLeavesWithItsEffect() {
-        for (String key : List.of("old-done", "old-review")) {
-            EnqueuedMessage m = Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message(key));
-            rendering(key, m.id(), m.createdAt(), clock.instant());
-        }
-        assertThat(dispatcher().runOnce()).isEqualTo(2);
-        // a key used again after its first effect left: the old rendering names a message no effect has
-        rendering("reused", 999_999, clock.instant(), clock.instant());
-        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention (after three days)
-
-        at("2031-01-10T10:00:00Z");
-        var early = cleaner(RetentionConfig.builder()).cleanHistory();
-        assertThat(renderingKeys()).as("support still sees what was sent after the hot rows left")
-                .containsExactlyInAnyOrder("old-done", "old-review", "reused");
-        assertThat(early.renderings()).isZero();
-
-        at("2031-04-20T10:00:00Z");
-        var report = cleaner(RetentionConfig.builder()).cleanHistory();
-        assertThat(effectKeys()).containsExactly("old-review");
-        assertThat(renderingKeys()).as("gone in the same run as their effects; the review one stays with its effect")
-                .containsExactly("old-review");
-        assertThat(report.renderings()).isEqualTo(2);
-        assertThat(report.complete()).isTrue();
-    }
-
-    @Test
-    void deliveryEventsStayWithTheirEmail_andOrphansLeaveByAge() {
-        for (String key : List.of("old-done", "old-review")) {
-            Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message(key));
-        }
-        assertThat(dispatcher().runOnce()).isEqualTo(2);
-        deliveryEvent("wh-1", "old-done", clock.instant());
-        deliveryEvent("wh-2", "old-review", clock.instant());
-        deliveryEvent("wh-3", null, clock.instant());
-        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention (after three days)
-
-        at("2031-02-01T10:00:00Z");
-        deliveryEvent("wh-4", null, clock.instant());
-        assertThat(cleaner(RetentionConfig.builder()).cleanHistory().deliveryEvents()).isZero();
-
-        at("2031-04-20T10:00:00Z"); // cutoff 2031-01-20: wh-4 is younger than that
-        var report = cleaner(RetentionConfig.builder()).cleanHistory();
-
-        assertThat(effectKeys()).containsExactly("old-review");
-        assertThat(pg.dsl().fetch(DELIVERY_EVENT).getValues(DELIVERY_EVENT.DELIVERY_ID))
-                .as("the review email keeps its bounce; the old orphan and the finished email's events go")
-                .containsExactlyInAnyOrder("wh-2", "wh-4");
-        assertThat(report.deliveryEvents()).isEqualTo(2);
-        assertThat(report.complete()).isTrue();
-    }
-
-    @Test
     void aRunDeletesInBatchesAndStopsAtItsBound() {
         pg.dsl().execute("""
                 INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at,
@@ -170,27 +119,86 @@ class HistoryCleanerTest {
     }
 
     @Test
-    void settledIdempotencyRecordsAndTheAuditLogFollowTheirOwnRetention() {
-        Instant old = Instant.parse("2031-01-01T00:00:00Z");
-        Instant recent = Instant.parse("2031-03-15T00:00:00Z");
-        record(old, "old-succeeded", "succeeded");
-        record(old, "old-failed", "failed");
-        record(old, "old-reserved", "reserved");
-        record(old, "old-ambiguous", "ambiguous");
-        record(recent, "recent-succeeded", "succeeded");
+    void theAuditLogFollowsItsOwnRetention() {
         audit(Instant.parse("2030-01-01T00:00:00Z"), "older-than-a-year");
-        audit(old, "older-than-the-history");
-        audit(recent, "recent");
+        audit(Instant.parse("2031-01-01T00:00:00Z"), "older-than-the-history");
+        audit(Instant.parse("2031-03-15T00:00:00Z"), "recent");
 
         at("2031-04-20T00:00:00Z");
         var report = cleaner(RetentionConfig.builder().auditRetention(Duration.ofDays(365))).cleanHistory();
 
-        assertThat(pg.dsl().fetch(IDEMPOTENCY_RECORD).getValues(IDEMPOTENCY_RECORD.EFFECT_KEY))
-                .containsExactlyInAnyOrder("old-reserved", "old-ambiguous", "recent-succeeded");
-        assertThat(report.idempotencyRecords()).isEqualTo(2);
         assertThat(pg.dsl().fetch(AUDIT_LOG).getValues(AUDIT_LOG.ACTION))
                 .containsExactlyInAnyOrder("older-than-the-history", "recent");
         assertThat(report.auditEntries()).isEqualTo(1);
+    }
+
+    @Test
+    void aStepGetsTheDeletedEffectsInTheirTransaction_andAFailingStepKeepsThem() {
+        for (String key : List.of("old-done", "old-review")) {
+            Fixtures.enqueueOne(pg.dsl(), clock, Fixtures.message(key));
+        }
+        assertThat(dispatcher().runOnce()).isEqualTo(2);
+        pg.dsl().deleteFrom(OUTBOX_MESSAGE).execute(); // partition retention (after three days)
+        at("2031-04-20T10:00:00Z");
+        RetentionConfig config = RetentionConfig.builder().clock(clock).build();
+
+        RetentionStep failing = new RecordingStep("failing") {
+            @Override
+            public int deleteWithEffects(DSLContext tx, List<DeletedEffect> effects, Instant cutoff) {
+                throw new IllegalStateException("owner's statement failed");
+            }
+        };
+        assertThatThrownBy(() -> new HistoryCleaner(pg.dataSource(), config, List.of(failing)).cleanHistory())
+                .hasMessageContaining("owner's statement failed");
+        assertThat(effectKeys()).as("the effect deletion rolled back with its owner's step")
+                .containsExactlyInAnyOrder("old-done", "old-review");
+
+        RecordingStep step = new RecordingStep("recording");
+        var report = new HistoryCleaner(pg.dataSource(), config, List.of(step)).cleanHistory();
+        assertThat(effectKeys()).containsExactly("old-review");
+        assertThat(step.handed).extracting(RetentionStep.DeletedEffect::idempotencyKey).containsExactly("old-done");
+        assertThat(step.handedBeforeCommit).as("gone in the step's transaction, still there for everyone else").isTrue();
+        assertThat(report.deleted("recording")).isEqualTo(1);
+        assertThat(step.ownPasses).isEqualTo(1);
+    }
+
+    @Test
+    void twoStepsForOneTableAreRefused() {
+        assertThatThrownBy(() -> new HistoryCleaner(pg.dataSource(), RetentionConfig.defaults(),
+                List.of(new RecordingStep("t"), new RecordingStep("t"))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("steps");
+    }
+
+    /** A step that remembers what it was handed and whether the effects were gone only in its transaction. */
+    private static class RecordingStep implements RetentionStep {
+        private final String table;
+        final List<DeletedEffect> handed = new ArrayList<>();
+        boolean handedBeforeCommit;
+        int ownPasses;
+
+        RecordingStep(String table) {
+            this.table = table;
+        }
+
+        @Override
+        public String table() {
+            return table;
+        }
+
+        @Override
+        public int deleteWithEffects(DSLContext tx, List<DeletedEffect> effects, Instant cutoff) {
+            handed.addAll(effects);
+            List<String> keys = effects.stream().map(DeletedEffect::idempotencyKey).toList();
+            handedBeforeCommit = tx.fetchCount(OUTBOX_EFFECT, OUTBOX_EFFECT.IDEMPOTENCY_KEY.in(keys)) == 0
+                    && pg.dsl().fetchCount(OUTBOX_EFFECT, OUTBOX_EFFECT.IDEMPOTENCY_KEY.in(keys)) == keys.size();
+            return effects.size();
+        }
+
+        @Override
+        public int deleteOld(DSLContext tx, Instant cutoff, int limit) {
+            ownPasses++;
+            return 0;
+        }
     }
 
     // ----------------------------------------------------------------------------------- helpers
@@ -221,29 +229,6 @@ class HistoryCleanerTest {
 
     private static List<String> attemptKeys() {
         return pg.dsl().fetch(OUTBOX_ATTEMPT).getValues(OUTBOX_ATTEMPT.IDEMPOTENCY_KEY);
-    }
-
-    private static List<String> renderingKeys() {
-        return pg.dsl().fetch(EMAIL_RENDERING).getValues(EMAIL_RENDERING.IDEMPOTENCY_KEY);
-    }
-
-    private static void rendering(String key, long messageId, Instant messageCreatedAt, Instant at) {
-        var r = EMAIL_RENDERING;
-        pg.dsl().insertInto(r, r.IDEMPOTENCY_KEY, r.MESSAGE_ID, r.MESSAGE_CREATED_AT, r.ATTEMPT, r.TEMPLATE_VERSION,
-                r.SUBJECT, r.TEXT_PART, r.HTML_PART, r.RENDERED_AT)
-                .values(key, messageId, messageCreatedAt, 1, "t@1", "Subject", "text", "<p>html</p>", at).execute();
-    }
-
-    private static void deliveryEvent(String deliveryId, String key, Instant at) {
-        var d = DELIVERY_EVENT;
-        pg.dsl().insertInto(d, d.SOURCE, d.DELIVERY_ID, d.RECEIVED_AT, d.KIND, d.BOUNCE_TYPE, d.PROVIDER_EVENT, d.IDEMPOTENCY_KEY)
-                .values("neutral", deliveryId, at, "bounced", "hard", "bounced", key).execute();
-    }
-
-    private static void record(Instant at, String key, String state) {
-        var r = IDEMPOTENCY_RECORD;
-        pg.dsl().insertInto(r, r.EFFECT_KEY, r.FINGERPRINT, r.STATE, r.FIRST_RESERVED_AT, r.RESERVED_AT, r.UPDATED_AT)
-                .values(key, "fp", state, at, at, at).execute();
     }
 
     private static void audit(Instant at, String action) {

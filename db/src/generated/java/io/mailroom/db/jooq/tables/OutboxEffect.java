@@ -126,21 +126,6 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
      */
     public final TableField<OutboxEffectRecord, String> RESEND_OF = createField(DSL.name("resend_of"), SQLDataType.VARCHAR, this, "");
 
-    /**
-     * The column <code>mailroom.outbox_effect.delivery_state</code>.
-     */
-    public final TableField<OutboxEffectRecord, String> DELIVERY_STATE = createField(DSL.name("delivery_state"), SQLDataType.VARCHAR, this, "");
-
-    /**
-     * The column <code>mailroom.outbox_effect.delivery_detail</code>.
-     */
-    public final TableField<OutboxEffectRecord, String> DELIVERY_DETAIL = createField(DSL.name("delivery_detail"), SQLDataType.VARCHAR, this, "");
-
-    /**
-     * The column <code>mailroom.outbox_effect.delivery_updated_at</code>.
-     */
-    public final TableField<OutboxEffectRecord, Instant> DELIVERY_UPDATED_AT = createField(DSL.name("delivery_updated_at"), SQLDataType.INSTANT, this, "");
-
     private OutboxEffect(Name alias, Table<OutboxEffectRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -177,7 +162,7 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_DELIVERY_IDX, Indexes.OUTBOX_EFFECT_STATUS_IDX);
+        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_STATUS_IDX);
     }
 
     @Override
@@ -188,9 +173,6 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     @Override
     public List<Check<OutboxEffectRecord>> getChecks() {
         return Arrays.asList(
-            Internal.createCheck(this, DSL.name("outbox_effect_delivery_detail_check"), "((length((delivery_detail)::text) <= 2000))", true),
-            Internal.createCheck(this, DSL.name("outbox_effect_delivery_pair_check"), "(((delivery_state IS NULL) = (delivery_updated_at IS NULL)))", true),
-            Internal.createCheck(this, DSL.name("outbox_effect_delivery_state_check"), "(((delivery_state)::text = ANY ((ARRAY['deferred'::character varying, 'delivered'::character varying, 'bounced'::character varying, 'complained'::character varying])::text[])))", true),
             Internal.createCheck(this, DSL.name("outbox_effect_last_error_check"), "((length((last_error)::text) <= 2000))", true),
             Internal.createCheck(this, DSL.name("outbox_effect_status_check"), "(((status)::text = ANY ((ARRAY['pending'::character varying, 'running'::character varying, 'done'::character varying, 'failed'::character varying, 'review'::character varying, 'cancelled'::character varying, 'closed'::character varying])::text[])))", true)
         );

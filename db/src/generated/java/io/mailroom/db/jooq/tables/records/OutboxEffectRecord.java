@@ -230,51 +230,6 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         return (String) get(13);
     }
 
-    /**
-     * Setter for <code>mailroom.outbox_effect.delivery_state</code>.
-     */
-    public OutboxEffectRecord setDeliveryState(String value) {
-        set(14, value);
-        return this;
-    }
-
-    /**
-     * Getter for <code>mailroom.outbox_effect.delivery_state</code>.
-     */
-    public String getDeliveryState() {
-        return (String) get(14);
-    }
-
-    /**
-     * Setter for <code>mailroom.outbox_effect.delivery_detail</code>.
-     */
-    public OutboxEffectRecord setDeliveryDetail(String value) {
-        set(15, value);
-        return this;
-    }
-
-    /**
-     * Getter for <code>mailroom.outbox_effect.delivery_detail</code>.
-     */
-    public String getDeliveryDetail() {
-        return (String) get(15);
-    }
-
-    /**
-     * Setter for <code>mailroom.outbox_effect.delivery_updated_at</code>.
-     */
-    public OutboxEffectRecord setDeliveryUpdatedAt(Instant value) {
-        set(16, value);
-        return this;
-    }
-
-    /**
-     * Getter for <code>mailroom.outbox_effect.delivery_updated_at</code>.
-     */
-    public Instant getDeliveryUpdatedAt() {
-        return (Instant) get(16);
-    }
-
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -298,7 +253,7 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     /**
      * Create a detached, initialised OutboxEffectRecord
      */
-    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf, String deliveryState, String deliveryDetail, Instant deliveryUpdatedAt) {
+    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf) {
         super(OutboxEffect.OUTBOX_EFFECT);
 
         setIdempotencyKey(idempotencyKey);
@@ -315,9 +270,6 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         setUpdatedAt(updatedAt);
         setFinishedAt(finishedAt);
         setResendOf(resendOf);
-        setDeliveryState(deliveryState);
-        setDeliveryDetail(deliveryDetail);
-        setDeliveryUpdatedAt(deliveryUpdatedAt);
         resetTouchedOnNotNull();
     }
 }
