@@ -135,7 +135,8 @@ class EnqueueEmailConformanceTest {
             st.execute("CREATE SCHEMA elsewhere");
             st.execute("CREATE TABLE elsewhere.outbox_message (id int)");
             String schema;
-            try (ResultSet rs = st.executeQuery("SELECT current_schema()")) {
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                    + " WHERE p.proname = 'enqueue_email'")) {
                 rs.next();
                 schema = rs.getString(1);
             }
