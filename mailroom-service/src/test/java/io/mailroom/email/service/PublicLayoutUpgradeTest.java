@@ -44,14 +44,16 @@ class PublicLayoutUpgradeTest {
     @RegisterExtension
     static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
 
-    /** The previous release's scripts, byte for byte (kept as the db module's test resources). */
-    private static final String OLD_SCRIPTS = "filesystem:" + Path.of("../db/src/test/resources/legacy/public-v13").toAbsolutePath();
+    /** The shop's scripts as the previous release applied them with its own (the db module's test resources). */
+    private static final String OLD_SHOP_SCRIPTS = "filesystem:" + Path.of("../db/src/test/resources/legacy/shop-in-public").toAbsolutePath();
 
     @Test
     void pendingRetryingAndInReviewEmailsAreAllSentAfterTheUpgrade_onceEach(@TempDir Path templates) throws Exception {
         welcomeTemplate(templates);
         try (TestDatabase db = TestDatabases.createEmpty()) {
-            Flyway.configure().dataSource(db.dataSource()).locations(OLD_SCRIPTS).load().migrate();
+            // the previous release's layout: V1 to V13 in public, one history, the shop's scripts among the queue's
+            Flyway.configure().dataSource(db.dataSource()).locations(OLD_SHOP_SCRIPTS, io.mailroom.db.Schema.MIGRATIONS)
+                    .target("13").load().migrate();
             DSLContext dsl = db.dsl();
             dsl.execute("INSERT INTO public.orders (customer_email, customer_name, currency, total) VALUES ('ann@example.com', 'Ann', 'EUR', 10)");
             // the previous release wrote these rows: the same row format, in public
