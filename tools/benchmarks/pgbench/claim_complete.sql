@@ -11,17 +11,17 @@
 --           -f benchmarks/pgbench/claim_complete.sql <database>
 
 WITH picked (id, created_at) AS (
-    SELECT c.id, c.created_at FROM outbox_message AS c
+    SELECT c.id, c.created_at FROM mailroom.outbox_message AS c
     WHERE c.status = 'pending' AND c.available_at <= now() AND c.topic = ANY ('{bench.noop}'::varchar[])
       AND (c.ordering_key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM outbox_message AS earlier
+            SELECT 1 FROM mailroom.outbox_message AS earlier
             WHERE earlier.ordering_key = c.ordering_key AND earlier.id < c.id
               AND earlier.status IN ('pending', 'running')))
     ORDER BY c.available_at, c.id
     LIMIT :batch
     FOR NO KEY UPDATE SKIP LOCKED),
 claimed AS (
-    UPDATE outbox_message AS m SET status = 'running', claimed_by = 'bench-pgbench', claimed_at = now(),
+    UPDATE mailroom.outbox_message AS m SET status = 'running', claimed_by = 'bench-pgbench', claimed_at = now(),
         claim_version = m.claim_version + 1, attempts = m.attempts + 1,
         lease_until = now() + make_interval(secs => 60.0), updated_at = now()
     FROM picked
@@ -37,7 +37,7 @@ FROM claimed \gset
 \if :claimed > 0
 BEGIN;
 WITH finished AS (
-    UPDATE outbox_message AS m SET
+    UPDATE mailroom.outbox_message AS m SET
       status = CASE WHEN v.kind = 'release' THEN 'pending' WHEN v.kind <> 'retry' THEN v.kind
                     WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' END,
       available_at = CASE WHEN v.kind IN ('retry', 'release') THEN now() + make_interval(secs => v.delay_ms / 1000.0)
@@ -59,13 +59,13 @@ SELECT coalesce(array_agg(idempotency_key), '{}') AS f_keys, coalesce(array_agg(
        coalesce(array_agg(status), '{}') AS f_statuses, coalesce(array_agg(attempts), '{}') AS f_attempts,
        coalesce(array_agg(last_error), '{}') AS f_errors
 FROM finished \gset
-UPDATE outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, updated_at = now(),
+UPDATE mailroom.outbox_effect AS e SET status = v.status, attempts = v.attempts, last_error = v.error, updated_at = now(),
        finished_at = CASE WHEN v.status IN ('done', 'failed', 'review', 'cancelled') THEN now() END
 FROM unnest(:f_keys::varchar[], :f_ids::bigint[], :f_statuses::varchar[], :f_attempts::int[], :f_errors::varchar[])
      AS v(idempotency_key, message_id, status, attempts, error)
 WHERE e.idempotency_key = v.idempotency_key AND e.message_id = v.message_id;
 \if :record_attempts
-INSERT INTO outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, finished_at,
+INSERT INTO mailroom.outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, finished_at,
                             outcome, error, detail)
 SELECT * FROM unnest(:keys::varchar[], :ids::bigint[], :attempt_nos::int[], :versions::bigint[],
                      array_fill('bench-pgbench'::varchar, ARRAY[:claimed::int]), :claimed_ats::timestamptz[],

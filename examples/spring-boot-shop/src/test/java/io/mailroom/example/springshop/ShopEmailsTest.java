@@ -130,7 +130,7 @@ class ShopEmailsTest {
             String key = OrderService.confirmationKey(order.getId());
             // another session sees neither the order nor its email before the JPA transaction commits
             assertThat(mailroom().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key))).isZero();
-            assertThat(mailroom().fetchCount(DSL.table("shop.orders"), DSL.field("id").eq(order.getId()))).isZero();
+            assertThat(mailroom().fetchCount(DSL.table("public.orders"), DSL.field("id").eq(order.getId()))).isZero();
             return order.getId();
         });
         assertThat(mailroom().fetchCount(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(
