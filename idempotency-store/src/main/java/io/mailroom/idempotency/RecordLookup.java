@@ -3,8 +3,12 @@ package io.mailroom.idempotency;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 
+import java.time.Instant;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
 
@@ -42,5 +46,36 @@ public final class RecordLookup {
         return tx.select(DSL.jsonbGetAttributeAsText(r.DESCRIPTOR, field)).from(r)
                 .where(r.EFFECT_KEY.eq(key))
                 .fetchOne(0, String.class);
+    }
+
+    /**
+     * What the record of one key says, for showing it.
+     *
+     * @param descriptor the requested text fields of the descriptor (a field the descriptor lacks maps to null)
+     */
+    public record Summary(String key, String state, String resultRef, Instant completedAt, Map<String, String> descriptor) {
+    }
+
+    /**
+     * The records of these keys by key (keys without one are absent), with the named text fields of
+     * each descriptor, through the primary key.
+     */
+    public static Map<String, Summary> summaries(DSLContext tx, Collection<String> keys, List<String> descriptorFields) {
+        if (keys.isEmpty()) {
+            return Map.of();
+        }
+        var r = IDEMPOTENCY_RECORD;
+        List<org.jooq.Field<?>> fields = new java.util.ArrayList<>(List.of(r.EFFECT_KEY, r.STATE, r.RESULT_REF, r.COMPLETED_AT));
+        descriptorFields.forEach(f -> fields.add(DSL.jsonbGetAttributeAsText(r.DESCRIPTOR, f)));
+        Map<String, Summary> out = new HashMap<>();
+        tx.select(fields).from(r).where(r.EFFECT_KEY.in(keys)).forEach(row -> {
+            Map<String, String> descriptor = new LinkedHashMap<>();
+            for (int i = 0; i < descriptorFields.size(); i++) {
+                descriptor.put(descriptorFields.get(i), row.get(4 + i, String.class));
+            }
+            out.put(row.get(r.EFFECT_KEY), new Summary(row.get(r.EFFECT_KEY), row.get(r.STATE), row.get(r.RESULT_REF),
+                    row.get(r.COMPLETED_AT), java.util.Collections.unmodifiableMap(descriptor)));
+        });
+        return out;
     }
 }

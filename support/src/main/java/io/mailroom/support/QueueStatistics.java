@@ -41,7 +41,7 @@ final class QueueStatistics {
      */
     public QueueStats stats() {
         return db.read(tx -> {
-            SupportStore.QueueCounts q = store.queueCounts(tx);
+            io.mailroom.outbox.admin.EffectHistory.QueueCounts q = store.queueCounts(tx);
             Map<String, Long> attention = store.attentionCounts(tx);
             Instant now = q.now();
             Instant first = now.truncatedTo(ChronoUnit.MINUTES).minus(CHART_MINUTES - 1, ChronoUnit.MINUTES);
@@ -99,7 +99,7 @@ final class QueueStatistics {
             }
 
             Map<String, long[]> windows = new HashMap<>();
-            for (SupportStore.OutcomeCount c : store.outcomeWindows(tx)) {
+            for (io.mailroom.outbox.admin.AttemptHistory.OutcomeCount c : store.outcomeWindows(tx)) {
                 windows.put(c.outcome(), new long[]{c.lastMinute(), c.lastHour()});
             }
             QueueStats.Window lastMinute = window(windows, 0);

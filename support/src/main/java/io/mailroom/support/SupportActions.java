@@ -11,8 +11,6 @@ import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.admin.OutboxControl;
 import io.mailroom.outbox.OutboxEnqueuer;
 import org.jooq.DSLContext;
-import org.jooq.JSONB;
-import org.jooq.Record2;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -265,8 +263,8 @@ final class SupportActions {
         if (!root.equals(originalKey)) {
             store.lockEffect(tx, root);
         }
-        Record2<JSONB, String> content = store.content(tx, src.messageId(), src.messageCreatedAt());
-        if (content == null || content.value1() == null) {
+        io.mailroom.outbox.admin.EffectHistory.Content content = store.content(tx, src.messageId(), src.messageCreatedAt());
+        if (content == null) {
             throw new Refused("the content of " + originalKey
                     + " is no longer kept (its queue row was removed by retention), so it cannot be resent");
         }
@@ -275,8 +273,8 @@ final class SupportActions {
             throw new Refused("the key of a resend of " + originalKey + " would be longer than "
                     + NewMessage.MAX_KEY_LENGTH + " characters");
         }
-        enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.value2(),
-                content.value1().data(), null, src.maxAttempts()));
+        enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.orderingKey(),
+                content.payload(), null, src.maxAttempts()));
         store.setResendOf(tx, newKey, originalKey);
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("newKey", newKey);

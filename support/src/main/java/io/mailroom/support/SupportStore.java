@@ -1,72 +1,40 @@
 package io.mailroom.support;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.mailroom.delivery.DeliveryEventHistory;
 import io.mailroom.delivery.DeliveryStates;
+import io.mailroom.email.dispatch.RenderingReads;
+import io.mailroom.idempotency.RecordLookup;
+import io.mailroom.outbox.admin.AttemptHistory;
 import io.mailroom.outbox.admin.AuditTrail;
-import io.mailroom.db.jooq.tables.EmailRendering;
-import io.mailroom.db.jooq.tables.IdempotencyRecord;
-import io.mailroom.db.jooq.tables.OutboxAttempt;
-import io.mailroom.db.jooq.tables.OutboxControl;
-import io.mailroom.db.jooq.tables.OutboxEffect;
-import io.mailroom.db.jooq.tables.OutboxMessage;
-import org.jooq.Condition;
+import io.mailroom.outbox.admin.EffectHistory;
+import io.mailroom.outbox.admin.OutboxControl;
 import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.JSONB;
 import org.jooq.Record;
-import org.jooq.Record2;
 import org.jooq.ResultQuery;
-import org.jooq.SelectOnConditionStep;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
 
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
-import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
-import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
-import static io.mailroom.db.jooq.Tables.OUTBOX_CONTROL;
-import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
-import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
-
 /**
- * Every SQL statement of the support surfaces, in one place, written against the generated jOOQ
- * classes. The history tables answer the support questions: {@code outbox_effect} (one row per
- * email, kept after the hot queue row is gone) by order through {@code outbox_effect_aggregate_idx}
- * and by status through {@code outbox_effect_status_idx}; {@code outbox_attempt} and
- * the audit trail by key (through outbox-core's AuditTrail), {@code email_rendering} by key and message. The hot row ({@code outbox_message}) is joined by its primary key only,
- * for what is live: "sending now", the current attempt count and the content a resend repeats.
+ * Support's read model, composed from the owners' read APIs: outbox-core's {@link EffectHistory}
+ * (one row per email, kept after the hot queue row is gone, with the live queue row while there is
+ * one), {@link AttemptHistory} and {@link AuditTrail}; idempotency-store's {@link RecordLookup} (what
+ * the send recorded); email-dispatcher's {@link RenderingReads}; delivery-events'
+ * {@link DeliveryStates} and {@link DeliveryEventHistory}. Support names no table: a list is one
+ * indexed query of its owner plus one primary-key lookup per other owner for the page's keys.
  */
 final class SupportStore {
 
     static final String ORDER = "order";
     static final String EMAIL_TOPIC_PREFIX = "email.";
 
-    private static final OutboxEffect E = OUTBOX_EFFECT;
-    private static final OutboxMessage M = OUTBOX_MESSAGE;
-    private static final IdempotencyRecord R = IDEMPOTENCY_RECORD;
-    private static final OutboxAttempt A = OUTBOX_ATTEMPT;
-    private static final OutboxControl C = OUTBOX_CONTROL;
-    private static final EmailRendering G = EMAIL_RENDERING;
-    private static final io.mailroom.db.jooq.tables.DeliveryEvent D = io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
-
-    static final Field<Instant> NOW = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
-
-    // the recipient as the business wrote it: email-api's envelope ({"to":{"address","name"}}), else an
-    // order payload's customerEmail; an email stopped before its reservation (a suppressed recipient)
-    // has no descriptor, and this is all that names its address
-    private static final Field<String> PAYLOAD_EMAIL = DSL.coalesce(
-            DSL.jsonbGetAttributeAsText(DSL.jsonbGetAttribute(M.PAYLOAD, "to"), "address"),
-            DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerEmail")).as("payload_email");
-    private static final Field<String> PAYLOAD_NAME = DSL.coalesce(
-            DSL.jsonbGetAttributeAsText(DSL.jsonbGetAttribute(M.PAYLOAD, "to"), "name"),
-            DSL.jsonbGetAttributeAsText(M.PAYLOAD, "customerName")).as("payload_name");
-    private static final Field<String> DESCRIPTOR_RECIPIENT = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "recipient").as("descriptor_recipient");
-    private static final Field<String> DESCRIPTOR_NAME = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "recipientName").as("descriptor_name");
-    private static final Field<String> DESCRIPTOR_SUBJECT = DSL.jsonbGetAttributeAsText(R.DESCRIPTOR, "subject").as("descriptor_subject");
+    /** The descriptor fields a send records that support shows. */
+    private static final List<String> DESCRIPTOR_FIELDS = List.of("recipient", "recipientName", "subject");
 
     /** One email's columns from the effect, its live queue row (if any) and its idempotency record (if any). */
     record EmailRow(String key, String topic, String aggregateType, String aggregateId, String effectStatus,
@@ -76,16 +44,27 @@ final class SupportStore {
                     Instant availableAt, String payloadEmail, String payloadName,
                     String recordState, String resultRef, Instant completedAt,
                     String descriptorRecipient, String descriptorName, String descriptorSubject,
-                    String deliveryState, String deliveryDetail, Instant deliveryUpdatedAt) {
+                    String deliveryState, String deliveryDetail, Instant deliveryUpdatedAt,
+                    long messageId, Instant messageCreatedAt) {
+
+        RenderingReads.MessageRef message() {
+            return new RenderingReads.MessageRef(key, messageId, messageCreatedAt);
+        }
+
+        EffectHistory.Effect effect() {
+            return new EffectHistory.Effect(key, topic, aggregateType, aggregateId, effectStatus, effectAttempts,
+                    effectMaxAttempts, effectLastError, createdAt, updatedAt, finishedAt, resendOf, messageId,
+                    messageCreatedAt, null);
+        }
     }
 
-    /** One row of {@code delivery_event}. */
+    /** One stored delivery report. */
     record DeliveryEventRow(long id, String source, String deliveryId, Instant receivedAt, Instant occurredAt, String kind,
                             String bounceType, String providerEvent, String providerMessageId, String key, String recipient,
                             String diagnosticCode, String description, boolean applied) {
     }
 
-    /** One row of {@code outbox_attempt}. */
+    /** One finished attempt. */
     record AttemptRow(String key, int attempt, Instant startedAt, Instant finishedAt, String outcome, String worker,
                       String error, String detailJson) {
     }
@@ -97,42 +76,69 @@ final class SupportStore {
 
     // ------------------------------------------------------------------------------------ reads
 
-    private SelectOnConditionStep<Record> emails(DSLContext tx) {
-        return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS,
-                        E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT, E.RESEND_OF,
-                        M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, PAYLOAD_EMAIL, PAYLOAD_NAME,
-                        R.STATE, R.RESULT_REF, R.COMPLETED_AT, DESCRIPTOR_RECIPIENT, DESCRIPTOR_NAME, DESCRIPTOR_SUBJECT)
-                .from(E)
-                .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)))
-                .leftJoin(R).on(R.EFFECT_KEY.eq(E.IDEMPOTENCY_KEY));
-    }
-
-    private static EmailRow emailRow(Record r) {
-        return new EmailRow(r.get(E.IDEMPOTENCY_KEY), r.get(E.TOPIC), r.get(E.AGGREGATE_TYPE), r.get(E.AGGREGATE_ID),
-                r.get(E.STATUS), r.get(E.ATTEMPTS), r.get(E.MAX_ATTEMPTS), r.get(E.LAST_ERROR), r.get(E.CREATED_AT),
-                r.get(E.UPDATED_AT), r.get(E.FINISHED_AT), r.get(E.RESEND_OF),
-                r.get(M.STATUS), r.get(M.ATTEMPTS), r.get(M.MAX_ATTEMPTS), r.get(M.LAST_ERROR), r.get(M.AVAILABLE_AT),
-                r.get(PAYLOAD_EMAIL), r.get(PAYLOAD_NAME),
-                r.get(R.STATE), r.get(R.RESULT_REF), r.get(R.COMPLETED_AT),
-                r.get(DESCRIPTOR_RECIPIENT), r.get(DESCRIPTOR_NAME), r.get(DESCRIPTOR_SUBJECT),
-                null, null, null);
-    }
-
-    /** The rows with their delivery state, which delivery-events keeps ({@link DeliveryStates}). */
-    private static List<EmailRow> withDelivery(DSLContext tx, List<EmailRow> rows) {
-        Map<String, DeliveryStates.State> states = DeliveryStates.of(tx, rows.stream().map(EmailRow::key).toList());
-        return rows.stream().map(r -> withDelivery(r, states.get(r.key()))).toList();
-    }
-
-    private static EmailRow withDelivery(EmailRow r, DeliveryStates.State s) {
-        if (s == null) {
-            return r;
+    /** The rows of these effects, in their order, with what the idempotency record and delivery-events add. */
+    private static List<EmailRow> rows(DSLContext tx, List<EffectHistory.Effect> effects) {
+        if (effects.isEmpty()) {
+            return List.of();
         }
-        return new EmailRow(r.key(), r.topic(), r.aggregateType(), r.aggregateId(), r.effectStatus(), r.effectAttempts(),
-                r.effectMaxAttempts(), r.effectLastError(), r.createdAt(), r.updatedAt(), r.finishedAt(), r.resendOf(),
-                r.queueStatus(), r.queueAttempts(), r.queueMaxAttempts(), r.queueLastError(), r.availableAt(),
-                r.payloadEmail(), r.payloadName(), r.recordState(), r.resultRef(), r.completedAt(),
-                r.descriptorRecipient(), r.descriptorName(), r.descriptorSubject(), s.state(), s.detail(), s.updatedAt());
+        List<String> keys = effects.stream().map(EffectHistory.Effect::key).toList();
+        Map<String, RecordLookup.Summary> records = RecordLookup.summaries(tx, keys, DESCRIPTOR_FIELDS);
+        Map<String, DeliveryStates.State> states = DeliveryStates.of(tx, keys);
+        List<EmailRow> out = new ArrayList<>(effects.size());
+        for (EffectHistory.Effect e : effects) {
+            out.add(row(e, records.get(e.key()), states.get(e.key())));
+        }
+        return out;
+    }
+
+    private static EmailRow row(EffectHistory.Effect e, RecordLookup.Summary r, DeliveryStates.State s) {
+        EffectHistory.Live live = e.live();
+        JsonNode to = live == null ? null : payloadRecipient(live.payload());
+        return new EmailRow(e.key(), e.topic(), e.aggregateType(), e.aggregateId(), e.status(), e.attempts(),
+                e.maxAttempts(), e.lastError(), e.createdAt(), e.updatedAt(), e.finishedAt(), e.resendOf(),
+                live == null ? null : live.status(), live == null ? null : live.attempts(),
+                live == null ? null : live.maxAttempts(), live == null ? null : live.lastError(),
+                live == null ? null : live.availableAt(),
+                text(to, "address"), text(to, "name"),
+                r == null ? null : r.state(), r == null ? null : r.resultRef(), r == null ? null : r.completedAt(),
+                r == null ? null : r.descriptor().get("recipient"), r == null ? null : r.descriptor().get("recipientName"),
+                r == null ? null : r.descriptor().get("subject"),
+                s == null ? null : s.state(), s == null ? null : s.detail(), s == null ? null : s.updatedAt(),
+                e.messageId(), e.messageCreatedAt());
+    }
+
+    /**
+     * The recipient as the business wrote it, from the queued payload: email-api's envelope
+     * ({@code {"to":{"address","name"}}}), else a legacy payload's {@code customerEmail} and
+     * {@code customerName}. An email stopped before its reservation (a suppressed recipient) has no
+     * descriptor, and this is all that names its address. Null when the payload names none.
+     */
+    static JsonNode payloadRecipient(String payload) {
+        if (payload == null) {
+            return null;
+        }
+        JsonNode root;
+        try {
+            root = SupportJson.mapper().readTree(payload);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return null; // a payload that is not JSON names no recipient (the column is jsonb: cannot happen)
+        }
+        JsonNode to = root.get("to");
+        if (to != null && to.isObject()) {
+            return to;
+        }
+        if (root.hasNonNull("customerEmail")) {
+            var legacy = SupportJson.mapper().createObjectNode();
+            legacy.set("address", root.get("customerEmail"));
+            legacy.set("name", root.get("customerName"));
+            return legacy;
+        }
+        return null;
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node == null ? null : node.get(field);
+        return v == null || v.isNull() ? null : v.asText();
     }
 
     /**
@@ -140,46 +146,31 @@ final class SupportStore {
      * EXPLAIN exactly what runs.
      */
     ResultQuery<Record> orderQuery(DSLContext tx, String orderId, int limit) {
-        return emails(tx)
-                .where(E.AGGREGATE_TYPE.eq(ORDER))
-                .and(E.AGGREGATE_ID.eq(orderId))
-                .and(E.TOPIC.startsWith(EMAIL_TOPIC_PREFIX))
-                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
-                .limit(limit);
+        return EffectHistory.aggregateQuery(tx, ORDER, orderId, EMAIL_TOPIC_PREFIX, limit);
     }
 
     List<EmailRow> emailsOfOrder(DSLContext tx, String orderId, int limit) {
-        return withDelivery(tx, orderQuery(tx, orderId, limit).fetch(SupportStore::emailRow));
+        return rows(tx, EffectHistory.ofAggregate(tx, ORDER, orderId, EMAIL_TOPIC_PREFIX, limit));
     }
 
     EmailRow email(DSLContext tx, String key) {
-        EmailRow row = emails(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(SupportStore::emailRow);
-        return row == null ? null : withDelivery(tx, List.of(row)).getFirst();
+        EffectHistory.Effect e = EffectHistory.byKey(tx, key);
+        return e == null ? null : rows(tx, List.of(e)).getFirst();
+    }
+
+    private static EffectHistory.StatusPage page(EmailFilter f, int limit) {
+        return new EffectHistory.StatusPage(f.status().storedStatus(), EMAIL_TOPIC_PREFIX, f.since(), f.until(),
+                f.olderThan(), f.cursor() == null ? null : f.cursor().updatedAt(),
+                f.cursor() == null ? null : f.cursor().key(), limit);
     }
 
     /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
     ResultQuery<Record> statusQuery(DSLContext tx, EmailFilter f, int limit) {
-        List<Condition> where = new ArrayList<>();
-        where.add(E.STATUS.eq(f.status().storedStatus()));
-        where.add(E.TOPIC.startsWith(EMAIL_TOPIC_PREFIX));
-        if (f.since() != null) {
-            where.add(E.UPDATED_AT.ge(f.since()));
-        }
-        if (f.until() != null) {
-            where.add(E.UPDATED_AT.lt(f.until()));
-        }
-        if (f.olderThan() != null) {
-            where.add(DSL.condition("{0} <= now() - make_interval(secs => {1})", E.CREATED_AT,
-                    DSL.val(f.olderThan().toMillis() / 1000.0)));
-        }
-        if (f.cursor() != null) {
-            where.add(DSL.row(E.UPDATED_AT, E.IDEMPOTENCY_KEY).lt(f.cursor().updatedAt(), f.cursor().key()));
-        }
-        return emails(tx).where(where).orderBy(E.UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(limit);
+        return EffectHistory.statusQuery(tx, page(f, limit));
     }
 
     List<EmailRow> emailsByStatus(DSLContext tx, EmailFilter f, int limit) {
-        return withDelivery(tx, statusQuery(tx, f, limit).fetch(SupportStore::emailRow));
+        return rows(tx, EffectHistory.byStatus(tx, page(f, limit)));
     }
 
     /**
@@ -190,116 +181,55 @@ final class SupportStore {
     List<EmailRow> emailsByDelivery(DSLContext tx, String state, Cursor cursor, int limit) {
         List<DeliveryStates.State> page = DeliveryStates.page(tx, state, cursor == null ? null : cursor.updatedAt(),
                 cursor == null ? null : cursor.key(), limit);
-        Map<String, EmailRow> rows = new java.util.HashMap<>();
-        emails(tx).where(E.IDEMPOTENCY_KEY.in(page.stream().map(DeliveryStates.State::key).toList()))
-                .fetch(SupportStore::emailRow).forEach(r -> rows.put(r.key(), r));
-        List<EmailRow> out = new ArrayList<>();
-        for (DeliveryStates.State s : page) {
-            EmailRow r = rows.get(s.key());
-            if (r != null) {
-                out.add(withDelivery(r, s));
-            }
-        }
-        return out;
+        Map<String, EffectHistory.Effect> effects = new HashMap<>();
+        EffectHistory.byKeys(tx, page.stream().map(DeliveryStates.State::key).toList())
+                .forEach(e -> effects.put(e.key(), e));
+        List<EffectHistory.Effect> ordered = page.stream().map(s -> effects.get(s.key()))
+                .filter(java.util.Objects::nonNull).toList();
+        return rows(tx, ordered);
     }
 
-    /** The delivery events of the given emails, in the order they arrived. */
+    /** The delivery reports of the given emails, in the order they arrived. */
     List<DeliveryEventRow> deliveryEvents(DSLContext tx, Collection<String> keys) {
-        if (keys.isEmpty()) {
-            return List.of();
-        }
-        return tx.selectFrom(D).where(D.IDEMPOTENCY_KEY.in(keys)).orderBy(D.RECEIVED_AT, D.ID).fetch(SupportStore::eventRow);
+        return DeliveryEventHistory.ofKeys(tx, keys).stream().map(SupportStore::eventRow).toList();
     }
 
-    /** Events that matched no email, newest first, before the id {@code beforeId} (exclusive) when given. */
+    /** Reports that matched no email, newest first, before the id {@code beforeId} (exclusive) when given. */
     List<DeliveryEventRow> orphanEvents(DSLContext tx, Long beforeId, int limit) {
-        Condition where = D.IDEMPOTENCY_KEY.isNull();
-        if (beforeId != null) {
-            where = where.and(D.ID.lt(beforeId));
-        }
-        return tx.selectFrom(D).where(where).orderBy(D.ID.desc()).limit(limit).fetch(SupportStore::eventRow);
+        return DeliveryEventHistory.orphans(tx, beforeId, limit).stream().map(SupportStore::eventRow).toList();
     }
 
-    private static DeliveryEventRow eventRow(io.mailroom.db.jooq.tables.records.DeliveryEventRecord r) {
-        return new DeliveryEventRow(r.getId(), r.getSource(), r.getDeliveryId(), r.getReceivedAt(), r.getOccurredAt(), r.getKind(),
-                r.getBounceType(), r.getProviderEvent(), r.getProviderMessageId(), r.getIdempotencyKey(), r.getRecipient(),
-                r.getDiagnosticCode(), r.getDescription(), r.getApplied());
+    private static DeliveryEventRow eventRow(DeliveryEventHistory.Stored r) {
+        return new DeliveryEventRow(r.id(), r.source(), r.deliveryId(), r.receivedAt(), r.occurredAt(), r.kind(),
+                r.bounceType(), r.providerEvent(), r.providerMessageId(), r.key(), r.recipient(),
+                r.diagnosticCode(), r.description(), r.applied());
     }
 
-    /**
-     * Resends of the given emails as (resend key, key it repeats), oldest first. A resend belongs to
-     * the same aggregate as its original, so the aggregate index finds them without an index on
-     * {@code resend_of}.
-     */
-    List<Record2<String, String>> resendsOf(DSLContext tx, Collection<EmailRow> originals) {
-        if (originals.isEmpty()) {
-            return List.of();
-        }
-        List<org.jooq.Row2<String, String>> aggregates = originals.stream()
-                .map(o -> DSL.row(o.aggregateType(), o.aggregateId())).distinct().toList();
-        return tx.select(E.IDEMPOTENCY_KEY, E.RESEND_OF).from(E)
-                .where(DSL.row(E.AGGREGATE_TYPE, E.AGGREGATE_ID).in(aggregates))
-                .and(E.RESEND_OF.in(originals.stream().map(EmailRow::key).toList()))
-                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
-                .fetch();
+    /** Resends of the given emails, oldest first. */
+    List<EffectHistory.Resend> resendsOf(DSLContext tx, Collection<EmailRow> originals) {
+        return EffectHistory.resendsOf(tx, originals.stream().map(EmailRow::effect).toList());
     }
 
-    /** Attempt outcomes in the last minute and the last hour. */
-    record OutcomeCount(String outcome, long lastMinute, long lastHour) {
-    }
-
-    List<OutcomeCount> outcomeWindows(DSLContext tx) {
-        Condition lastMinute = DSL.condition("{0} >= now() - interval '1 minute'", A.FINISHED_AT);
-        return tx.select(A.OUTCOME, DSL.count().filterWhere(lastMinute), DSL.count()).from(A)
-                .where(DSL.condition("{0} >= now() - interval '1 hour'", A.FINISHED_AT))
-                .groupBy(A.OUTCOME)
-                .fetch(r -> new OutcomeCount(r.value1(), r.value2(), r.value3()));
+    List<AttemptHistory.OutcomeCount> outcomeWindows(DSLContext tx) {
+        return AttemptHistory.outcomeWindows(tx);
     }
 
     List<AttemptRow> attempts(DSLContext tx, Collection<String> keys) {
-        if (keys.isEmpty()) {
-            return List.of();
-        }
-        return tx.select(A.IDEMPOTENCY_KEY, A.ATTEMPT, A.STARTED_AT, A.FINISHED_AT, A.OUTCOME, A.WORKER, A.ERROR, A.DETAIL)
-                .from(A)
-                .where(A.IDEMPOTENCY_KEY.in(keys))
-                .orderBy(A.FINISHED_AT, A.ID)
-                .fetch(r -> new AttemptRow(r.get(A.IDEMPOTENCY_KEY), r.get(A.ATTEMPT), r.get(A.STARTED_AT),
-                        r.get(A.FINISHED_AT), r.get(A.OUTCOME), r.get(A.WORKER), r.get(A.ERROR),
-                        r.get(A.DETAIL) == null ? null : r.get(A.DETAIL).data()));
+        return AttemptHistory.ofKeys(tx, keys).stream()
+                .map(a -> new AttemptRow(a.key(), a.attempt(), a.startedAt(), a.finishedAt(), a.outcome(), a.worker(),
+                        a.error(), a.detail()))
+                .toList();
     }
 
-    /** One row of {@code email_rendering}, without the HTML part (which only the preview route reads). */
-    record RenderingRow(String key, String template, String version, String locale, String subject, String text,
-                        boolean hasHtml, Instant renderedAt, int attempt) {
+    /** The renderings of these emails' own messages. */
+    List<RenderingReads.Summary> renderings(DSLContext tx, Collection<EmailRow> rows) {
+        return RenderingReads.of(tx, rows.stream().map(EmailRow::message).toList());
     }
 
-    /**
-     * The renderings of the given emails, by primary key. Only a rendering of the effect's own message
-     * counts: a key used again after its first effect left may still have the old one until retention
-     * removes it.
-     */
-    List<RenderingRow> renderings(DSLContext tx, Collection<String> keys) {
-        if (keys.isEmpty()) {
-            return List.of();
-        }
-        return tx.select(G.IDEMPOTENCY_KEY, G.TEMPLATE, G.TEMPLATE_VERSION, G.LOCALE, G.SUBJECT, G.TEXT_PART,
-                        G.HTML_PART.isNotNull(), G.RENDERED_AT, G.ATTEMPT)
-                .from(G)
-                .join(E).on(E.IDEMPOTENCY_KEY.eq(G.IDEMPOTENCY_KEY)
-                        .and(E.MESSAGE_ID.eq(G.MESSAGE_ID)).and(E.MESSAGE_CREATED_AT.eq(G.MESSAGE_CREATED_AT)))
-                .where(G.IDEMPOTENCY_KEY.in(keys))
-                .fetch(r -> new RenderingRow(r.value1(), r.value2(), r.value3(), r.value4(), r.value5(), r.value6(),
-                        r.value7(), r.value8(), r.value9()));
-    }
-
-    /** The stored HTML part of an email's rendering, or null when there is none (no rendering, or no HTML). */
+    /** The stored HTML part of an email's rendering, or null when there is none (no email, no rendering, or no HTML). */
     String renderedHtml(DSLContext tx, String key) {
-        return tx.select(G.HTML_PART).from(G)
-                .join(E).on(E.IDEMPOTENCY_KEY.eq(G.IDEMPOTENCY_KEY)
-                        .and(E.MESSAGE_ID.eq(G.MESSAGE_ID)).and(E.MESSAGE_CREATED_AT.eq(G.MESSAGE_CREATED_AT)))
-                .where(G.IDEMPOTENCY_KEY.eq(key))
-                .fetchOne(G.HTML_PART);
+        EffectHistory.Effect e = EffectHistory.byKey(tx, key);
+        return e == null ? null : RenderingReads.html(tx, new RenderingReads.MessageRef(key, e.messageId(), e.messageCreatedAt()));
     }
 
     /** The audit trail of these keys, oldest first (outbox-core owns the trail). */
@@ -309,51 +239,23 @@ final class SupportStore {
 
     // ----------------------------------------------------------------------------------- stats
 
-    /** Pending and running rows of the hot queue: the partial indexes keep these cheap. */
-    record QueueCounts(Instant now, long pending, long pendingDue, Instant oldestPending, long running) {
-    }
-
-    QueueCounts queueCounts(DSLContext tx) {
-        Record r = tx.select(NOW,
-                        DSL.count(),
-                        DSL.count().filterWhere(M.AVAILABLE_AT.le(NOW)),
-                        DSL.min(M.CREATED_AT))
-                .from(M).where(M.STATUS.eq("pending")).fetchSingle();
-        long running = tx.fetchCount(M, M.STATUS.eq("running"));
-        return new QueueCounts(r.get(0, Instant.class), r.get(1, Long.class), r.get(2, Long.class),
-                r.get(3, Instant.class), running);
+    EffectHistory.QueueCounts queueCounts(DSLContext tx) {
+        return EffectHistory.queueCounts(tx);
     }
 
     /** Emails that wait for a person: failed and review, from the history (they outlive the hot rows). */
     Map<String, Long> attentionCounts(DSLContext tx) {
-        var counts = new java.util.HashMap<String, Long>(Map.of("failed", 0L, "review", 0L));
-        tx.select(E.STATUS, DSL.count()).from(E)
-                .where(E.STATUS.in("failed", "review"))
-                .groupBy(E.STATUS)
-                .forEach(r -> counts.put(r.value1(), r.value2().longValue()));
-        return counts;
-    }
-
-    private static Field<Instant> minute(Field<Instant> t) {
-        return DSL.field("date_trunc('minute', {0})", SQLDataType.INSTANT, t);
+        return EffectHistory.countByStatus(tx, List.of("failed", "review"));
     }
 
     /** Attempts by minute and outcome since {@code from}. */
     List<Bucket> attemptsPerMinute(DSLContext tx, Instant from) {
-        Field<Instant> m = minute(A.FINISHED_AT);
-        return tx.select(m, A.OUTCOME, DSL.count()).from(A)
-                .where(A.FINISHED_AT.ge(from))
-                .groupBy(m, A.OUTCOME)
-                .fetch(r -> new Bucket(r.value1(), r.value2(), r.value3()));
+        return AttemptHistory.perMinute(tx, from).stream().map(c -> new Bucket(c.minute(), c.outcome(), c.count())).toList();
     }
 
     /** New emails by minute since {@code from}. */
     List<Bucket> createdPerMinute(DSLContext tx, Instant from) {
-        Field<Instant> m = minute(E.CREATED_AT);
-        return tx.select(m, DSL.count()).from(E)
-                .where(E.CREATED_AT.ge(from))
-                .groupBy(m)
-                .fetch(r -> new Bucket(r.value1(), "created", r.value2()));
+        return EffectHistory.createdPerMinute(tx, from).stream().map(c -> new Bucket(c.minute(), "created", c.count())).toList();
     }
 
     /**
@@ -377,53 +279,38 @@ final class SupportStore {
 
     /** The effect row, locked against concurrent resends ({@code FOR NO KEY UPDATE NOWAIT}: busy rather than wait). */
     ResendSource lockEffect(DSLContext tx, String key) {
-        return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.MAX_ATTEMPTS,
-                        E.MESSAGE_ID, E.MESSAGE_CREATED_AT, E.RESEND_OF)
-                .from(E).where(E.IDEMPOTENCY_KEY.eq(key))
-                .forNoKeyUpdate().noWait()
-                .fetchOne(r -> new ResendSource(r.get(E.IDEMPOTENCY_KEY), r.get(E.TOPIC), r.get(E.AGGREGATE_TYPE),
-                        r.get(E.AGGREGATE_ID), r.get(E.STATUS), r.get(E.MAX_ATTEMPTS), r.get(E.MESSAGE_ID),
-                        r.get(E.MESSAGE_CREATED_AT), r.get(E.RESEND_OF)));
+        EffectHistory.Locked l = EffectHistory.lock(tx, key);
+        return l == null ? null : new ResendSource(l.key(), l.topic(), l.aggregateType(), l.aggregateId(), l.status(),
+                l.maxAttempts(), l.messageId(), l.messageCreatedAt(), l.resendOf());
     }
 
-    /**
-     * Keys of the resends of {@code key}, found through the aggregate index (a resend belongs to the
-     * aggregate of the email it repeats).
-     */
+    /** Keys of the resends of {@code key}. */
     List<String> resendKeys(DSLContext tx, String key) {
-        OutboxEffect o = E.as("o");
-        return tx.select(E.IDEMPOTENCY_KEY).from(E)
-                .join(o).on(o.IDEMPOTENCY_KEY.eq(key))
-                .where(E.AGGREGATE_TYPE.eq(o.AGGREGATE_TYPE), E.AGGREGATE_ID.eq(o.AGGREGATE_ID), E.RESEND_OF.eq(key))
-                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
-                .fetch(E.IDEMPOTENCY_KEY);
+        return EffectHistory.resendKeys(tx, key);
     }
 
     /** Status of an effect without locking, or null when there is none. */
     String effectStatus(DSLContext tx, String key) {
-        return tx.select(E.STATUS).from(E).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(E.STATUS);
+        return EffectHistory.status(tx, key);
     }
 
     /** Payload and ordering key of the queue row, or null when retention removed it. */
-    Record2<JSONB, String> content(DSLContext tx, long messageId, Instant messageCreatedAt) {
-        return tx.select(M.PAYLOAD, M.ORDERING_KEY).from(M)
-                .where(M.ID.eq(messageId).and(M.CREATED_AT.eq(messageCreatedAt)))
-                .fetchOne();
+    EffectHistory.Content content(DSLContext tx, long messageId, Instant messageCreatedAt) {
+        return EffectHistory.content(tx, messageId, messageCreatedAt);
     }
 
     /** Every key of one aggregate (an order has a handful). */
     List<String> keysOfAggregate(DSLContext tx, String aggregateType, String aggregateId) {
-        return tx.select(E.IDEMPOTENCY_KEY).from(E)
-                .where(E.AGGREGATE_TYPE.eq(aggregateType), E.AGGREGATE_ID.eq(aggregateId))
-                .fetch(E.IDEMPOTENCY_KEY);
+        return EffectHistory.keysOfAggregate(tx, aggregateType, aggregateId);
     }
 
     void setResendOf(DSLContext tx, String newKey, String originalKey) {
-        tx.update(E).set(E.RESEND_OF, originalKey).where(E.IDEMPOTENCY_KEY.eq(newKey)).execute();
+        EffectHistory.markResend(tx, newKey, originalKey);
     }
 
     List<ControlState.Switch> switches(DSLContext tx) {
-        return tx.select(C.SCOPE, C.PAUSED, C.REASON, C.UPDATED_BY, C.UPDATED_AT).from(C).orderBy(C.SCOPE)
-                .fetch(r -> new ControlState.Switch(r.value1(), r.value2(), r.value3(), r.value4(), r.value5()));
+        return OutboxControl.switches(tx).stream()
+                .map(c -> new ControlState.Switch(c.scope(), c.paused(), c.reason(), c.updatedBy(), c.updatedAt()))
+                .toList();
     }
 }

@@ -7,7 +7,6 @@ import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.outbox.runtime.AttemptDetail;
 import org.jooq.DSLContext;
-import org.jooq.Record2;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,8 +44,8 @@ final class SupportViews {
         }
         List<String> keys = rows.stream().map(SupportStore.EmailRow::key).toList();
         Map<String, List<String>> resentAs = new HashMap<>();
-        for (Record2<String, String> r : store.resendsOf(tx, rows)) {
-            resentAs.computeIfAbsent(r.value2(), k -> new ArrayList<>()).add(r.value1());
+        for (io.mailroom.outbox.admin.EffectHistory.Resend r : store.resendsOf(tx, rows)) {
+            resentAs.computeIfAbsent(r.resendOf(), k -> new ArrayList<>()).add(r.key());
         }
         Map<String, List<SupportStore.AttemptRow>> attempts = new HashMap<>();
         for (SupportStore.AttemptRow a : store.attempts(tx, keys)) {
@@ -61,7 +60,7 @@ final class SupportViews {
             for (SupportStore.DeliveryEventRow e : store.deliveryEvents(tx, keys)) {
                 events.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e);
             }
-            for (SupportStore.RenderingRow g : store.renderings(tx, keys)) {
+            for (io.mailroom.email.dispatch.RenderingReads.Summary g : store.renderings(tx, rows)) {
                 renderings.put(g.key(), new Rendering(g.template(), g.version(), g.locale(), g.subject(), g.text(),
                         g.hasHtml(), g.renderedAt(), g.attempt(), g.hasHtml() ? ApiRoutes.previewPath(g.key()) : null));
             }

@@ -55,6 +55,11 @@ public final class OutboxControl {
         return store.pausedScopes(tx);
     }
 
+    /** Every switch, paused or not, by scope, read in the caller's transaction. */
+    public static java.util.List<ControlStore.Switch> switches(DSLContext tx) {
+        return new ControlStore(SqlClock.database()).switches(tx);
+    }
+
     /**
      * Sets the switch of {@code scope} in the caller's transaction {@code tx}: nothing is committed
      * here, so whatever else the caller writes in {@code tx} stands or falls with the switch.

@@ -27,6 +27,17 @@ public final class ControlStore {
                 .where(OUTBOX_CONTROL.PAUSED.isTrue()).fetch(OUTBOX_CONTROL.SCOPE));
     }
 
+    /** One scope's switch. */
+    public record Switch(String scope, boolean paused, String reason, String updatedBy, java.time.Instant updatedAt) {
+    }
+
+    /** Every switch, paused or not, by scope. */
+    public java.util.List<Switch> switches(DSLContext dsl) {
+        var c = OUTBOX_CONTROL;
+        return dsl.select(c.SCOPE, c.PAUSED, c.REASON, c.UPDATED_BY, c.UPDATED_AT).from(c).orderBy(c.SCOPE)
+                .fetch(r -> new Switch(r.value1(), r.value2(), r.value3(), r.value4(), r.value5()));
+    }
+
     public void setPaused(DSLContext dsl, String scope, boolean paused, String reason, String actor) {
         var c = OUTBOX_CONTROL;
         dsl.insertInto(c, c.SCOPE, c.PAUSED, c.REASON, c.UPDATED_BY, c.UPDATED_AT)

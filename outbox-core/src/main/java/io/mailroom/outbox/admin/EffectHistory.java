@@ -1,0 +1,280 @@
+package io.mailroom.outbox.admin;
+
+import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxMessage;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.ResultQuery;
+import org.jooq.Row2;
+import org.jooq.SelectField;
+import org.jooq.SelectOnConditionStep;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
+import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
+
+/**
+ * Reads of the effect history ({@code outbox_effect}, one row per idempotency key, kept after the hot
+ * queue row is gone) with the live queue row when there still is one, for the modules that show or act
+ * on past work (support). Every list is bounded by the caller's limit and served by an index:
+ * by aggregate through {@code outbox_effect_aggregate_idx}, by status through
+ * {@code outbox_effect_status_idx}; the queue row is joined by its primary key only.
+ *
+ * <p>All methods run in the caller's transaction; none commits.
+ */
+public final class EffectHistory {
+
+    private static final OutboxEffect E = OUTBOX_EFFECT;
+    private static final OutboxMessage M = OUTBOX_MESSAGE;
+
+    private EffectHistory() {
+    }
+
+    /**
+     * The hot queue row of an effect, while retention keeps it.
+     *
+     * @param payload the message's payload as JSON text
+     */
+    public record Live(String status, int attempts, int maxAttempts, String lastError, Instant availableAt,
+                       String payload) {
+    }
+
+    /** One effect; {@code live} is null when the queue row is gone (retention) or belongs to another message. */
+    public record Effect(String key, String topic, String aggregateType, String aggregateId, String status,
+                         int attempts, int maxAttempts, String lastError, Instant createdAt, Instant updatedAt,
+                         Instant finishedAt, String resendOf, long messageId, Instant messageCreatedAt, Live live) {
+    }
+
+    /**
+     * A page of effects of one status, newest change first, keyset-paginated on (updated_at, key).
+     *
+     * @param topicPrefix only topics starting with it (null: every topic)
+     * @param since       updated at or after (null: no bound)
+     * @param until       updated before (null: no bound)
+     * @param olderThan   created at least this long ago by the database's clock (null: no bound)
+     * @param afterUpdatedAt with {@code afterKey}: the last row of the previous page (null: first page)
+     */
+    public record StatusPage(String status, String topicPrefix, Instant since, Instant until, Duration olderThan,
+                             Instant afterUpdatedAt, String afterKey, int limit) {
+        public StatusPage {
+            Objects.requireNonNull(status, "status");
+            if ((afterUpdatedAt == null) != (afterKey == null)) {
+                throw new IllegalArgumentException("a page cursor needs both updated_at and key");
+            }
+            if (limit < 1) {
+                throw new IllegalArgumentException("limit must be at least 1, got " + limit);
+            }
+        }
+    }
+
+    private static final List<SelectField<?>> COLUMNS = List.of(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE,
+            E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS, E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT,
+            E.RESEND_OF, E.MESSAGE_ID, E.MESSAGE_CREATED_AT,
+            M.ID, M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, M.PAYLOAD);
+
+    private static SelectOnConditionStep<Record> effects(DSLContext tx) {
+        return tx.select(COLUMNS).from(E)
+                .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)));
+    }
+
+    private static Effect effect(Record r) {
+        Live live = r.get(M.ID) == null ? null : new Live(r.get(M.STATUS), r.get(M.ATTEMPTS), r.get(M.MAX_ATTEMPTS),
+                r.get(M.LAST_ERROR), r.get(M.AVAILABLE_AT), r.get(M.PAYLOAD) == null ? null : r.get(M.PAYLOAD).data());
+        return new Effect(r.get(E.IDEMPOTENCY_KEY), r.get(E.TOPIC), r.get(E.AGGREGATE_TYPE), r.get(E.AGGREGATE_ID),
+                r.get(E.STATUS), r.get(E.ATTEMPTS), r.get(E.MAX_ATTEMPTS), r.get(E.LAST_ERROR), r.get(E.CREATED_AT),
+                r.get(E.UPDATED_AT), r.get(E.FINISHED_AT), r.get(E.RESEND_OF), r.get(E.MESSAGE_ID),
+                r.get(E.MESSAGE_CREATED_AT), live);
+    }
+
+    /**
+     * The effects of one aggregate ({@code order 102}, {@code user 42}) whose topic starts with
+     * {@code topicPrefix} (null: any), oldest first. Unexecuted, so a test can EXPLAIN exactly what runs.
+     */
+    public static ResultQuery<Record> aggregateQuery(DSLContext tx, String aggregateType, String aggregateId,
+                                                     String topicPrefix, int limit) {
+        List<Condition> where = new ArrayList<>(List.of(E.AGGREGATE_TYPE.eq(aggregateType), E.AGGREGATE_ID.eq(aggregateId)));
+        if (topicPrefix != null) {
+            where.add(E.TOPIC.startsWith(topicPrefix));
+        }
+        return effects(tx).where(where).orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY).limit(limit);
+    }
+
+    public static List<Effect> ofAggregate(DSLContext tx, String aggregateType, String aggregateId, String topicPrefix,
+                                           int limit) {
+        return aggregateQuery(tx, aggregateType, aggregateId, topicPrefix, limit).fetch(EffectHistory::effect);
+    }
+
+    /** The query of {@link #byStatus}, unexecuted (for EXPLAIN). */
+    public static ResultQuery<Record> statusQuery(DSLContext tx, StatusPage page) {
+        List<Condition> where = new ArrayList<>();
+        where.add(E.STATUS.eq(page.status()));
+        if (page.topicPrefix() != null) {
+            where.add(E.TOPIC.startsWith(page.topicPrefix()));
+        }
+        if (page.since() != null) {
+            where.add(E.UPDATED_AT.ge(page.since()));
+        }
+        if (page.until() != null) {
+            where.add(E.UPDATED_AT.lt(page.until()));
+        }
+        if (page.olderThan() != null) {
+            where.add(DSL.condition("{0} <= now() - make_interval(secs => {1})", E.CREATED_AT,
+                    DSL.val(page.olderThan().toMillis() / 1000.0)));
+        }
+        if (page.afterKey() != null) {
+            where.add(DSL.row(E.UPDATED_AT, E.IDEMPOTENCY_KEY).lt(page.afterUpdatedAt(), page.afterKey()));
+        }
+        return effects(tx).where(where).orderBy(E.UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(page.limit());
+    }
+
+    public static List<Effect> byStatus(DSLContext tx, StatusPage page) {
+        return statusQuery(tx, page).fetch(EffectHistory::effect);
+    }
+
+    /** The effect of {@code key}, or null when there is none. */
+    public static Effect byKey(DSLContext tx, String key) {
+        return effects(tx).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(EffectHistory::effect);
+    }
+
+    /** The effects of these keys, in no particular order; keys without one are left out. */
+    public static List<Effect> byKeys(DSLContext tx, Collection<String> keys) {
+        if (keys.isEmpty()) {
+            return List.of();
+        }
+        return effects(tx).where(E.IDEMPOTENCY_KEY.in(keys)).fetch(EffectHistory::effect);
+    }
+
+    /** The status of an effect, without locking it; null when there is none. */
+    public static String status(DSLContext tx, String key) {
+        return tx.select(E.STATUS).from(E).where(E.IDEMPOTENCY_KEY.eq(key)).fetchOne(E.STATUS);
+    }
+
+    /** A resend ({@code key}) and the key it repeats ({@code resendOf}). */
+    public record Resend(String key, String resendOf) {
+    }
+
+    /**
+     * The resends of the given effects (each named by key and aggregate), oldest first. A resend
+     * belongs to the aggregate of the email it repeats, so the aggregate index finds them without an
+     * index on {@code resend_of}.
+     */
+    public static List<Resend> resendsOf(DSLContext tx, Collection<Effect> originals) {
+        if (originals.isEmpty()) {
+            return List.of();
+        }
+        List<Row2<String, String>> aggregates = originals.stream()
+                .map(o -> DSL.row(o.aggregateType(), o.aggregateId())).distinct().toList();
+        return tx.select(E.IDEMPOTENCY_KEY, E.RESEND_OF).from(E)
+                .where(DSL.row(E.AGGREGATE_TYPE, E.AGGREGATE_ID).in(aggregates))
+                .and(E.RESEND_OF.in(originals.stream().map(Effect::key).toList()))
+                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
+                .fetch(r -> new Resend(r.value1(), r.value2()));
+    }
+
+    /** Keys of the resends of {@code key}, oldest first (through the aggregate index). */
+    public static List<String> resendKeys(DSLContext tx, String key) {
+        OutboxEffect o = E.as("o");
+        return tx.select(E.IDEMPOTENCY_KEY).from(E)
+                .join(o).on(o.IDEMPOTENCY_KEY.eq(key))
+                .where(E.AGGREGATE_TYPE.eq(o.AGGREGATE_TYPE), E.AGGREGATE_ID.eq(o.AGGREGATE_ID), E.RESEND_OF.eq(key))
+                .orderBy(E.CREATED_AT, E.IDEMPOTENCY_KEY)
+                .fetch(E.IDEMPOTENCY_KEY);
+    }
+
+    /** Every key of one aggregate (an aggregate has a handful). */
+    public static List<String> keysOfAggregate(DSLContext tx, String aggregateType, String aggregateId) {
+        return tx.select(E.IDEMPOTENCY_KEY).from(E)
+                .where(E.AGGREGATE_TYPE.eq(aggregateType), E.AGGREGATE_ID.eq(aggregateId))
+                .fetch(E.IDEMPOTENCY_KEY);
+    }
+
+    /** What a resend copies from the effect it repeats. */
+    public record Locked(String key, String topic, String aggregateType, String aggregateId, String status,
+                         int maxAttempts, long messageId, Instant messageCreatedAt, String resendOf) {
+    }
+
+    /**
+     * The effect of {@code key} locked against concurrent changes of its row ({@code FOR NO KEY UPDATE
+     * NOWAIT}: a busy row fails at once with SQLSTATE 55P03 rather than waiting); null when there is none.
+     */
+    public static Locked lock(DSLContext tx, String key) {
+        return tx.select(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE, E.AGGREGATE_ID, E.STATUS, E.MAX_ATTEMPTS,
+                        E.MESSAGE_ID, E.MESSAGE_CREATED_AT, E.RESEND_OF)
+                .from(E).where(E.IDEMPOTENCY_KEY.eq(key))
+                .forNoKeyUpdate().noWait()
+                .fetchOne(r -> new Locked(r.get(E.IDEMPOTENCY_KEY), r.get(E.TOPIC), r.get(E.AGGREGATE_TYPE),
+                        r.get(E.AGGREGATE_ID), r.get(E.STATUS), r.get(E.MAX_ATTEMPTS), r.get(E.MESSAGE_ID),
+                        r.get(E.MESSAGE_CREATED_AT), r.get(E.RESEND_OF)));
+    }
+
+    /** The content a message was enqueued with: payload (JSON text) and ordering key. */
+    public record Content(String payload, String orderingKey) {
+    }
+
+    /** The content of a queue row, or null when retention removed it. */
+    public static Content content(DSLContext tx, long messageId, Instant messageCreatedAt) {
+        return tx.select(M.PAYLOAD, M.ORDERING_KEY).from(M)
+                .where(M.ID.eq(messageId).and(M.CREATED_AT.eq(messageCreatedAt)))
+                .fetchOne(r -> r.value1() == null ? null : new Content(r.value1().data(), r.value2()));
+    }
+
+    /** Records that the effect of {@code newKey} repeats the one of {@code originalKey}. */
+    public static void markResend(DSLContext tx, String newKey, String originalKey) {
+        int n = tx.update(E).set(E.RESEND_OF, originalKey).where(E.IDEMPOTENCY_KEY.eq(newKey)).execute();
+        if (n != 1) {
+            throw new IllegalStateException("no effect " + newKey + " to mark as a resend of " + originalKey);
+        }
+    }
+
+    /** How many effects have each of these statuses (through the status index); absent ones count 0. */
+    public static Map<String, Long> countByStatus(DSLContext tx, Collection<String> statuses) {
+        var counts = new java.util.HashMap<String, Long>();
+        statuses.forEach(s -> counts.put(s, 0L));
+        tx.select(E.STATUS, DSL.count()).from(E)
+                .where(E.STATUS.in(statuses))
+                .groupBy(E.STATUS)
+                .forEach(r -> counts.put(r.value1(), r.value2().longValue()));
+        return counts;
+    }
+
+    /** A count in one minute. */
+    public record MinuteCount(Instant minute, long count) {
+    }
+
+    /** New effects by minute since {@code from}. */
+    public static List<MinuteCount> createdPerMinute(DSLContext tx, Instant from) {
+        Field<Instant> m = minute(E.CREATED_AT);
+        return tx.select(m, DSL.count()).from(E)
+                .where(E.CREATED_AT.ge(from))
+                .groupBy(m)
+                .fetch(r -> new MinuteCount(r.value1(), r.value2()));
+    }
+
+    static Field<Instant> minute(Field<Instant> t) {
+        return DSL.field("date_trunc('minute', {0})", SQLDataType.INSTANT, t);
+    }
+
+    /** The hot queue's pending and running rows now, by the database's clock (the partial indexes keep it cheap). */
+    public record QueueCounts(Instant now, long pending, long pendingDue, Instant oldestPending, long running) {
+    }
+
+    public static QueueCounts queueCounts(DSLContext tx) {
+        Field<Instant> now = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
+        Record r = tx.select(now, DSL.count(), DSL.count().filterWhere(M.AVAILABLE_AT.le(now)), DSL.min(M.CREATED_AT))
+                .from(M).where(M.STATUS.eq("pending")).fetchSingle();
+        long running = tx.fetchCount(M, M.STATUS.eq("running"));
+        return new QueueCounts(r.get(0, Instant.class), r.get(1, Long.class), r.get(2, Long.class),
+                r.get(3, Instant.class), running);
+    }
+}
