@@ -17,7 +17,6 @@ import java.util.Set;
  * does not read ({@link #QUERY}).
  *
  * <ul>
- *   <li>{@code GET /api/orders/{orderId}/emails} → {@link OrderEmails}</li>
  *   <li>{@code GET /api/emails?status=failed|review|pending|sent|cancelled|closed&since=&until=&olderThan=&cursor=&limit=}
  *       → {@link EmailPage}; {@code since}/{@code until} are ISO-8601 times or times ago ({@code 1h}),
  *       {@code olderThan} a duration ({@code 30m}); pass {@code nextCursor} as {@code cursor} for the next page</li>
@@ -28,6 +27,9 @@ import java.util.Set;
  *       200 {@link ActionAnswer}; 409 {@code busy} when a dispatcher holds the email (with
  *       {@code Retry-After: 1}), 409 {@code not_allowed} when the status does not fit, 409 {@code suppressed} for a
  *       retry while the recipient's suppression is in force (lift it first), 404 when there is no such email</li>
+ *   <li>{@code GET /api/about/{type}/{id}/emails} → {@link AboutEmails}: every email about one business entity
+ *       ({@code /api/about/user/42/emails}), oldest first, with timelines; {@code GET /api/orders/{orderId}/emails}
+ *       is the same for type {@code order}; {@code GET /api/about} → the entity types known ({@code {"types": [...]}})</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
  *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
@@ -62,6 +64,9 @@ final class ApiRoutes {
     }
 
     void register(JavalinConfig c) {
+        c.routes.get("/api/about", ctx -> ctx.json(java.util.Map.of("types", service.aboutTypes())), Role.VIEWER);
+        c.routes.get("/api/about/{type}/{id}/emails",
+                ctx -> ctx.json(service.emailsAbout(ctx.pathParam("type"), ctx.pathParam("id"))), Role.VIEWER);
         c.routes.get("/api/orders/{orderId}/emails", ctx -> ctx.json(service.emailsOfOrder(ctx.pathParam("orderId"))), Role.VIEWER);
         c.routes.get("/api/emails", this::list, Role.VIEWER);
         c.routes.get("/api/emails/{key}", this::one, Role.VIEWER);

@@ -38,7 +38,7 @@ final class ConsolePages {
     /** Every console template, compiled at start: the layout and macros, then one per page. */
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
-            "login.peb", "order.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb");
+            "login.peb", "about.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -141,8 +141,8 @@ final class ConsolePages {
         return new Card(e, to, error, listError, List.copyOf(buttons), back);
     }
 
-    /** An order's emails; {@code max} is how many are shown at most. */
-    public record Order(String orderId, boolean truncated, int max, List<Card> cards) {
+    /** The emails about one entity; {@code max} is how many are shown at most. */
+    public record AboutModel(About about, boolean truncated, int max, List<Card> cards) {
     }
 
     /** A choice of the status filter. */
@@ -174,18 +174,26 @@ final class ConsolePages {
         return render("login.peb", "Sign in", null, null, null, m);
     }
 
-    /** The order lookup; {@code order} null: the empty form. */
-    String orderPage(Viewer viewer, Sessions.Flash flash, String orderIdInput, OrderEmails order) {
+    /**
+     * The lookup by entity; {@code emails} null: the form alone.
+     *
+     * @param type  the type as typed (or null)
+     * @param id    the id as typed (or null)
+     * @param types the known entity types, for the suggestions
+     */
+    String aboutPage(Viewer viewer, Sessions.Flash flash, String type, String id, List<String> types, AboutEmails emails) {
         Map<String, Object> m = new HashMap<>();
-        m.put("input", orderIdInput == null ? "" : orderIdInput);
-        Order model = null;
-        if (order != null) {
-            String back = "/console/orders?orderId=" + url(order.orderId());
-            model = new Order(order.orderId(), order.truncated(), SupportService.MAX_EMAILS_PER_ORDER,
-                    order.emails().stream().map(e -> card(e, back)).toList());
+        m.put("type", type == null ? "" : type);
+        m.put("id", id == null ? "" : id);
+        m.put("types", types);
+        AboutModel model = null;
+        if (emails != null) {
+            String back = emails.about().consoleUrl();
+            model = new AboutModel(emails.about(), emails.truncated(), SupportService.MAX_EMAILS_PER_ENTITY,
+                    emails.emails().stream().map(e -> card(e, back)).toList());
         }
-        m.put("order", model);
-        return render("order.peb", order == null ? "Find an order" : "Order " + order.orderId(), viewer, "orders", flash, m);
+        m.put("about", model);
+        return render("about.peb", emails == null ? "Find emails about…" : emails.about().label(), viewer, "about", flash, m);
     }
 
     String emailPage(Viewer viewer, Sessions.Flash flash, EmailView e) {

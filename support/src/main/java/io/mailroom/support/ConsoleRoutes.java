@@ -24,7 +24,7 @@ final class ConsoleRoutes {
 
     private static final Logger log = LoggerFactory.getLogger(ConsoleRoutes.class);
 
-    static final String HOME = "/console/orders";
+    static final String HOME = "/console/about";
     private static final Map<String, String> ASSETS = Map.of(
             "app.css", "text/css; charset=utf-8",
             "app.js", "text/javascript; charset=utf-8");
@@ -50,6 +50,7 @@ final class ConsoleRoutes {
     static final Map<String, java.util.Set<String>> QUERY = Map.of(
             "GET /console/login", java.util.Set.of("next"),
             "GET /console/orders", java.util.Set.of(SupportParams.ORDER_ID),
+            "GET /console/about", java.util.Set.of(SupportParams.ABOUT_TYPE, SupportParams.ABOUT_ID),
             "GET /console/emails", java.util.Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
                     SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
@@ -80,6 +81,7 @@ final class ConsoleRoutes {
         c.routes.get("/console/login", security::loginForm);
         c.routes.post("/console/login", security::login);
         c.routes.post("/console/logout", security::logout, Role.VIEWER);
+        c.routes.get("/console/about", this::about, Role.VIEWER);
         c.routes.get("/console/orders", this::orders, Role.VIEWER);
         c.routes.get("/console/emails", this::list, Role.VIEWER);
         c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
@@ -116,14 +118,25 @@ final class ConsoleRoutes {
         return s.takeFlash();
     }
 
+    private void about(Context ctx) {
+        String type = ctx.queryParam(SupportParams.ABOUT_TYPE);
+        String id = ctx.queryParam(SupportParams.ABOUT_ID);
+        List<String> types = service.aboutTypes();
+        if ((type == null || type.isBlank()) && (id == null || id.isBlank())) {
+            page(ctx, pages.aboutPage(viewer(ctx), flash(ctx), null, null, types, null));
+            return;
+        }
+        AboutEmails emails = service.emailsAbout(type, id);
+        page(ctx, pages.aboutPage(viewer(ctx), flash(ctx), type, id, types, emails));
+    }
+
+    /** The order lookup of earlier versions (bookmarks, links in tickets): the lookup by entity of type order. */
     private void orders(Context ctx) {
         String raw = ctx.queryParam(SupportParams.ORDER_ID);
         if (raw == null || raw.isBlank()) {
-            page(ctx, pages.orderPage(viewer(ctx), flash(ctx), null, null));
-            return;
+            throw new Redirect(HOME + "?" + SupportParams.ABOUT_TYPE + "=" + SupportStore.ORDER);
         }
-        OrderEmails order = service.emailsOfOrder(raw);
-        page(ctx, pages.orderPage(viewer(ctx), flash(ctx), order.orderId(), order));
+        throw new Redirect(new About(SupportStore.ORDER, Params.orderId(SupportParams.ORDER_ID, raw)).consoleUrl());
     }
 
     private void email(Context ctx) {

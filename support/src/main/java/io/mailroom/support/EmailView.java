@@ -13,7 +13,7 @@ import java.util.List;
  * @param key               the idempotency key naming the business effect, e.g. {@code email-order-102}
  * @param topic             the outbox topic, e.g. {@code email.order_confirmation}
  * @param kind              the topic in words, e.g. "Order confirmation"
- * @param orderId           the aggregate id (the order number for emails about orders)
+ * @param about             the business entity it is about ({@code order 102}, {@code user 42}), by its own type
  * @param recipient         the address the email goes to (from the idempotency descriptor, else the payload); null if no longer known
  * @param recipientName     the name printed in the email, if known
  * @param subject           the subject, if the dispatcher recorded it
@@ -45,7 +45,7 @@ import java.util.List;
  *                          While it {@linkplain SuppressionNote#blocksRetry() blocks a retry}, retry is not
  *                          among the actions: the same send would be stopped the same way
  */
-public record EmailView(String key, String topic, String kind, String aggregateType, String orderId,
+public record EmailView(String key, String topic, String kind, About about,
                         String recipient, String recipientName, String subject, EmailStatus status,
                         int attempts, int maxAttempts, String lastError,
                         Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
@@ -68,14 +68,14 @@ public record EmailView(String key, String topic, String kind, String aggregateT
     }
 
     /** An email whose recipient is not suppressed. */
-    public EmailView(String key, String topic, String kind, String aggregateType, String orderId,
+    public EmailView(String key, String topic, String kind, About about,
                      String recipient, String recipientName, String subject, EmailStatus status,
                      int attempts, int maxAttempts, String lastError,
                      Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
                      String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
                      String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                      List<TimelineEntry> timeline, Rendering rendering, Delivery delivery) {
-        this(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status, attempts, maxAttempts,
+        this(key, topic, kind, about, recipient, recipientName, subject, status, attempts, maxAttempts,
                 lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId, providerReply, deliveryRecord,
                 contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, null);
     }
@@ -113,7 +113,7 @@ public record EmailView(String key, String topic, String kind, String aggregateT
 
     /** The same email without its timeline (for lists). */
     public EmailView withoutTimeline() {
-        return new EmailView(key, topic, kind, aggregateType, orderId, recipient, recipientName, subject, status,
+        return new EmailView(key, topic, kind, about, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
                 providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, null, rendering, delivery,
                 suppression);

@@ -1,5 +1,7 @@
 package io.mailroom.support;
 
+import io.mailroom.outbox.NewMessage;
+
 import io.mailroom.db.sql.PgValues;
 import io.mailroom.outbox.Durations;
 import io.mailroom.outbox.InvalidSettingException;
@@ -55,6 +57,43 @@ public final class Params {
                         : "; accepted: " + String.join(", ", new java.util.TreeSet<>(accepted))));
             }
         }
+    }
+
+    /**
+     * The type of a business entity ({@code order}, {@code user}, {@code invoice}): what the enqueue
+     * API accepts, text without control characters, at most {@value NewMessage#MAX_KEY_LENGTH} characters.
+     */
+    public static String aboutType(String parameter, String raw) {
+        return entityPart(parameter, raw, "an entity type such as order, user or invoice");
+    }
+
+    /** The id of a business entity ({@code 102}, {@code 2026-17}), as stored. */
+    public static String aboutId(String parameter, String raw) {
+        return entityPart(parameter, raw, "an entity id such as 102 or 2026-17");
+    }
+
+    private static String entityPart(String parameter, String raw, String what) {
+        String v = required(parameter, raw);
+        if (v.length() > NewMessage.MAX_KEY_LENGTH) {
+            throw new InvalidParameterException(parameter, parameter + " must be " + what + " of at most "
+                    + NewMessage.MAX_KEY_LENGTH + " characters, got " + v.length());
+        }
+        if (v.chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidParameterException(parameter, parameter + " must be " + what + " without control characters");
+        }
+        return v;
+    }
+
+    /**
+     * {@code TYPE:ID} as the CLI takes it ({@code user:42}, {@code invoice:2026-17}): split at the first colon.
+     */
+    public static About about(String parameter, String raw) {
+        String v = required(parameter, raw);
+        int colon = v.indexOf(':');
+        if (colon <= 0 || colon == v.length() - 1) {
+            throw new InvalidParameterException(parameter, parameter + " must be TYPE:ID, e.g. order:102 or user:42");
+        }
+        return new About(aboutType(parameter, v.substring(0, colon)), aboutId(parameter, v.substring(colon + 1)));
     }
 
     /** An order number, e.g. {@code 102}, as the string stored in {@code aggregate_id}. */

@@ -4,6 +4,8 @@ package io.mailroom.support;
 public final class SupportParams {
 
     public static final String ORDER_ID = "orderId";
+    public static final String ABOUT_TYPE = "type";
+    public static final String ABOUT_ID = "id";
     public static final String KEY = "key";
     public static final String STATUS = "status";
     public static final String SINCE = "since";

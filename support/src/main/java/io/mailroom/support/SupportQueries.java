@@ -16,7 +16,7 @@ import java.util.Optional;
  */
 final class SupportQueries {
 
-    static final int MAX_EMAILS_PER_ORDER = SupportService.MAX_EMAILS_PER_ORDER;
+    static final int MAX_EMAILS_PER_ENTITY = SupportService.MAX_EMAILS_PER_ENTITY;
 
     private final SupportTx db;
     private final SupportStore store;
@@ -28,17 +28,30 @@ final class SupportQueries {
         this.views = views;
     }
 
-    /** Every email of an order, oldest first, each with its timeline. An order without emails has an empty list. */
-    public OrderEmails emailsOfOrder(String orderId) {
-        String id = Params.orderId(SupportParams.ORDER_ID, orderId);
+    /**
+     * Every email about one business entity, oldest first, each with its timeline. An entity without
+     * emails has an empty list.
+     */
+    public AboutEmails emailsAbout(String type, String id) {
+        About about = new About(Params.aboutType(SupportParams.ABOUT_TYPE, type), Params.aboutId(SupportParams.ABOUT_ID, id));
         return db.read(tx -> {
-            List<SupportStore.EmailRow> rows = store.emailsOfOrder(tx, id, MAX_EMAILS_PER_ORDER + 1);
-            boolean truncated = rows.size() > MAX_EMAILS_PER_ORDER;
+            List<SupportStore.EmailRow> rows = store.emailsAbout(tx, about, MAX_EMAILS_PER_ENTITY + 1);
+            boolean truncated = rows.size() > MAX_EMAILS_PER_ENTITY;
             if (truncated) {
-                rows = rows.subList(0, MAX_EMAILS_PER_ORDER);
+                rows = rows.subList(0, MAX_EMAILS_PER_ENTITY);
             }
-            return new OrderEmails(id, views.views(tx, rows, true), truncated);
+            return new AboutEmails(about, views.views(tx, rows, true), truncated);
         });
+    }
+
+    /** The emails of an order by its number ({@code orderId} must be one): {@link #emailsAbout} of type order. */
+    public AboutEmails emailsOfOrder(String orderId) {
+        return emailsAbout(SupportStore.ORDER, Params.orderId(SupportParams.ORDER_ID, orderId));
+    }
+
+    /** The entity types emails are about, alphabetically (for autocomplete), at most {@code limit}. */
+    public List<String> aboutTypes(int limit) {
+        return db.read(tx -> store.aboutTypes(tx, limit));
     }
 
     /** One email with its timeline. */

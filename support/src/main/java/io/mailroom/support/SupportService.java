@@ -26,7 +26,7 @@ public final class SupportService {
 
     public static final int DEFAULT_PAGE_SIZE = 50;
     public static final int MAX_PAGE_SIZE = 200;
-    public static final int MAX_EMAILS_PER_ORDER = 200;
+    public static final int MAX_EMAILS_PER_ENTITY = 200;
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(5);
 
     private final SupportQueries queries;
@@ -65,9 +65,22 @@ public final class SupportService {
 
     // ------------------------------------------------------------------------------------- reads
 
-    /** Every email of an order, oldest first, each with its timeline. An order without emails has an empty list. */
-    public OrderEmails emailsOfOrder(String orderId) {
+    /**
+     * Every email about one business entity ({@code order 102}, {@code user 42}), oldest first, each
+     * with its timeline. An entity without emails has an empty list.
+     */
+    public AboutEmails emailsAbout(String type, String id) {
+        return queries.emailsAbout(type, id);
+    }
+
+    /** The emails of an order by its number: {@link #emailsAbout} of type {@code order}. */
+    public AboutEmails emailsOfOrder(String orderId) {
         return queries.emailsOfOrder(orderId);
+    }
+
+    /** The entity types emails are about, alphabetically, for autocomplete (at most 100). */
+    public List<String> aboutTypes() {
+        return queries.aboutTypes(100);
     }
 
     /** One email with its timeline. */

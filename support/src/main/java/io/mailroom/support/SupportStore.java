@@ -142,15 +142,19 @@ final class SupportStore {
     }
 
     /**
-     * "Emails of order N": the query the aggregate index exists for. Unexecuted, so a test can
-     * EXPLAIN exactly what runs.
+     * "Emails about order 102" (or user 42): the query the aggregate index exists for. Unexecuted, so
+     * a test can EXPLAIN exactly what runs.
      */
-    ResultQuery<Record> orderQuery(DSLContext tx, String orderId, int limit) {
-        return EffectHistory.aggregateQuery(tx, ORDER, orderId, EMAIL_TOPIC_PREFIX, limit);
+    ResultQuery<Record> aboutQuery(DSLContext tx, About about, int limit) {
+        return EffectHistory.aggregateQuery(tx, about.type(), about.id(), EMAIL_TOPIC_PREFIX, limit);
     }
 
-    List<EmailRow> emailsOfOrder(DSLContext tx, String orderId, int limit) {
-        return rows(tx, EffectHistory.ofAggregate(tx, ORDER, orderId, EMAIL_TOPIC_PREFIX, limit));
+    List<EmailRow> emailsAbout(DSLContext tx, About about, int limit) {
+        return rows(tx, EffectHistory.ofAggregate(tx, about.type(), about.id(), EMAIL_TOPIC_PREFIX, limit));
+    }
+
+    List<String> aboutTypes(DSLContext tx, int limit) {
+        return EffectHistory.aggregateTypes(tx, limit);
     }
 
     EmailRow email(DSLContext tx, String key) {

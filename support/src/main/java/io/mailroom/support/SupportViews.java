@@ -184,7 +184,7 @@ final class SupportViews {
         }
         List<String> actions = EmailView.actionsFor(status, new EmailView.Facts(contentKept, !resentAs.isEmpty(),
                 failedPermanently, "succeeded".equals(row.recordState()), suppression != null && suppression.blocksRetry()));
-        return new EmailView(row.key(), row.topic(), kind(row.topic()), row.aggregateType(), row.aggregateId(),
+        return new EmailView(row.key(), row.topic(), kind(row.topic()), new About(row.aggregateType(), row.aggregateId()),
                 firstNonNull(row.descriptorRecipient(), row.payloadEmail()),
                 firstNonNull(row.descriptorName(), row.payloadName()),
                 row.descriptorSubject(), status,

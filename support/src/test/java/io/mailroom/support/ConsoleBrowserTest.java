@@ -120,17 +120,18 @@ class ConsoleBrowserTest {
         TestMail.dispatch(pg.dataSource(), Map.of("email-order-102-shipped", FAILED));
 
         // sign in: an unauthenticated visit lands on the sign-in page
-        browser.get(url("/console/orders"));
+        browser.get(url("/console/about"));
         waiting().until(ExpectedConditions.urlContains("/console/login"));
         browser.findElement(By.id("token")).sendKeys(TOKEN);
         browser.findElement(By.id("sign-in")).click();
-        waiting().until(ExpectedConditions.presenceOfElementLocated(By.id("orderId")));
+        waiting().until(ExpectedConditions.presenceOfElementLocated(By.id("about-id")));
         assertThat(browser.findElement(By.cssSelector(".who-name")).getText()).isEqualTo("alice");
 
         // look up the order and see its sent email
-        browser.findElement(By.id("orderId")).sendKeys("102");
+        browser.findElement(By.id("about-type")).sendKeys("order");
+        browser.findElement(By.id("about-id")).sendKeys("102");
         browser.findElement(By.id("look-up")).click();
-        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("order-heading"), "Order 102"));
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("about-heading"), "Order 102"));
         WebElement confirmation = email("email-order-102");
         assertThat(confirmation.findElement(By.cssSelector(".badge")).getText()).isEqualTo("Sent");
         assertThat(confirmation.getText()).contains("Order confirmation").contains("Ann Lee <ann102@example.com>")
@@ -170,7 +171,7 @@ class ConsoleBrowserTest {
 
         // back on the order page: both emails sent, and the whole story readable
         browser.findElement(By.linkText("← Order 102")).click();
-        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("order-heading"), "Order 102"));
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("about-heading"), "Order 102"));
         assertThat(timeline(email("email-order-102-shipped"))).hasSize(3);
         Path shot = screenshot("order-page.png");
         assertThat(Files.size(shot)).isGreaterThan(10_000);

@@ -76,23 +76,23 @@ class ConsoleHttpTest {
         assertThat(form.statusCode()).isEqualTo(200);
         String loginCookie = Http.cookies(form).get("mailroom_login");
         String csrf = Http.hidden(form.body(), "csrf");
-        HttpResponse<String> r = http.postForm("/console/login", Map.of("csrf", csrf, "token", token, "next", "/console/orders"),
+        HttpResponse<String> r = http.postForm("/console/login", Map.of("csrf", csrf, "token", token, "next", "/console/about"),
                 "Cookie", "mailroom_login=" + loginCookie, "Origin", http.origin());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(303);
-        assertThat(r.headers().firstValue("Location")).contains("/console/orders");
+        assertThat(r.headers().firstValue("Location")).contains("/console/about");
         String session = Http.cookies(r).get("mailroom_session");
         assertThat(session).isNotBlank();
-        HttpResponse<String> page = http.get("/console/orders", "Cookie", "mailroom_session=" + session);
+        HttpResponse<String> page = http.get("/console/about", "Cookie", "mailroom_session=" + session);
         assertThat(page.statusCode()).isEqualTo(200);
         return new Browser(session, Http.hidden(page.body(), "csrf"));
     }
 
     @Test
     void signingInSetsAnHttpOnlySameSiteStrictSessionCookie() {
-        HttpResponse<String> anonymous = http.get("/console/orders?orderId=102");
+        HttpResponse<String> anonymous = http.get("/console/about?type=order&id=102");
         assertThat(anonymous.statusCode()).isEqualTo(303);
-        assertThat(anonymous.headers().firstValue("Location")).contains("/console/login?next=%2Fconsole%2Forders%3ForderId%3D102");
-        assertThat(http.get("/").headers().firstValue("Location")).contains("/console/orders");
+        assertThat(anonymous.headers().firstValue("Location")).contains("/console/login?next=%2Fconsole%2Fabout%3Ftype%3Dorder%26id%3D102");
+        assertThat(http.get("/").headers().firstValue("Location")).contains("/console/about");
 
         HttpResponse<String> form = http.get("/console/login");
         assertThat(Http.setCookies(form)).singleElement().asString()
@@ -131,9 +131,9 @@ class ConsoleHttpTest {
         Browser alice = signIn(SUPPORT);
         String action = "/console/emails/email-order-102/retry";
 
-        assertThat(http.postForm(action, Map.of("back", "/console/orders?orderId=102"), alice.headers(http.origin())).statusCode())
+        assertThat(http.postForm(action, Map.of("back", "/console/about?type=order&id=102"), alice.headers(http.origin())).statusCode())
                 .isEqualTo(403);
-        assertThat(http.postForm(action, Map.of("csrf", "forged", "back", "/console/orders"), alice.headers(http.origin())).statusCode())
+        assertThat(http.postForm(action, Map.of("csrf", "forged", "back", "/console/about"), alice.headers(http.origin())).statusCode())
                 .isEqualTo(403);
         assertThat(http.postForm(action, Map.of("csrf", alice.csrf()), alice.headers("https://evil.example")).statusCode())
                 .isEqualTo(403);
@@ -144,12 +144,12 @@ class ConsoleHttpTest {
         // without a session at all: 401, not a redirect
         assertThat(http.postForm(action, Map.of("csrf", alice.csrf()), "Origin", http.origin()).statusCode()).isEqualTo(401);
 
-        HttpResponse<String> ok = http.postForm(action, Map.of("csrf", alice.csrf(), "back", "/console/orders?orderId=102"),
+        HttpResponse<String> ok = http.postForm(action, Map.of("csrf", alice.csrf(), "back", "/console/about?type=order&id=102"),
                 alice.headers(http.origin()));
         assertThat(ok.statusCode()).isEqualTo(303);
-        assertThat(ok.headers().firstValue("Location")).contains("/console/orders?orderId=102");
+        assertThat(ok.headers().firstValue("Location")).contains("/console/about?type=order&id=102");
         assertThat(pg.dsl().fetchValue("SELECT actor || ' ' || role || ' ' || action FROM audit_log")).isEqualTo("alice support retry");
-        String page = http.get("/console/orders?orderId=102", "Cookie", "mailroom_session=" + alice.cookie()).body();
+        String page = http.get("/console/about?type=order&id=102", "Cookie", "mailroom_session=" + alice.cookie()).body();
         assertThat(page).contains("Retry requested for email-order-102").contains("Retry requested by alice (support)")
                 .contains("Waiting to send");
         // a redirect target outside the console is ignored
@@ -240,7 +240,7 @@ class ConsoleHttpTest {
         TestMail.confirmation(pg.dsl(), 102);
         TestMail.dispatchAll(pg.dataSource(), FAILED);
         Browser vic = signIn(VIEWER);
-        String page = http.get("/console/orders?orderId=102", "Cookie", "mailroom_session=" + vic.cookie()).body();
+        String page = http.get("/console/about?type=order&id=102", "Cookie", "mailroom_session=" + vic.cookie()).body();
         assertThat(page).contains("Failed").doesNotContain("Retry now");
         HttpResponse<String> r = http.postForm("/console/emails/email-order-102/retry", Map.of("csrf", vic.csrf()), vic.headers(http.origin()));
         assertThat(r.statusCode()).isEqualTo(403);
@@ -257,12 +257,12 @@ class ConsoleHttpTest {
         pg.dsl().execute("UPDATE outbox_effect SET status = 'failed', last_error = '<script>alert(\"x\")</script> & ''quoted'''");
         pg.dsl().execute("UPDATE outbox_message SET status = 'failed', last_error = '<script>alert(\"x\")</script> & ''quoted'''");
         Browser alice = signIn(SUPPORT);
-        for (String path : new String[]{"/console/orders?orderId=666", "/console/emails/email-order-666", "/console/emails?status=failed"}) {
+        for (String path : new String[]{"/console/about?type=order&id=666", "/console/emails/email-order-666", "/console/emails?status=failed"}) {
             String page = http.get(path, "Cookie", "mailroom_session=" + alice.cookie()).body();
             assertThat(page).as(path).doesNotContain("<script>alert").doesNotContain("<img src=x")
                     .contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quoted&#39;");
         }
-        assertThat(http.get("/console/orders?orderId=666", "Cookie", "mailroom_session=" + alice.cookie()).body())
+        assertThat(http.get("/console/about?type=order&id=666", "Cookie", "mailroom_session=" + alice.cookie()).body())
                 .contains("&lt;img src=x onerror=alert(1)&gt;");
         HttpResponse<String> bad = http.get("/console/orders?orderId=%3Cscript%3Ealert(1)%3C/script%3E", "Cookie", "mailroom_session=" + alice.cookie());
         assertThat(bad.statusCode()).isEqualTo(400);
@@ -292,7 +292,7 @@ class ConsoleHttpTest {
         Browser olga = signIn(OPERATOR);
 
         Map<String, List<String>> shown = Map.of(
-                "/console/orders?orderId=667", List.of(vietnamese + " " + escaped + " &lt;anh@example.com&gt;", failureEscaped,
+                "/console/about?type=order&id=667", List.of(vietnamese + " " + escaped + " &lt;anh@example.com&gt;", failureEscaped,
                         "Closed (won&#39;t send) by " + vietnamese + " " + escaped + " (operator)",
                         "“reason " + escaped + " " + vietnamese + "”"),
                 "/console/emails/email-order-667", List.of(vietnamese + " " + escaped + " &lt;anh@example.com&gt;", failureEscaped,
@@ -322,7 +322,7 @@ class ConsoleHttpTest {
             HttpResponse<String> in = h.postForm("/console/login", Map.of("csrf", Http.hidden(page.body(), "csrf"), "demo", "1"),
                     "Cookie", "mailroom_login=" + Http.cookies(page).get("mailroom_login"), "Origin", h.origin());
             assertThat(in.statusCode()).isEqualTo(303);
-            String orders = h.get("/console/orders", "Cookie", "mailroom_session=" + Http.cookies(in).get("mailroom_session")).body();
+            String orders = h.get("/console/about", "Cookie", "mailroom_session=" + Http.cookies(in).get("mailroom_session")).body();
             assertThat(orders).contains("<span class=\"who-name\">demo</span>").contains("operator");
         }
     }
@@ -333,7 +333,7 @@ class ConsoleHttpTest {
         HttpResponse<String> out = http.postForm("/console/logout", Map.of("csrf", alice.csrf()), alice.headers(http.origin()));
         assertThat(out.statusCode()).isEqualTo(303);
         assertThat(Http.setCookies(out)).anySatisfy(c -> assertThat(c).startsWith("mailroom_session=;").contains("Max-Age=0"));
-        assertThat(http.get("/console/orders", "Cookie", "mailroom_session=" + alice.cookie()).statusCode()).isEqualTo(303);
+        assertThat(http.get("/console/about", "Cookie", "mailroom_session=" + alice.cookie()).statusCode()).isEqualTo(303);
     }
 
     @Test

@@ -16,7 +16,7 @@ final class ConsoleLogin {
         HttpResponse<String> form = http.get("/console/login");
         assertThat(form.statusCode()).isEqualTo(200);
         HttpResponse<String> r = http.postForm("/console/login",
-                Map.of("csrf", Http.hidden(form.body(), "csrf"), "token", token, "next", "/console/orders"),
+                Map.of("csrf", Http.hidden(form.body(), "csrf"), "token", token, "next", "/console/about"),
                 "Cookie", "mailroom_login=" + Http.cookies(form).get("mailroom_login"), "Origin", http.origin());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(303);
         String session = Http.cookies(r).get("mailroom_session");

@@ -41,7 +41,7 @@ final class ConsoleSamples {
     }
 
     EmailView email(String key, EmailStatus status, List<String> actions, String main, boolean history) {
-        return new EmailView(key, "email.order_confirmation", "Order confirmation " + text, "order", "7",
+        return new EmailView(key, "email.order_confirmation", "Order confirmation " + text, new About("order", "7"),
                 "ann@example.com", "Ann " + text, "Subject " + text, status, 3, 10, "last error " + text,
                 T0, T0.plusSeconds(300), status == EmailStatus.SENT ? T0.plusSeconds(201) : null,
                 status == EmailStatus.PENDING ? T0.plusSeconds(900) : null, "prov " + text, "250 reply " + text,
@@ -70,7 +70,7 @@ final class ConsoleSamples {
         out.add(email("email-order-7-cancelled", EmailStatus.CANCELLED, List.of(), null, history));
         out.add(email("email-order-7-closed", EmailStatus.CLOSED, List.of(), null, history));
         // nothing known and nothing happened yet
-        out.add(new EmailView("email-order-7-bare", "email.x", "Something", "order", "7", null, null, null, EmailStatus.PENDING,
+        out.add(new EmailView("email-order-7-bare", "email.x", "Something", new About("user", "7"), null, null, null, EmailStatus.PENDING,
                 0, 5, null, T0, T0, null, null, null, null, null, false, null, List.of(), List.of(), null, List.of(), null, null));
         return out;
     }

@@ -89,9 +89,11 @@ class ConsoleTemplatesTest {
         out.put("error 401", pages.error(null, 401, "message " + HOSTILE, null));
         for (Role role : Role.values()) {
             ConsolePages.Viewer viewer = new ConsolePages.Viewer(new Actor("name " + HOSTILE, role), "csrf-token");
-            out.put(role + " order lookup", pages.orderPage(viewer, null, null, null));
-            out.put(role + " order", pages.orderPage(viewer, flash, "7", new OrderEmails("7", samples.everyStatus(true), true)));
-            out.put(role + " order without emails", pages.orderPage(viewer, null, "8", new OrderEmails("8", List.of(), false)));
+            out.put(role + " lookup", pages.aboutPage(viewer, null, null, null, List.of("order", "user " + HOSTILE), null));
+            out.put(role + " order", pages.aboutPage(viewer, flash, "order", "7", List.of("order"),
+                    new AboutEmails(new About("order", "7"), samples.everyStatus(true), true)));
+            out.put(role + " entity without emails", pages.aboutPage(viewer, null, "user " + HOSTILE, "8 " + HOSTILE, List.of(),
+                    new AboutEmails(new About("user " + HOSTILE, "8 " + HOSTILE), List.of(), false)));
             for (EmailView e : samples.everyStatus(true)) {
                 out.put(role + " email " + e.key(), pages.emailPage(viewer, flash, e));
             }

@@ -39,7 +39,7 @@ class OrderQueryPlanBenchmarkTest {
         int orders = rows / 3;
         String orderId = Integer.toString(orders / 2);
 
-        String sql = pg.dsl().renderInlined(new SupportStore().orderQuery(pg.dsl(), orderId, SupportService.MAX_EMAILS_PER_ORDER + 1));
+        String sql = pg.dsl().renderInlined(new SupportStore().aboutQuery(pg.dsl(), new About("order", orderId), SupportService.MAX_EMAILS_PER_ENTITY + 1));
         pg.dsl().fetch(sql); // warm the cache as a running service would have it
         String plan = pg.dsl().fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql).stream()
                 .map(r -> r.get(0, String.class)).collect(Collectors.joining("\n"));
@@ -52,7 +52,7 @@ class OrderQueryPlanBenchmarkTest {
         for (int i = 0; i < 500; i++) {
             String id = Integer.toString(1 + ThreadLocalRandom.current().nextInt(orders));
             long started = System.nanoTime();
-            OrderEmails found = service.emailsOfOrder(id);
+            AboutEmails found = service.emailsOfOrder(id);
             micros.add((System.nanoTime() - started) / 1000);
             assertThat(found.emails()).hasSize(3);
         }

@@ -31,10 +31,10 @@ class OrderQueryPlanTest {
 
     @Test
     void emailsOfAnOrderAreFoundThroughTheAggregateIndex() {
-        String plan = explain(new SupportStore().orderQuery(pg.dsl(), "4242", SupportService.MAX_EMAILS_PER_ORDER + 1));
+        String plan = explain(new SupportStore().aboutQuery(pg.dsl(), new About("order", "4242"), SupportService.MAX_EMAILS_PER_ENTITY + 1));
         assertThat(plan).contains("outbox_effect_aggregate_idx").doesNotContain("Seq Scan on outbox_effect");
         // and the service's answer for that order is complete
-        OrderEmails order = new SupportService(pg.dataSource()).emailsOfOrder("4242");
+        AboutEmails order = new SupportService(pg.dataSource()).emailsOfOrder("4242");
         assertThat(order.emails()).extracting(EmailView::key)
                 .containsExactly("email-order-4242", "email-order-4242-shipped", "email-order-4242-resend-1");
         assertThat(order.emails().getFirst().resentAs()).containsExactly("email-order-4242-resend-1");

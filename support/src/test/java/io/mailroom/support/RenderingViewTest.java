@@ -193,7 +193,7 @@ class RenderingViewTest {
         HttpResponse<String> form = http.get("/console/login");
         String loginCookie = Http.cookies(form).get("mailroom_login");
         HttpResponse<String> r = http.postForm("/console/login",
-                Map.of("csrf", Http.hidden(form.body(), "csrf"), "token", VIEWER, "next", "/console/orders"),
+                Map.of("csrf", Http.hidden(form.body(), "csrf"), "token", VIEWER, "next", "/console/about"),
                 "Cookie", "mailroom_login=" + loginCookie, "Origin", http.origin());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(303);
         return Http.cookies(r).get("mailroom_session");

@@ -74,7 +74,9 @@ class SupportApiTest {
         assertThat(order.statusCode()).isEqualTo(200);
         assertThat(order.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
         JsonNode o = Http.json(order);
-        assertThat(o.get("orderId").asText()).isEqualTo("102");
+        assertThat(o.get("about").get("type").asText()).isEqualTo("order");
+        assertThat(o.get("about").get("id").asText()).isEqualTo("102");
+        assertThat(o.get("about").get("label").asText()).isEqualTo("Order 102");
         assertThat(o.get("emails")).hasSize(2);
         JsonNode sent = o.get("emails").get(0);
         assertThat(sent.get("key").asText()).isEqualTo("email-order-102");

@@ -54,8 +54,8 @@ class SupportServiceTest {
         TestMail.confirmation(pg.dsl(), 103);
         TestMail.dispatch(pg.dataSource(), Map.of("email-order-102-shipped", FAILED));
 
-        OrderEmails order = service.emailsOfOrder("102");
-        assertThat(order.orderId()).isEqualTo("102");
+        AboutEmails order = service.emailsOfOrder("102");
+        assertThat(order.about().id()).isEqualTo("102");
         assertThat(order.truncated()).isFalse();
         assertThat(order.emails()).extracting(EmailView::key).containsExactly("email-order-102", "email-order-102-shipped");
 
@@ -178,7 +178,7 @@ class SupportServiceTest {
         assertThat(TestMail.dispatchAll(pg.dataSource(), SENT)).isEqualTo(1);
 
         assertThat(pg.dsl().fetchCount(OUTBOX_EFFECT, OUTBOX_EFFECT.STATUS.eq("done"))).isEqualTo(2);
-        OrderEmails order = service.emailsOfOrder("102");
+        AboutEmails order = service.emailsOfOrder("102");
         assertThat(order.emails()).extracting(EmailView::key).containsExactly("email-order-102", "email-order-102-resend-1");
         EmailView resend = order.emails().get(1);
         assertThat(resend.status()).isEqualTo(EmailStatus.SENT);

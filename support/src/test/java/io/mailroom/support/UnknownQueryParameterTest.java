@@ -96,7 +96,7 @@ class UnknownQueryParameterTest {
         String cookie = ConsoleLogin.signIn(http, OPERATOR);
         for (Map.Entry<String, String> c : Map.of(
                 "/console/emails?status=failed&recipient=ann102@example.com", "recipient",
-                "/console/orders?orderId=102&key=x", "key",
+                "/console/about?type=order&id=102&key=x", "key",
                 "/console/suppressions?addr=ann@example.com", "addr",
                 "/console/queue?refresh=5", "refresh",
                 "/console/emails/email-order-102?tab=history", "tab").entrySet()) {
@@ -106,7 +106,7 @@ class UnknownQueryParameterTest {
         }
         assertThat(http.get("/console/emails?status=failed&since=1h&olderThan=1m", "Cookie", "mailroom_session=" + cookie)
                 .statusCode()).isEqualTo(200);
-        assertThat(http.get("/console/orders?orderId=102", "Cookie", "mailroom_session=" + cookie).statusCode()).isEqualTo(200);
+        assertThat(http.get("/console/about?type=order&id=102", "Cookie", "mailroom_session=" + cookie).statusCode()).isEqualTo(200);
         assertThat(http.get("/console/login?next=%2Fconsole%2Fqueue").statusCode()).isIn(200, 303);
     }
 }

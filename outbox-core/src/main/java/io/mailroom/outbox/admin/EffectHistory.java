@@ -115,6 +115,22 @@ public final class EffectHistory {
         return aggregateQuery(tx, aggregateType, aggregateId, topicPrefix, limit).fetch(EffectHistory::effect);
     }
 
+    /**
+     * The distinct aggregate types, alphabetically, at most {@code limit}: a loose index scan of the
+     * aggregate index (one index probe per type), so it stays cheap at any number of effects.
+     */
+    public static List<String> aggregateTypes(DSLContext tx, int limit) {
+        return tx.fetch(io.mailroom.db.MailroomSchema.of(tx).sql("""
+                WITH RECURSIVE t(type) AS (
+                  (SELECT aggregate_type FROM {schema}.outbox_effect ORDER BY aggregate_type LIMIT 1)
+                  UNION ALL
+                  SELECT (SELECT e.aggregate_type FROM {schema}.outbox_effect e WHERE e.aggregate_type > t.type
+                          ORDER BY e.aggregate_type LIMIT 1)
+                  FROM t WHERE t.type IS NOT NULL
+                )
+                SELECT type FROM t WHERE type IS NOT NULL LIMIT ?"""), limit).getValues(0, String.class);
+    }
+
     /** The query of {@link #byStatus}, unexecuted (for EXPLAIN). */
     public static ResultQuery<Record> statusQuery(DSLContext tx, StatusPage page) {
         List<Condition> where = new ArrayList<>();

@@ -57,9 +57,9 @@ final class DeliveryCommand extends CliCommand {
             out.println("No " + list + " emails.");
             return ExitCodes.OK;
         }
-        Table t = new Table(List.of("KEY", "ORDER", "TO", "WHAT THE PROVIDER SAID", "REPORTED"), 60, 20, 40, 90, 24);
+        Table t = new Table(List.of("KEY", "ABOUT", "TO", "WHAT THE PROVIDER SAID", "REPORTED"), 60, 20, 40, 90, 24);
         for (EmailView e : page.emails()) {
-            t.row(e.key(), e.orderId(), e.recipient(), e.delivery().stateText()
+            t.row(e.key(), e.about().label(), e.recipient(), e.delivery().stateText()
                     + (e.delivery().detail() == null ? "" : ": " + e.delivery().detail()), Printer.time(e.delivery().at()));
         }
         t.print(out);

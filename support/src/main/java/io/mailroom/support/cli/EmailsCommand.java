@@ -3,7 +3,8 @@ package io.mailroom.support.cli;
 import io.mailroom.support.EmailFilter;
 import io.mailroom.support.EmailPage;
 import io.mailroom.support.InvalidParameterException;
-import io.mailroom.support.OrderEmails;
+import io.mailroom.support.AboutEmails;
+import io.mailroom.support.About;
 import io.mailroom.support.Params;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -12,11 +13,15 @@ import java.io.PrintWriter;
 import java.time.Instant;
 
 @Command(name = "emails", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"The emails of an order (with their history), or the emails in one status.",
-                "Examples: emails --order 102;  emails --status failed --since 1h;  emails --status pending --older-than 30m"})
+        description = {"The emails about one business entity (with their history), or the emails in one status.",
+                "Examples: emails --about user:42;  emails --order 102 (= --about order:102);",
+                "          emails --status failed --since 1h;  emails --status pending --older-than 30m"})
 final class EmailsCommand extends CliCommand {
 
-    @Option(names = "--order", paramLabel = "ORDER", description = "an order number")
+    @Option(names = "--about", paramLabel = "TYPE:ID", description = "what the emails are about: order:102, user:42, invoice:2026-17")
+    String about;
+
+    @Option(names = "--order", paramLabel = "ORDER", description = "an order number (the same as --about order:ORDER)")
     String order;
 
     @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent, cancelled or closed")
@@ -39,18 +44,28 @@ final class EmailsCommand extends CliCommand {
 
     @Override
     int run(PrintWriter out) throws Exception {
-        if ((order == null) == (status == null)) {
-            throw new InvalidParameterException("order", "give either --order ORDER or --status STATUS");
+        int given = (about != null ? 1 : 0) + (order != null ? 1 : 0) + (status != null ? 1 : 0);
+        if (given != 1) {
+            throw new InvalidParameterException(about != null ? "about" : "order",
+                    "give one of --about TYPE:ID, --order ORDER or --status STATUS");
         }
-        if (order != null) {
+        if (about != null || order != null) {
+            String option = about != null ? "about" : "order";
             if (since != null || until != null || olderThan != null || limit != null || cursor != null) {
-                throw new InvalidParameterException("order", "--since, --until, --older-than, --limit and --cursor go with --status, not --order");
+                throw new InvalidParameterException(option, "--since, --until, --older-than, --limit and --cursor go with --status, not --"
+                        + option);
             }
-            OrderEmails emails = cli.service().emailsOfOrder(Params.orderId("order", order));
+            AboutEmails emails;
+            if (about != null) {
+                About a = Params.about("about", about);
+                emails = cli.service().emailsAbout(a.type(), a.id());
+            } else {
+                emails = cli.service().emailsOfOrder(Params.orderId("order", order));
+            }
             if (json()) {
                 printJson(out, emails);
             } else {
-                Printer.order(out, emails);
+                Printer.about(out, emails);
             }
             return ExitCodes.OK;
         }

@@ -4,7 +4,7 @@ import io.mailroom.support.ActionResult;
 import io.mailroom.support.ControlState;
 import io.mailroom.support.EmailPage;
 import io.mailroom.support.EmailView;
-import io.mailroom.support.OrderEmails;
+import io.mailroom.support.AboutEmails;
 import io.mailroom.support.QueueStats;
 import io.mailroom.support.Rendering;
 import io.mailroom.support.TimelineEntry;
@@ -30,9 +30,9 @@ final class Printer {
         return t == null ? null : TIME.format(t);
     }
 
-    static void order(PrintWriter out, OrderEmails order) {
+    static void about(PrintWriter out, AboutEmails order) {
         int n = order.emails().size();
-        out.println("Order " + order.orderId() + ": " + (n == 0 ? "no emails" : n == 1 ? "1 email" : n + " emails"));
+        out.println(order.about().label() + ": " + (n == 0 ? "no emails" : n == 1 ? "1 email" : n + " emails"));
         if (n == 0) {
             return;
         }
@@ -59,7 +59,7 @@ final class Printer {
     }
 
     static void email(PrintWriter out, EmailView e) {
-        out.println(e.key() + "  " + e.kind() + "  order " + e.orderId());
+        out.println(e.key() + "  " + e.kind() + "  about " + e.about().label());
         out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
         out.println("  arrived?     " + Table.cell(e.arrivalText(), 300));
         out.println("  to:          " + Table.cell(e.recipient(), 200));
@@ -180,10 +180,10 @@ final class Printer {
             out.println("No " + page.status().code() + " emails.");
             return;
         }
-        Table t = new Table(List.of("KEY", "ORDER", "STATUS", "ATTEMPTS", "TO", "CHANGED", "LAST ERROR"),
+        Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "ATTEMPTS", "TO", "CHANGED", "LAST ERROR"),
                 60, 20, 10, 9, 40, 24, 70);
         for (EmailView e : page.emails()) {
-            t.row(e.key(), e.orderId(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(),
+            t.row(e.key(), e.about().label(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(),
                     time(e.updatedAt()), e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
         }
         t.print(out);

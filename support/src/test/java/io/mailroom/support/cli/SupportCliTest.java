@@ -103,7 +103,7 @@ class SupportCliTest {
         dispatch("email-order-1", "email-order-2");
         Run failed = run("emails", "--status", "failed", "--since", "1h");
         assertThat(failed.code()).isZero();
-        assertThat(failed.out()).containsPattern("KEY\\s+ORDER\\s+STATUS").contains("email-order-1").contains("email-order-2")
+        assertThat(failed.out()).containsPattern("KEY\\s+ABOUT\\s+STATUS").contains("email-order-1").contains("email-order-2")
                 .contains("550 5.1.1 mailbox unavailable").doesNotContain("email-order-3");
         Run page = run("emails", "--status", "failed", "--limit", "1", "--json");
         String cursor = page.json().get("nextCursor").asText();
@@ -226,7 +226,7 @@ class SupportCliTest {
         Run badOrder = run("emails", "--order", "abc");
         assertThat(badOrder.code()).isEqualTo(ExitCodes.INVALID_INPUT);
         assertThat(badOrder.err()).contains("error: order must be an order number");
-        assertThat(run("emails").err()).contains("give either --order ORDER or --status STATUS");
+        assertThat(run("emails").err()).contains("give one of --about TYPE:ID, --order ORDER or --status STATUS");
         assertThat(run("emails", "--order", "1", "--status", "failed").code()).isEqualTo(ExitCodes.INVALID_INPUT);
         assertThat(run("emails", "--status", "failed", "--since", "soon").err()).contains("error: since must be a time");
         assertThat(run("emails", "--status", "nope").err()).contains("error: status must be one of");
