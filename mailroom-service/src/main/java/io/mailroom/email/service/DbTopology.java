@@ -57,9 +57,9 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
     }
 
     static DbTopology fromEnv(Map<String, String> env, boolean migrate) {
-        boolean pooled = DbPooler.pooled(ENV_POOLER, env.get(ENV_POOLER));
+        boolean pooled = pooled(env);
         String pooler = pooled ? "pgbouncer" : "none";
-        SessionSettings settings = DbPooler.sessionSettings(ENV_POOLER, ENV_SESSION_SETTINGS, pooled, env.get(ENV_SESSION_SETTINGS));
+        SessionSettings settings = sessionSettings(env, pooled);
         String listenUrl = url(env, "MAILROOM_LISTEN_DB_URL");
         String migrateUrl = url(env, "MAILROOM_MIGRATE_DB_URL");
         if (pooled && migrate && migrateUrl == null) {
@@ -74,6 +74,16 @@ public record DbTopology(String pooler, SessionSettings sessionSettings, String 
             throw new InvalidSettingException(ENV_SCHEMA, ENV_SCHEMA + ": " + e.getMessage());
         }
         return new DbTopology(pooler, settings, listenUrl, migrateUrl, DbTimeouts.fromSettings(env::get), schema);
+    }
+
+    /** {@code MAILROOM_DB_POOLER}: whether the URL goes through a transaction-mode pooler. */
+    static boolean pooled(Map<String, String> env) {
+        return DbPooler.pooled(ENV_POOLER, env.get(ENV_POOLER));
+    }
+
+    /** {@code MAILROOM_DB_SESSION_SETTINGS}, its default following {@code pooled}. */
+    static SessionSettings sessionSettings(Map<String, String> env, boolean pooled) {
+        return DbPooler.sessionSettings(ENV_POOLER, ENV_SESSION_SETTINGS, pooled, env.get(ENV_SESSION_SETTINGS));
     }
 
     private static String url(Map<String, String> env, String name) {

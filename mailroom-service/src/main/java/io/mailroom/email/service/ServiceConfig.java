@@ -151,7 +151,7 @@ public record ServiceConfig(
         // The support API and console run in the dispatcher when MAILROOM_SUPPORT=on (tokens required,
         // unless MAILROOM_SUPPORT_DEMO on loopback); off, they can run elsewhere on the same database.
         SupportConfig support = bool(s, "MAILROOM_SUPPORT", false)
-                ? parse("MAILROOM_SUPPORT_*", () -> SupportConfig.fromEnvironment(env)) : null;
+                ? parse("MAILROOM_SUPPORT_*", () -> SupportEnv.config(env)) : null;
         int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
         if (port < 0 || port > 65535) {
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);
