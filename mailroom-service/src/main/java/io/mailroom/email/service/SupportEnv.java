@@ -1,6 +1,5 @@
 package io.mailroom.email.service;
 
-import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.support.InvalidParameterException;
 import io.mailroom.support.Params;
@@ -101,7 +100,7 @@ final class SupportEnv {
     static CliDatabase cliDatabase(Map<String, String> env) {
         boolean pooled = DbTopology.pooled(env);
         return new CliDatabase(env.get(DB_URL), env.get(DB_USER), env.get(DB_PASSWORD), env.get(DbTopology.ENV_SCHEMA),
-                DbTimeouts.fromSettings(env::get), pooled, DbTopology.sessionSettings(env, pooled), DB_URL);
+                DbTopology.timeouts(env), pooled, DbTopology.sessionSettings(env, pooled), DB_URL);
     }
 
     /** The support options' help, naming the variables behind their defaults. */
