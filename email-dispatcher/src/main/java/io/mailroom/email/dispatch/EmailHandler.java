@@ -7,6 +7,7 @@ import io.mailroom.db.sql.SqlStates;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.Suppression;
 import io.mailroom.delivery.suppression.SuppressionList;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.render.RenderException;
@@ -74,7 +75,7 @@ import java.util.function.Function;
 public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
 
     private static final Logger log = LoggerFactory.getLogger(EmailHandler.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = EmailJson.mapper();
     /** How long a message waits when the transport would not even try (breaker open, bulkhead full). */
     static final Duration NOT_ATTEMPTED_DELAY = Duration.ofSeconds(5);
     /** How long a message waits after the provider refused our credentials; the transport is halted meanwhile. */
