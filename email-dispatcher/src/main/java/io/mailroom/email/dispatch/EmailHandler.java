@@ -82,6 +82,8 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     static final Duration MISCONFIGURED_DELAY = Duration.ofMinutes(1);
 
     private final DataSource dataSource;
+    /** The schema {@code dataSource} is bound to, looked up once ({@link MailroomSchema#of(DataSource)} scans the bound pools). */
+    private final MailroomSchema schema;
     private final IdempotencyStore store;
     private final EmailComposer composer;
     private final MailTransport transport;
@@ -97,18 +99,20 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         this(dataSource, store, composer, transport, policy, worker, clock, SuppressionCheck.OFF);
     }
 
+    /** {@code dataSource} reaches the schema it was {@linkplain MailroomSchema#bind bound} to before this is built. */
     public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock,
                         SuppressionCheck suppressions) {
         this.suppressions = Objects.requireNonNull(suppressions, "suppressions");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.schema = MailroomSchema.of(dataSource);
         this.store = Objects.requireNonNull(store, "store");
         this.composer = Objects.requireNonNull(composer, "composer");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.clock = clock == null ? Clock.systemUTC() : clock;
-        this.reservations = new ReservationSession(dataSource, store, worker);
+        this.reservations = new ReservationSession(dataSource, schema, store, worker);
     }
 
     /**
@@ -414,7 +418,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private <T> T inTransaction(Function<DSLContext, T> work) {
-        return MailroomSchema.of(dataSource).dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
+        return schema.dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
     }
 
     private String descriptor(Email email) {
