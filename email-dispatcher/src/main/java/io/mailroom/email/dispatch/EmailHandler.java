@@ -82,7 +82,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     static final Duration MISCONFIGURED_DELAY = Duration.ofMinutes(1);
 
     private final DataSource dataSource;
-    /** The schema {@code dataSource} is bound to, looked up once ({@link MailroomSchema#of(DataSource)} scans the bound pools). */
+    /** The schema {@code dataSource} was {@linkplain MailroomSchema#bind bound} to before this was built, looked up once. */
     private final MailroomSchema schema;
     private final IdempotencyStore store;
     private final EmailComposer composer;
@@ -99,7 +99,6 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         this(dataSource, store, composer, transport, policy, worker, clock, SuppressionCheck.OFF);
     }
 
-    /** {@code dataSource} reaches the schema it was {@linkplain MailroomSchema#bind bound} to before this is built. */
     public EmailHandler(DataSource dataSource, IdempotencyStore store, EmailComposer composer,
                         MailTransport transport, AmbiguityPolicy policy, String worker, Clock clock,
                         SuppressionCheck suppressions) {
