@@ -31,7 +31,9 @@ import java.util.concurrent.Callable;
  * support cancel email-order-102
  * support close email-order-102 --reason "the name cannot be rendered; customer told by phone"
  * support stats
+ * support dispatchers
  * support pause --reason "provider incident"
+ * support pause --scope email.password_reset --reason "template being fixed"
  * support resume
  * </pre>
  *
@@ -50,7 +52,7 @@ import java.util.concurrent.Callable;
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
                 ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
-                DeliveryCommand.class, SuppressionsCommand.class})
+                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     public static final String ENV_DB_URL = "MAILROOM_DB_URL";
