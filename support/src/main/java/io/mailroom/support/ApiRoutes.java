@@ -32,6 +32,8 @@ import java.util.Set;
  *       is the same for type {@code order}; {@code GET /api/about} → the entity types known ({@code {"types": [...]}})</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
+ *   <li>{@code GET /api/dispatchers} → {@link DispatcherList}: every dispatcher process (live or not), every topic with its
+ *       pause switch, and {@code unservedTopics}, the topics with emails due that no live dispatcher serves</li>
  *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
  *   <li>{@code GET /api/delivery/orphans?before=&limit=} (operator) → events that matched no email</li>
  *   <li>{@code GET /api/suppressions?address=&lifted=true&before=&limit=} → {@link SuppressionView}s, newest first</li>
@@ -94,6 +96,7 @@ final class ApiRoutes {
         }, Role.SUPPORT);
         c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
         c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);
+        c.routes.get("/api/dispatchers", ctx -> ctx.json(service.dispatchers()), Role.VIEWER);
         c.routes.post("/api/control/pause", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));
             ctx.json(service.pause(SupportServer.actor(ctx), body.get(SupportParams.SCOPE), body.get(SupportParams.REASON)));

@@ -38,7 +38,8 @@ final class ConsolePages {
     /** Every console template, compiled at start: the layout and macros, then one per page. */
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
-            "login.peb", "about.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb");
+            "login.peb", "about.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb",
+            "dispatchers.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -272,6 +273,7 @@ final class ConsolePages {
                 ? control.switches().stream().filter(x -> x.paused() && x.scope().equals("*")).findFirst().orElseThrow() : null);
         List<String> topics = control.pausedScopes();
         m.put("pausedTopics", allPaused || topics.isEmpty() ? null : String.join(", ", topics));
+        m.put("pausedSwitches", control.switches().stream().filter(x -> x.paused() && !x.scope().equals("*")).toList());
         m.put("tiles", List.of(
                 new Tile("Waiting", s.counts().getOrDefault("pending", 0L), s.pendingDue() + " due now", "pending"),
                 new Tile("Sending now", s.counts().getOrDefault("sending", 0L), null, "sending"),
@@ -284,6 +286,11 @@ final class ConsolePages {
         m.put("transports", s.transports().stream().map(t -> new Breaker(t.transport(), breakerWords(t.breaker()))).toList());
         m.put("at", s.at());
         return render("queue.peb", "Queue", viewer, "queue", flash, m);
+    }
+
+    /** Every dispatcher and topic, with the pause switches and the unserved-topic banner ({@link ConsoleDispatchers}). */
+    String dispatchersPage(Viewer viewer, Sessions.Flash flash, DispatcherList list) {
+        return render("dispatchers.peb", "Dispatchers and topics", viewer, "dispatchers", flash, ConsoleDispatchers.model(list));
     }
 
     static String ago(long seconds) {

@@ -88,6 +88,8 @@ final class ConsoleRoutes {
         c.routes.get("/console/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
         c.routes.get("/console/queue", this::queue, Role.VIEWER);
+        c.routes.get("/console/dispatchers", ctx -> page(ctx, pages.dispatchersPage(viewer(ctx), flash(ctx), service.dispatchers())),
+                Role.VIEWER);
         c.routes.get("/console/delivery", this::delivery, Role.VIEWER);
         c.routes.get("/console/suppressions", this::suppressions, Role.VIEWER);
         c.routes.post("/console/suppressions/{action}", this::suppressionAction, Role.SUPPORT);
@@ -246,23 +248,33 @@ final class ConsoleRoutes {
         throw new Redirect(ConsoleSecurity.safeLocal(ctx.formParam("back"), "/console/emails/" + url(k)));
     }
 
+    /**
+     * Pauses or resumes sending of a scope (everything, or one topic) and goes back to the page the
+     * form came from. A pause from the console needs a reason: the others see it beside the switch.
+     */
     private void control(Context ctx) {
         Actor actor = SupportServer.actor(ctx);
         Sessions.Session session = ctx.attribute(SupportServer.SESSION);
         String scope = ctx.formParam(SupportParams.SCOPE);
         String reason = ctx.formParam(SupportParams.REASON);
+        boolean all = scope == null || scope.isBlank() || scope.strip().equals("*");
+        String what = all ? "Sending" : "Sending of " + scope.strip();
         switch (ctx.pathParam("action")) {
             case "pause" -> {
+                if (reason == null || reason.isBlank()) {
+                    throw new InvalidParameterException(SupportParams.REASON, "say why sending is paused: the others see the reason");
+                }
                 service.pause(actor, scope, reason);
-                session.flash("Sending is paused. Every dispatcher stops taking new emails within a few seconds.", false);
+                session.flash(what + " is paused. Every dispatcher stops taking new emails"
+                        + (all ? "" : " of this topic") + " within a few seconds.", false);
             }
             case "resume" -> {
                 service.resume(actor, scope, reason);
-                session.flash("Sending is running again.", false);
+                session.flash(what + " is running again.", false);
             }
             default -> throw HttpFailure.notFound("there is no such action", "action");
         }
-        throw new Redirect("/console/queue");
+        throw new Redirect(ConsoleSecurity.safeLocal(ctx.formParam("back"), "/console/queue"));
     }
 
     private void asset(Context ctx) throws IOException {

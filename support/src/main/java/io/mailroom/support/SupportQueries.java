@@ -1,6 +1,6 @@
 package io.mailroom.support;
 
-import io.mailroom.outbox.runtime.DispatcherRegistry;
+import io.mailroom.outbox.admin.Dispatchers;
 
 import java.util.List;
 import java.util.Locale;
@@ -10,7 +10,7 @@ import java.util.Optional;
 
 /**
  * What support can look up: an order's emails, one email, a page by status or delivery state, the
- * orphan delivery events, the pause switches and the topics no dispatcher serves. Each answer is read
+ * orphan delivery events, the pause switches, the running dispatchers and the topics none serves. Each answer is read
  * in one read-only REPEATABLE READ transaction, so a page shows one consistent moment; parameters are
  * checked before any query, with errors naming the parameter.
  */
@@ -129,6 +129,11 @@ final class SupportQueries {
      * wait on each: nothing will send them until a dispatcher serving the topic starts.
      */
     public Map<String, Long> unservedTopics() {
-        return db.read(DispatcherRegistry::unservedTopics);
+        return db.read(Dispatchers::unservedTopics);
+    }
+
+    /** The dispatchers in the registry, the topics, and the switches pausing them, at one moment. */
+    public DispatcherList dispatchers() {
+        return db.read(tx -> DispatcherList.of(Dispatchers.list(tx), Dispatchers.unservedTopics(tx), store.switches(tx)));
     }
 }

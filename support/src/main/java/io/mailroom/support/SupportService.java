@@ -118,6 +118,15 @@ public final class SupportService {
         return queries.unservedTopics();
     }
 
+    /**
+     * Every dispatcher process in the registry (live or not: worker id, host, version, heartbeats,
+     * claims in flight, its transports' breakers, topics served), every topic with its pause switch,
+     * and the topics with emails due that no live dispatcher serves.
+     */
+    public DispatcherList dispatchers() {
+        return queries.dispatchers();
+    }
+
     /** The queue for operators: counts, oldest pending age, outcome windows, a 60-minute series, breaker states. */
     public QueueStats stats() {
         return statistics.stats();

@@ -225,6 +225,7 @@ class SupportApiTest {
                 Arguments.of("GET", "/api/emails/email-order-102", Role.VIEWER),
                 Arguments.of("GET", "/api/stats", Role.VIEWER),
                 Arguments.of("GET", "/api/control", Role.VIEWER),
+                Arguments.of("GET", "/api/dispatchers", Role.VIEWER),
                 Arguments.of("GET", "/api/me", Role.VIEWER),
                 Arguments.of("POST", "/api/emails/email-order-102/retry", Role.SUPPORT),
                 Arguments.of("POST", "/api/emails/email-order-102/resend", Role.SUPPORT),
