@@ -53,7 +53,7 @@ public final class DeliveryEventStore {
     static final int MAX_DETAIL = 2000;
     /** {@code audit_log.action} of an event naming another address than its email was sent to. */
     public static final String RECIPIENT_MISMATCH = "delivery_recipient_mismatch";
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = DeliveryJson.mapper();
     /** More events than this in one delivery is not a provider's webhook; refused rather than stored in part. */
     public static final int MAX_EVENTS_PER_DELIVERY = 1000;
 

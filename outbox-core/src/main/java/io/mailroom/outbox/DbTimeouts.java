@@ -23,25 +23,32 @@ import java.util.regex.Pattern;
  * longer than {@link #socket()} (retention, migrations) take a bound of their own through
  * {@link #withSocketTimeout}.
  *
- * @param connect     pgjdbc {@code connectTimeout}: the TCP connect ({@value #ENV_CONNECT})
- * @param login       pgjdbc {@code loginTimeout}: connect, TLS and authentication together ({@value #ENV_LOGIN})
+ * <p>It reads no environment: a program builds it from its own settings ({@link #of}), and each error
+ * names the timeout by its {@code SETTING_*} name ({@value #SETTING_SOCKET}), which a program that
+ * reads them from its environment turns into its variables ({@link InvalidSettingException#renamed}).
+ *
+ * @param connect     pgjdbc {@code connectTimeout}: the TCP connect ({@value #SETTING_CONNECT})
+ * @param login       pgjdbc {@code loginTimeout}: connect, TLS and authentication together ({@value #SETTING_LOGIN})
  * @param socket      pgjdbc {@code socketTimeout}: the longest wait for one read from the server; a session
- *                    silent this long is dropped ({@value #ENV_SOCKET})
- * @param acquire     the pool's connection timeout: how long a caller waits for a session ({@value #ENV_ACQUIRE})
- * @param keepalive   how often the pool checks an idle session ({@value #ENV_KEEPALIVE})
- * @param maxLifetime how long the pool keeps a session before replacing it ({@value #ENV_MAX_LIFETIME})
- * @param migration   the read bound of schema migrations, which may build indexes for minutes ({@value #ENV_MIGRATION})
+ *                    silent this long is dropped ({@value #SETTING_SOCKET})
+ * @param acquire     the pool's connection timeout: how long a caller waits for a session ({@value #SETTING_ACQUIRE})
+ * @param keepalive   how often the pool checks an idle session ({@value #SETTING_KEEPALIVE})
+ * @param maxLifetime how long the pool keeps a session before replacing it ({@value #SETTING_MAX_LIFETIME})
+ * @param migration   the read bound of schema migrations, which may build indexes for minutes ({@value #SETTING_MIGRATION})
  */
 public record DbTimeouts(Duration connect, Duration login, Duration socket, Duration acquire, Duration keepalive,
                          Duration maxLifetime, Duration migration) {
 
-    public static final String ENV_CONNECT = "MAILROOM_DB_CONNECT_TIMEOUT";
-    public static final String ENV_LOGIN = "MAILROOM_DB_LOGIN_TIMEOUT";
-    public static final String ENV_SOCKET = "MAILROOM_DB_SOCKET_TIMEOUT";
-    public static final String ENV_ACQUIRE = "MAILROOM_DB_ACQUIRE_TIMEOUT";
-    public static final String ENV_KEEPALIVE = "MAILROOM_DB_KEEPALIVE";
-    public static final String ENV_MAX_LIFETIME = "MAILROOM_DB_MAX_LIFETIME";
-    public static final String ENV_MIGRATION = "MAILROOM_DB_MIGRATION_SOCKET_TIMEOUT";
+    /** How errors name each timeout, and the keys {@link #of} asks for. */
+    public static final String SETTING_CONNECT = "db connect timeout";
+    public static final String SETTING_LOGIN = "db login timeout";
+    public static final String SETTING_SOCKET = "db socket timeout";
+    public static final String SETTING_ACQUIRE = "db acquire timeout";
+    public static final String SETTING_KEEPALIVE = "db keepalive";
+    public static final String SETTING_MAX_LIFETIME = "db max lifetime";
+    public static final String SETTING_MIGRATION = "db migration socket timeout";
+    /** The JDBC URL, named where its own {@code socketTimeout} is malformed ({@link #effectiveSocket}). */
+    public static final String SETTING_URL = "db url";
 
     public static final Duration DEFAULT_CONNECT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_LOGIN = Duration.ofSeconds(10);
@@ -66,33 +73,33 @@ public record DbTimeouts(Duration connect, Duration login, Duration socket, Dura
             DEFAULT_KEEPALIVE, DEFAULT_MAX_LIFETIME, DEFAULT_MIGRATION);
 
     public DbTimeouts {
-        wholeSeconds(ENV_CONNECT, connect, Duration.ofMinutes(5));
-        wholeSeconds(ENV_LOGIN, login, Duration.ofMinutes(5));
-        wholeSeconds(ENV_SOCKET, socket, MAX);
-        Checks.atMost(ENV_ACQUIRE, Checks.atLeast(ENV_ACQUIRE, acquire, Duration.ofMillis(250), "HikariCP's smallest"),
+        wholeSeconds(SETTING_CONNECT, connect, Duration.ofMinutes(5));
+        wholeSeconds(SETTING_LOGIN, login, Duration.ofMinutes(5));
+        wholeSeconds(SETTING_SOCKET, socket, MAX);
+        Checks.atMost(SETTING_ACQUIRE, Checks.atLeast(SETTING_ACQUIRE, acquire, Duration.ofMillis(250), "HikariCP's smallest"),
                 Duration.ofMinutes(5));
-        Checks.atLeast(ENV_KEEPALIVE, Checks.notNull(ENV_KEEPALIVE, keepalive), MIN_KEEPALIVE, "HikariCP's smallest");
-        Checks.atLeast(ENV_MAX_LIFETIME, Checks.notNull(ENV_MAX_LIFETIME, maxLifetime), Duration.ofMinutes(1), null);
+        Checks.atLeast(SETTING_KEEPALIVE, Checks.notNull(SETTING_KEEPALIVE, keepalive), MIN_KEEPALIVE, "HikariCP's smallest");
+        Checks.atLeast(SETTING_MAX_LIFETIME, Checks.notNull(SETTING_MAX_LIFETIME, maxLifetime), Duration.ofMinutes(1), null);
         if (keepalive.compareTo(maxLifetime) >= 0) {
-            throw new InvalidSettingException(ENV_KEEPALIVE, ENV_KEEPALIVE + " (" + Durations.format(keepalive)
-                    + ") must be shorter than " + ENV_MAX_LIFETIME + " (" + Durations.format(maxLifetime) + ")");
+            throw new InvalidSettingException(SETTING_KEEPALIVE, SETTING_KEEPALIVE + " (" + Durations.format(keepalive)
+                    + ") must be shorter than " + SETTING_MAX_LIFETIME + " (" + Durations.format(maxLifetime) + ")");
         }
-        wholeSeconds(ENV_MIGRATION, migration, Duration.ofHours(24));
+        wholeSeconds(SETTING_MIGRATION, migration, Duration.ofHours(24));
         if (login.compareTo(connect) < 0) {
-            throw new InvalidSettingException(ENV_LOGIN, ENV_LOGIN + " (" + Durations.format(login) + ") covers the connect:"
-                    + " it must be at least " + ENV_CONNECT + " (" + Durations.format(connect) + ")");
+            throw new InvalidSettingException(SETTING_LOGIN, SETTING_LOGIN + " (" + Durations.format(login) + ") covers the"
+                    + " connect: it must be at least " + SETTING_CONNECT + " (" + Durations.format(connect) + ")");
         }
     }
 
     /**
-     * The settings {@code setting} gives (pass the environment's {@code get}); unset or blank means
-     * the default. Bad values throw {@link InvalidSettingException} naming the variable.
+     * The timeouts {@code setting} gives for each {@code SETTING_*} name, the default where it gives
+     * null: a program passes how it reads its own settings (its environment, its properties).
      */
-    public static DbTimeouts fromSettings(Function<String, String> setting) {
-        return new DbTimeouts(duration(setting, ENV_CONNECT, DEFAULT_CONNECT), duration(setting, ENV_LOGIN, DEFAULT_LOGIN),
-                duration(setting, ENV_SOCKET, DEFAULT_SOCKET), duration(setting, ENV_ACQUIRE, DEFAULT_ACQUIRE),
-                duration(setting, ENV_KEEPALIVE, DEFAULT_KEEPALIVE), duration(setting, ENV_MAX_LIFETIME, DEFAULT_MAX_LIFETIME),
-                duration(setting, ENV_MIGRATION, DEFAULT_MIGRATION));
+    public static DbTimeouts of(Function<String, Duration> setting) {
+        return new DbTimeouts(or(setting, SETTING_CONNECT, DEFAULT_CONNECT), or(setting, SETTING_LOGIN, DEFAULT_LOGIN),
+                or(setting, SETTING_SOCKET, DEFAULT_SOCKET), or(setting, SETTING_ACQUIRE, DEFAULT_ACQUIRE),
+                or(setting, SETTING_KEEPALIVE, DEFAULT_KEEPALIVE), or(setting, SETTING_MAX_LIFETIME, DEFAULT_MAX_LIFETIME),
+                or(setting, SETTING_MIGRATION, DEFAULT_MIGRATION));
     }
 
     /** The same with another acquire timeout (tests, and pools whose callers must fail faster). */
@@ -139,7 +146,7 @@ public record DbTimeouts(Duration connect, Duration login, Duration socket, Dura
         try {
             return Duration.ofSeconds(Long.parseLong(m.group(1).trim()));
         } catch (NumberFormatException e) {
-            throw new InvalidSettingException("MAILROOM_DB_URL", "socketTimeout in the JDBC URL must be whole seconds, got '"
+            throw new InvalidSettingException(SETTING_URL, "socketTimeout in the JDBC URL must be whole seconds, got '"
                     + m.group(1) + "'");
         }
     }
@@ -187,9 +194,9 @@ public record DbTimeouts(Duration connect, Duration login, Duration socket, Dura
         return Pattern.compile("[?&]" + Pattern.quote(name) + "=([^&]*)", Pattern.CASE_INSENSITIVE);
     }
 
-    private static Duration duration(Function<String, String> setting, String name, Duration fallback) {
-        String value = setting.apply(name);
-        return value == null || value.isBlank() ? fallback : Durations.parse(name, value);
+    private static Duration or(Function<String, Duration> setting, String name, Duration fallback) {
+        Duration value = setting.apply(name);
+        return value == null ? fallback : value;
     }
 
     /** At least one second and at most {@code max}, in whole seconds: pgjdbc takes these in seconds. */

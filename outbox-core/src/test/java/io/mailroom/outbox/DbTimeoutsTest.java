@@ -23,19 +23,27 @@ class DbTimeoutsTest {
     }
 
     @Test
-    void settingsAreReadByNameAndBadOnesAreRefusedNamingThem() {
-        DbTimeouts t = DbTimeouts.fromSettings(Map.of("MAILROOM_DB_SOCKET_TIMEOUT", "20s", "MAILROOM_DB_ACQUIRE_TIMEOUT", "1s")::get);
+    void settingsAreTakenByNameAndBadOnesAreRefusedNamingThem() {
+        DbTimeouts t = DbTimeouts.of(Map.of(DbTimeouts.SETTING_SOCKET, Duration.ofSeconds(20),
+                DbTimeouts.SETTING_ACQUIRE, Duration.ofSeconds(1))::get);
         assertThat(t.socket()).isEqualTo(Duration.ofSeconds(20));
         assertThat(t.acquire()).isEqualTo(Duration.ofSeconds(1));
         assertThat(t.validation()).isEqualTo(Duration.ofMillis(500));
         assertThat(t.connect()).isEqualTo(DbTimeouts.DEFAULT_CONNECT);
-        assertThatThrownBy(() -> DbTimeouts.fromSettings(Map.of("MAILROOM_DB_SOCKET_TIMEOUT", "1500ms")::get))
-                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_DB_SOCKET_TIMEOUT").hasMessageContaining("whole seconds");
-        assertThatThrownBy(() -> DbTimeouts.fromSettings(Map.of("MAILROOM_DB_SOCKET_TIMEOUT", "0")::get))
-                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_DB_SOCKET_TIMEOUT");
-        assertThatThrownBy(() -> DbTimeouts.fromSettings(Map.of("MAILROOM_DB_LOGIN_TIMEOUT", "2s")::get))
-                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_DB_CONNECT_TIMEOUT");
-        assertThatThrownBy(() -> DbTimeouts.fromSettings(Map.of("MAILROOM_DB_KEEPALIVE", "10s")::get))
-                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("MAILROOM_DB_KEEPALIVE");
+        assertThat(DbTimeouts.of(name -> null)).isEqualTo(DbTimeouts.DEFAULTS);
+        assertThatThrownBy(() -> DbTimeouts.DEFAULTS.withSocket(Duration.ofMillis(1500)))
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage("db socket timeout must be whole seconds (pgjdbc's unit), got 1500ms");
+        assertThatThrownBy(() -> DbTimeouts.DEFAULTS.withSocket(Duration.ZERO))
+                .isInstanceOf(InvalidSettingException.class).hasMessage("db socket timeout must be at least 1s, got 0ms");
+        assertThatThrownBy(() -> DbTimeouts.of(Map.of(DbTimeouts.SETTING_LOGIN, Duration.ofSeconds(2))::get))
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage("db login timeout (2s) covers the connect: it must be at least db connect timeout (5s)");
+        assertThatThrownBy(() -> DbTimeouts.of(Map.of(DbTimeouts.SETTING_KEEPALIVE, Duration.ofSeconds(10))::get))
+                .isInstanceOf(InvalidSettingException.class).hasMessageStartingWith("db keepalive must be at least 30s")
+                .extracting(e -> ((InvalidSettingException) e).setting()).isEqualTo(DbTimeouts.SETTING_KEEPALIVE);
+        assertThatThrownBy(() -> DbTimeouts.DEFAULTS.effectiveSocket("jdbc:postgresql://h/db?socketTimeout=1.5"))
+                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("socketTimeout in the JDBC URL must be whole seconds")
+                .extracting(e -> ((InvalidSettingException) e).setting()).isEqualTo(DbTimeouts.SETTING_URL);
     }
 }

@@ -1,19 +1,22 @@
 package io.mailroom.support;
 
+import io.mailroom.outbox.InvalidSettingException;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Settings of the support server. Immutable; {@link Builder#build()} and
- * {@link #fromEnvironment(Map)} reject bad or conflicting values with a message naming the
- * setting and its environment variable, never echoing a token. Nothing is clamped silently.
+ * Settings of the support server. Immutable; {@link Builder#build()} rejects bad or conflicting
+ * values with an {@link InvalidSettingException} naming the setting ({@link #SETTING_PORT} and the
+ * other {@code SETTING_*} names, which a shell that reads them from its environment turns into its
+ * variables with {@link InvalidSettingException#renamed}), never echoing a token. Nothing is clamped
+ * silently.
  *
  * <p>Without tokens the server refuses to start, unless demo mode is switched on explicitly; demo
  * mode lets anyone in as an operator named {@code demo} and is therefore only allowed on a
@@ -32,14 +35,14 @@ import java.util.regex.Pattern;
 public record SupportConfig(String host, int port, List<ApiToken> tokens, boolean demo, boolean secureCookies,
                             String publicOrigin, Duration sessionTtl, int maxThreads) {
 
-    public static final String ENV_HOST = "MAILROOM_SUPPORT_HOST";
-    public static final String ENV_PORT = "MAILROOM_SUPPORT_PORT";
-    public static final String ENV_TOKENS = "MAILROOM_SUPPORT_TOKENS";
-    public static final String ENV_DEMO = "MAILROOM_SUPPORT_DEMO";
-    public static final String ENV_SECURE_COOKIES = "MAILROOM_SUPPORT_SECURE_COOKIES";
-    public static final String ENV_PUBLIC_ORIGIN = "MAILROOM_SUPPORT_PUBLIC_ORIGIN";
-    public static final String ENV_SESSION_TTL = "MAILROOM_SUPPORT_SESSION_TTL";
-    public static final String ENV_THREADS = "MAILROOM_SUPPORT_HTTP_THREADS";
+    /** How errors name each setting. */
+    public static final String SETTING_HOST = "support host";
+    public static final String SETTING_PORT = "support port";
+    public static final String SETTING_TOKENS = "support tokens";
+    public static final String SETTING_DEMO = "support demo";
+    public static final String SETTING_PUBLIC_ORIGIN = "support public origin";
+    public static final String SETTING_SESSION_TTL = "support session TTL";
+    public static final String SETTING_THREADS = "support HTTP threads";
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 8083;
@@ -59,42 +62,6 @@ public record SupportConfig(String host, int port, List<ApiToken> tokens, boolea
         return new Builder();
     }
 
-    /** Reads the {@code MAILROOM_SUPPORT_*} variables; unset ones take the defaults. */
-    public static SupportConfig fromEnvironment(Map<String, String> env) {
-        Builder b = builder();
-        String host = env.get(ENV_HOST);
-        if (host != null && !host.isBlank()) {
-            b.host(host.trim());
-        }
-        String port = env.get(ENV_PORT);
-        if (port != null && !port.isBlank()) {
-            b.port(parseInt(ENV_PORT, port));
-        }
-        String tokens = env.get(ENV_TOKENS);
-        if (tokens != null && !tokens.isBlank()) {
-            b.tokens(tokens);
-        }
-        b.demo(parseBoolean(ENV_DEMO, env.get(ENV_DEMO)));
-        b.secureCookies(parseBoolean(ENV_SECURE_COOKIES, env.get(ENV_SECURE_COOKIES)));
-        String origin = env.get(ENV_PUBLIC_ORIGIN);
-        if (origin != null && !origin.isBlank()) {
-            b.publicOrigin(origin.trim());
-        }
-        String ttl = env.get(ENV_SESSION_TTL);
-        if (ttl != null && !ttl.isBlank()) {
-            try {
-                b.sessionTtl(Params.duration(ENV_SESSION_TTL, ttl));
-            } catch (InvalidParameterException e) {
-                throw new IllegalArgumentException(ENV_SESSION_TTL + " must be a duration such as 8h or PT30M");
-            }
-        }
-        String threads = env.get(ENV_THREADS);
-        if (threads != null && !threads.isBlank()) {
-            b.maxThreads(parseInt(ENV_THREADS, threads));
-        }
-        return b.build();
-    }
-
     /**
      * Parses {@code name:role:token,name:role:token}. The token is everything after the second colon
      * (it may contain colons, not commas); it must be at least {@value ApiToken#MIN_TOKEN_LENGTH}
@@ -107,65 +74,46 @@ public record SupportConfig(String host, int port, List<ApiToken> tokens, boolea
         String[] entries = spec.split(",", -1);
         for (int i = 0; i < entries.length; i++) {
             String entry = entries[i].trim();
-            String where = ENV_TOKENS + " entry " + (i + 1);
+            String where = SETTING_TOKENS + " entry " + (i + 1);
             if (entry.isEmpty()) {
-                throw new IllegalArgumentException(where + " is empty; expected name:role:token, separated by commas");
+                throw new InvalidSettingException(SETTING_TOKENS, where + " is empty; expected name:role:token, separated by commas");
             }
             String[] parts = entry.split(":", 3);
             if (parts.length < 3) {
-                throw new IllegalArgumentException(where + " must be name:role:token");
+                throw new InvalidSettingException(SETTING_TOKENS, where + " must be name:role:token");
             }
             String name = parts[0].trim();
             if (!NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException(where + ": the name must be 1..64 letters, digits or . _ @ -");
+                throw new InvalidSettingException(SETTING_TOKENS, where + ": the name must be 1..64 letters, digits or . _ @ -");
             }
             Role role = Role.parse(parts[1]);
             if (role == null) {
-                throw new IllegalArgumentException(where + " (" + name + "): the role must be viewer, support or operator");
+                throw new InvalidSettingException(SETTING_TOKENS, where + " (" + name + "): the role must be viewer, support or operator");
             }
             String token = parts[2].trim();
             if (token.length() < ApiToken.MIN_TOKEN_LENGTH || token.length() > ApiToken.MAX_TOKEN_LENGTH) {
-                throw new IllegalArgumentException(where + " (" + name + "): the token must be "
+                throw new InvalidSettingException(SETTING_TOKENS, where + " (" + name + "): the token must be "
                         + ApiToken.MIN_TOKEN_LENGTH + ".." + ApiToken.MAX_TOKEN_LENGTH + " characters");
             }
             for (int c = 0; c < token.length(); c++) {
                 char ch = token.charAt(c);
                 if (ch <= ' ' || ch > '~') {
-                    throw new IllegalArgumentException(where + " (" + name + "): the token must be printable ASCII without spaces");
+                    throw new InvalidSettingException(SETTING_TOKENS, where + " (" + name + "): the token must be printable ASCII without spaces");
                 }
             }
             if (!names.add(name.toLowerCase(Locale.ROOT))) {
-                throw new IllegalArgumentException(where + ": the name " + name + " appears twice");
+                throw new InvalidSettingException(SETTING_TOKENS, where + ": the name " + name + " appears twice");
             }
             byte[] hash = ApiToken.sha256(token);
             for (byte[] other : hashes) {
                 if (java.security.MessageDigest.isEqual(other, hash)) {
-                    throw new IllegalArgumentException(where + " (" + name + "): the same token is given to two people");
+                    throw new InvalidSettingException(SETTING_TOKENS, where + " (" + name + "): the same token is given to two people");
                 }
             }
             hashes.add(hash);
             out.add(ApiToken.of(name, role, token));
         }
         return out;
-    }
-
-    private static int parseInt(String variable, String value) {
-        try {
-            return Integer.parseInt(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(variable + " must be a whole number");
-        }
-    }
-
-    private static boolean parseBoolean(String variable, String value) {
-        if (value == null || value.isBlank()) {
-            return false;
-        }
-        return switch (value.trim().toLowerCase(Locale.ROOT)) {
-            case "true", "1", "yes" -> true;
-            case "false", "0", "no" -> false;
-            default -> throw new IllegalArgumentException(variable + " must be true or false");
-        };
     }
 
     static boolean isLoopback(String host) {
@@ -210,32 +158,33 @@ public record SupportConfig(String host, int port, List<ApiToken> tokens, boolea
 
         public SupportConfig build() {
             if (host == null || host.isBlank()) {
-                throw new IllegalArgumentException("host (" + ENV_HOST + ") must not be blank");
+                throw new InvalidSettingException(SETTING_HOST, SETTING_HOST + " must not be blank");
             }
             if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port (" + ENV_PORT + ") must be between 0 and 65535, got " + port);
+                throw new InvalidSettingException(SETTING_PORT, SETTING_PORT + " must be between 0 and 65535, got " + port);
             }
             if (tokens.isEmpty() && !demo) {
-                throw new IllegalArgumentException(ENV_TOKENS + " is empty: the support server needs at least one "
-                        + "name:role:token (roles viewer, support, operator); to try it without tokens on this machine, set "
-                        + ENV_DEMO + "=true with " + ENV_HOST + "=127.0.0.1");
+                throw new InvalidSettingException(SETTING_TOKENS, SETTING_TOKENS + " is empty: the support server needs at"
+                        + " least one name:role:token (roles viewer, support, operator); to try it without tokens on this"
+                        + " machine, set " + SETTING_DEMO + "=true with " + SETTING_HOST + "=127.0.0.1");
             }
             if (demo && !isLoopback(host)) {
-                throw new IllegalArgumentException(ENV_DEMO + "=true lets anyone in as an operator, so it is only allowed with "
-                        + ENV_HOST + " on a loopback address (127.0.0.1, ::1 or localhost)");
+                throw new InvalidSettingException(SETTING_DEMO, SETTING_DEMO + "=true lets anyone in as an operator, so it is"
+                        + " only allowed with " + SETTING_HOST + " on a loopback address (127.0.0.1, ::1 or localhost)");
             }
             if (publicOrigin != null) {
                 if (!ORIGIN.matcher(publicOrigin).matches()) {
-                    throw new IllegalArgumentException("publicOrigin (" + ENV_PUBLIC_ORIGIN
-                            + ") must look like https://support.example.com (scheme, host, optional port, no path)");
+                    throw new InvalidSettingException(SETTING_PUBLIC_ORIGIN, SETTING_PUBLIC_ORIGIN
+                            + " must look like https://support.example.com (scheme, host, optional port, no path)");
                 }
             }
             Objects.requireNonNull(sessionTtl, "sessionTtl");
             if (sessionTtl.compareTo(Duration.ofMinutes(1)) < 0 || sessionTtl.compareTo(Duration.ofDays(7)) > 0) {
-                throw new IllegalArgumentException("sessionTtl (" + ENV_SESSION_TTL + ") must be between 1 minute and 7 days, got " + sessionTtl);
+                throw new InvalidSettingException(SETTING_SESSION_TTL, SETTING_SESSION_TTL
+                        + " must be between 1 minute and 7 days, got " + sessionTtl);
             }
             if (maxThreads < MIN_THREADS || maxThreads > MAX_THREADS) {
-                throw new IllegalArgumentException("maxThreads (" + ENV_THREADS + ") must be between " + MIN_THREADS
+                throw new InvalidSettingException(SETTING_THREADS, SETTING_THREADS + " must be between " + MIN_THREADS
                         + " and " + MAX_THREADS + ", got " + maxThreads);
             }
             return new SupportConfig(host.trim(), port, tokens, demo, secureCookies, publicOrigin, sessionTtl, maxThreads);

@@ -28,7 +28,7 @@ import java.util.Set;
  *
  * <pre>{@code
  * SupportServer support = SupportServer.start(dataSource,
- *         SupportConfig.fromEnvironment(System.getenv()), transportStatus);
+ *         SupportConfig.builder().tokens("alice:operator:" + aliceToken).build(), transportStatus);
  * ...
  * support.stop();
  * }</pre>
@@ -36,6 +36,9 @@ import java.util.Set;
  * <p>Access: every route names the least {@link Role} it needs; a request without valid
  * credentials gets 401 (API) or the login page (console), one with too small a role 403. In demo
  * mode (loopback only) a request without credentials is the operator {@code demo}.
+ *
+ * <p>It speaks plain HTTP: bound beyond loopback ({@link BindAddress#isLoopback}) it belongs behind a
+ * TLS-terminating proxy; the service that starts it warns its operator when it is not on loopback.
  *
  * <p>It does not own the {@link DataSource}: whoever created the pool closes it after {@link #stop()}.
  */
@@ -138,11 +141,6 @@ public final class SupportServer implements AutoCloseable {
         SupportServer server = new SupportServer(app, config);
         log.info("Support server listening on {}:{} ({} people with tokens{})", config.host(), server.port(),
                 config.tokens().size(), config.demo() ? ", DEMO MODE: requests without credentials act as operator 'demo'" : "");
-        if (!BindAddress.isLoopback(config.host())) {
-            log.warn("Support server is reachable from other machines on {}:{} over plain HTTP; put it behind a"
-                    + " TLS-terminating proxy or bind {} to 127.0.0.1 (docs/OPERATIONS.md, \"Plain HTTP and TLS\")",
-                    config.host(), server.port(), SupportConfig.ENV_HOST);
-        }
         return server;
     }
 

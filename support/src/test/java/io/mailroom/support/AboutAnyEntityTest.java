@@ -2,6 +2,7 @@ package io.mailroom.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.outbox.NewMessage;
+import io.mailroom.support.cli.CliDatabase;
 import io.mailroom.support.cli.SupportCli;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.AfterAll;
@@ -122,14 +123,14 @@ class AboutAnyEntityTest {
     void theCliLooksUpByTypeAndId() {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int code = SupportCli.run(CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(out), new PrintWriter(err), "emails", "--about", "user:42");
         assertThat(code).as(err.toString()).isZero();
         assertThat(out.toString()).startsWith("User 42: 1 email").contains("email-user-42-password-reset")
                 .doesNotContain("Order");
 
         StringWriter bad = new StringWriter();
-        int refused = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int refused = SupportCli.run(CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(new StringWriter()), new PrintWriter(bad), "emails", "--about", "user42");
         assertThat(refused).isNotZero();
         assertThat(bad.toString()).contains("about must be TYPE:ID");

@@ -156,7 +156,7 @@ class DeliverySupportTest {
     private static Run cli(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int code = SupportCli.run(io.mailroom.support.cli.CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(out), new PrintWriter(err), args);
         return new Run(code, out.toString(), err.toString());
     }

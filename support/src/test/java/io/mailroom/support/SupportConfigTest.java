@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.outbox.InvalidSettingException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -11,18 +12,20 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Configuration: who may come in, and the refusals that keep a misconfigured server from starting. */
+/**
+ * Configuration: who may come in, and the refusals that keep a misconfigured server from starting,
+ * each naming its setting. (How the service reads these from its environment: SupportEnvTest there.)
+ */
 class SupportConfigTest {
 
     private static final String ALICE = "alice-token-0123456789abcdef";
     private static final String BOB = "bob:with:colons-0123456789";
 
     @Test
-    void tokensAreReadFromTheEnvironmentAndOnlyTheirHashesAreKept() {
-        SupportConfig c = SupportConfig.fromEnvironment(Map.of(
-                SupportConfig.ENV_TOKENS, " alice:operator:" + ALICE + " , bob:Viewer:" + BOB,
-                SupportConfig.ENV_PORT, "9090", SupportConfig.ENV_SESSION_TTL, "2h",
-                SupportConfig.ENV_SECURE_COOKIES, "true", SupportConfig.ENV_PUBLIC_ORIGIN, "https://support.example.com"));
+    void tokensAreParsedAndOnlyTheirHashesAreKept() {
+        SupportConfig c = SupportConfig.builder().tokens(" alice:operator:" + ALICE + " , bob:Viewer:" + BOB)
+                .port(9090).sessionTtl(Duration.ofHours(2)).secureCookies(true).publicOrigin("https://support.example.com")
+                .build();
         assertThat(c.port()).isEqualTo(9090);
         assertThat(c.host()).isEqualTo("127.0.0.1");
         assertThat(c.sessionTtl()).isEqualTo(Duration.ofHours(2));
@@ -41,15 +44,15 @@ class SupportConfigTest {
 
     @Test
     void withoutTokensTheServerRefusesToStartUnlessDemoModeIsOnOnLoopback() {
-        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(SupportConfig.ENV_TOKENS + " is empty");
-        SupportConfig demo = SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true"));
+        assertThatThrownBy(() -> SupportConfig.builder().build())
+                .isInstanceOf(InvalidSettingException.class).hasMessageStartingWith("support tokens is empty")
+                .hasMessageContaining("set support demo=true with support host=127.0.0.1")
+                .satisfies(e -> assertThat(((InvalidSettingException) e).setting()).isEqualTo(SupportConfig.SETTING_TOKENS));
+        SupportConfig demo = SupportConfig.builder().demo(true).build();
         assertThat(demo.demo()).isTrue();
         assertThat(demo.tokens()).isEmpty();
-        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_HOST, "0.0.0.0")))
-                .hasMessageContaining("only allowed with " + SupportConfig.ENV_HOST + " on a loopback address");
-        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "maybe")))
-                .hasMessageContaining(SupportConfig.ENV_DEMO + " must be true or false");
+        assertThatThrownBy(() -> SupportConfig.builder().demo(true).host("0.0.0.0").build())
+                .hasMessageContaining("only allowed with support host on a loopback address");
     }
 
     @ParameterizedTest
@@ -57,8 +60,8 @@ class SupportConfigTest {
             "::", "[::]", "::2", "localhost.example", "127.0.0.1:8080", "example.com"})
     void demoModeIsRefusedOnAnythingButALoopbackLiteral(String host) {
         assertThat(BindAddress.isLoopback(host)).as(host).isFalse();
-        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_HOST, host)))
-                .as(host).hasMessageContaining("only allowed with " + SupportConfig.ENV_HOST + " on a loopback address");
+        assertThatThrownBy(() -> SupportConfig.builder().demo(true).host(host).build())
+                .as(host).hasMessageContaining("only allowed with support host on a loopback address");
     }
 
     @ParameterizedTest
@@ -66,7 +69,7 @@ class SupportConfigTest {
             "0:0:0:0:0:0:0:1"})
     void demoModeIsAllowedOnALoopbackLiteral(String host) {
         assertThat(BindAddress.isLoopback(host)).as(host).isTrue();
-        assertThat(SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_HOST, host)).demo()).isTrue();
+        assertThat(SupportConfig.builder().demo(true).host(host).build().demo()).isTrue();
     }
 
     @Test
@@ -75,26 +78,28 @@ class SupportConfigTest {
                 "alice:operator:short", "the token must be 16..512 characters",
                 "alice:admin:" + ALICE, "the role must be viewer, support or operator",
                 "alice:" + ALICE, "must be name:role:token",
-                "alice:operator:" + ALICE + ",", "entry 2 is empty",
+                "alice:operator:" + ALICE + ",", "support tokens entry 2 is empty",
                 "alice:operator:" + ALICE + ",Alice:viewer:" + BOB, "appears twice",
                 "alice:operator:" + ALICE + ",bob:viewer:" + ALICE, "the same token is given to two people",
                 "al ice:operator:" + ALICE, "the name must be",
                 "alice:operator:" + ALICE.substring(0, 10) + " " + ALICE.substring(10), "printable ASCII");
         cases.forEach((spec, message) -> assertThatThrownBy(() -> SupportConfig.parseTokens(spec))
-                .as(spec).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message)
+                .as(spec).isInstanceOf(InvalidSettingException.class).hasMessageContaining(message)
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain(ALICE).doesNotContain(BOB).doesNotContain("short")));
     }
 
     @Test
     void otherSettingsAreCheckedAndNamed() {
-        assertThatThrownBy(() -> SupportConfig.builder().demo(true).port(70000).build()).hasMessageContaining(SupportConfig.ENV_PORT);
+        assertThatThrownBy(() -> SupportConfig.builder().demo(true).port(70000).build())
+                .hasMessage("support port must be between 0 and 65535, got 70000");
+        assertThatThrownBy(() -> SupportConfig.builder().demo(true).host(" ").build())
+                .hasMessage("support host must not be blank");
         assertThatThrownBy(() -> SupportConfig.builder().demo(true).sessionTtl(Duration.ofSeconds(5)).build())
-                .hasMessageContaining(SupportConfig.ENV_SESSION_TTL);
+                .hasMessageStartingWith(SupportConfig.SETTING_SESSION_TTL + " must be between");
         assertThatThrownBy(() -> SupportConfig.builder().demo(true).publicOrigin("https://x.example/path").build())
-                .hasMessageContaining(SupportConfig.ENV_PUBLIC_ORIGIN);
-        assertThatThrownBy(() -> SupportConfig.builder().demo(true).maxThreads(2).build()).hasMessageContaining(SupportConfig.ENV_THREADS);
-        assertThatThrownBy(() -> SupportConfig.fromEnvironment(Map.of(SupportConfig.ENV_DEMO, "true", SupportConfig.ENV_PORT, "eighty")))
-                .hasMessageContaining(SupportConfig.ENV_PORT + " must be a whole number");
+                .hasMessageStartingWith(SupportConfig.SETTING_PUBLIC_ORIGIN + " must look like");
+        assertThatThrownBy(() -> SupportConfig.builder().demo(true).maxThreads(2).build())
+                .hasMessageStartingWith(SupportConfig.SETTING_THREADS + " must be between");
         assertThat(SupportConfig.builder().token("ci", Role.SUPPORT, ALICE).build().tokens()).extracting(ApiToken::toString)
                 .isEqualTo(List.of("ci:support:****"));
     }

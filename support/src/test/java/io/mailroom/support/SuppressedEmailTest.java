@@ -15,7 +15,6 @@ import java.io.StringWriter;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -128,14 +127,14 @@ class SuppressedEmailTest {
     @Test
     void theCliShowsTheSuppressionAndRefusesTheRetryNamingIt() {
         StringWriter shown = new StringWriter();
-        assertThat(SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        assertThat(SupportCli.run(io.mailroom.support.cli.CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(shown), new PrintWriter(new StringWriter()), "email", KEY)).isZero();
         assertThat(shown.toString()).contains("to:          " + ADDRESS)
                 .contains("suppressed:  added by hand since").contains("lift it before retrying");
 
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int code = SupportCli.run(io.mailroom.support.cli.CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(out), new PrintWriter(err), "--actor", "alice", "retry", KEY);
         assertThat(code).as(out + " / " + err).isEqualTo(io.mailroom.support.cli.ExitCodes.NOT_ALLOWED);
         assertThat(err.toString()).contains(ADDRESS).contains("suppressed");

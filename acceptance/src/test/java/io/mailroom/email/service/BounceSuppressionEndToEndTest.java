@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
+import io.mailroom.acceptance.Shop;
 import io.mailroom.delivery.webhook.WebhookSecrets;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.orders.HttpSettings;
@@ -89,6 +90,7 @@ class BounceSuppressionEndToEndTest {
                         .withBody("{\"id\":\"prov-{{request.headers.[Idempotency-Key]}}\"}").withTransformers("response-template")));
         Map<String, String> env = ServiceEnv.httpWithWebhooks(pg.database().jdbcUrlWithCredentials(), provider.baseUrl(),
                 "resend:" + SECRET);
+        env.put("MAILROOM_TEMPLATES_DIR", Shop.templatesDir().toString()); // the shop's templates, not the service tests'
         env.put("MAILROOM_SUPPORT", "on");
         env.put("MAILROOM_SUPPORT_HOST", "127.0.0.1");
         env.put("MAILROOM_SUPPORT_PORT", "0");

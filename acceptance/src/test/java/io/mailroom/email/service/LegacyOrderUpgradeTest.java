@@ -2,6 +2,7 @@ package io.mailroom.email.service;
 
 import com.icegreen.greenmail.junit5.GreenMailExtension;
 import com.icegreen.greenmail.util.ServerSetupTest;
+import io.mailroom.acceptance.Shop;
 import io.mailroom.orders.OrderService;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
@@ -39,6 +40,7 @@ class LegacyOrderUpgradeTest {
                          "total":"2.00","createdAt":"2026-12-02T10:00:00Z",
                          "lines":[{"lineNo":1,"sku":"X","name":"Pin","quantity":2,"unitPrice":"1.00","lineTotal":"2.00"}]}""")));
         Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
+        env.put("MAILROOM_TEMPLATES_DIR", Shop.templatesDir().toString()); // the shop's templates, not the service tests'
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             await().atMost(Duration.ofSeconds(20)).until(() -> "done".equals(pg.dsl().select(OUTBOX_MESSAGE.STATUS)
                     .from(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-order-535")).fetchOne(OUTBOX_MESSAGE.STATUS)));

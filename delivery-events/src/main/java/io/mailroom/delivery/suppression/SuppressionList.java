@@ -7,6 +7,7 @@ import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
+import io.mailroom.delivery.DeliveryJson;
 import io.mailroom.delivery.DeliveryEventListener;
 import io.mailroom.delivery.DeliveryKind;
 import org.jooq.Condition;
@@ -49,7 +50,7 @@ import static io.mailroom.db.jooq.Tables.SUPPRESSION;
 public final class SuppressionList implements DeliveryEventListener {
 
     private static final Logger log = LoggerFactory.getLogger(SuppressionList.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = DeliveryJson.mapper();
     private static final DateTimeFormatter DAY = DateTimeFormatter.ISO_LOCAL_DATE.withZone(ZoneOffset.UTC);
     static final int MAX_REASON = 2000;
     public static final String ACTION_ADD = "suppression_add";

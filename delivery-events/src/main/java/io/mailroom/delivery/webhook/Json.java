@@ -1,12 +1,9 @@
 package io.mailroom.delivery.webhook;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.mailroom.db.sql.PgValues;
+import io.mailroom.delivery.DeliveryJson;
 
 import java.io.IOException;
 import java.time.Instant;
@@ -20,14 +17,8 @@ import java.time.format.DateTimeParseException;
  */
 final class Json {
 
-    private static final ObjectMapper MAPPER = JsonMapper.builder()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .build();
-
-    static {
-        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).build());
-    }
+    /** Strict and bounded: {@link DeliveryJson} is configured for the adapters' reading. */
+    private static final ObjectMapper MAPPER = DeliveryJson.mapper();
 
     private Json() {
     }

@@ -122,4 +122,14 @@ class AdaptersTest {
         assertThatThrownBy(() -> neutral.parse(b("{\"events\":[" + events101 + "]}")))
                 .isInstanceOf(MalformedEventException.class).hasMessageContaining("at most " + DeliveryEventAdapter.MAX_EVENTS);
     }
+
+    @Test
+    void bodiesAreReadStrictlyAndBounded() throws Exception {
+        assertThat(neutral.parse(b("{\"events\":[{\"type\":\"delivered\"}]}"))).hasSize(1);
+        String deep = "{\"a\":".repeat(40) + "1" + "}".repeat(40);
+        for (String body : List.of("{\"events\":[],\"events\":[{\"type\":\"delivered\"}]}", "{\"events\":[]} {}", deep)) {
+            assertThatThrownBy(() -> neutral.parse(b(body))).as(body).isInstanceOf(MalformedEventException.class)
+                    .hasMessageStartingWith("body: is not valid JSON");
+        }
+    }
 }

@@ -7,6 +7,7 @@ import io.mailroom.db.sql.SqlStates;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.Suppression;
 import io.mailroom.delivery.suppression.SuppressionList;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.render.RenderException;
@@ -74,13 +75,15 @@ import java.util.function.Function;
 public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
 
     private static final Logger log = LoggerFactory.getLogger(EmailHandler.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = EmailJson.mapper();
     /** How long a message waits when the transport would not even try (breaker open, bulkhead full). */
     static final Duration NOT_ATTEMPTED_DELAY = Duration.ofSeconds(5);
     /** How long a message waits after the provider refused our credentials; the transport is halted meanwhile. */
     static final Duration MISCONFIGURED_DELAY = Duration.ofMinutes(1);
 
     private final DataSource dataSource;
+    /** The schema {@code dataSource} was {@linkplain MailroomSchema#bind bound} to before this was built, looked up once. */
+    private final MailroomSchema schema;
     private final IdempotencyStore store;
     private final EmailComposer composer;
     private final MailTransport transport;
@@ -101,13 +104,14 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
                         SuppressionCheck suppressions) {
         this.suppressions = Objects.requireNonNull(suppressions, "suppressions");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.schema = MailroomSchema.of(dataSource);
         this.store = Objects.requireNonNull(store, "store");
         this.composer = Objects.requireNonNull(composer, "composer");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.clock = clock == null ? Clock.systemUTC() : clock;
-        this.reservations = new ReservationSession(dataSource, store, worker);
+        this.reservations = new ReservationSession(dataSource, schema, store, worker);
     }
 
     /**
@@ -413,7 +417,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     private <T> T inTransaction(Function<DSLContext, T> work) {
-        return MailroomSchema.of(dataSource).dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
+        return schema.dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
     }
 
     private String descriptor(Email email) {

@@ -1,7 +1,7 @@
 package io.mailroom.email.dispatch;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.outbox.runtime.DispatcherListener;
 import org.slf4j.Logger;
@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
 public final class EndedEmailLog implements DispatcherListener {
 
     private static final Logger log = LoggerFactory.getLogger(EndedEmailLog.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Override
     public void ended(String idempotencyKey, String topic, String status, String reason, String payloadJson) {
@@ -34,7 +33,7 @@ public final class EndedEmailLog implements DispatcherListener {
      */
     static String recipient(String payloadJson) {
         try {
-            JsonNode root = payloadJson == null ? null : JSON.readTree(payloadJson);
+            JsonNode root = payloadJson == null ? null : EmailJson.mapper().readTree(payloadJson);
             if (root == null || !root.isObject()) {
                 return "an unreadable address";
             }

@@ -45,11 +45,14 @@ final class ReservationSession {
     private static final long FIRST_PAUSE_MILLIS = 50;
 
     private final DataSource dataSource;
+    /** The schema {@code dataSource} is bound to, looked up once: a pool is bound when it is opened, before this. */
+    private final MailroomSchema schema;
     private final IdempotencyStore store;
     private final String worker;
 
-    ReservationSession(DataSource dataSource, IdempotencyStore store, String worker) {
+    ReservationSession(DataSource dataSource, MailroomSchema schema, IdempotencyStore store, String worker) {
         this.dataSource = dataSource;
+        this.schema = schema;
         this.store = store;
         this.worker = worker;
     }
@@ -66,7 +69,7 @@ final class ReservationSession {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
                 try {
-                    result = work.apply(MailroomSchema.of(dataSource).dsl(c));
+                    result = work.apply(schema.dsl(c));
                 } catch (RuntimeException e) {
                     rollbackQuietly(c, e);
                     throw e;
@@ -120,7 +123,7 @@ final class ReservationSession {
             return Optional.of(false); // nothing granted: the round read only, reading again is the same
         }
         try (Connection c = dataSource.getConnection()) {
-            DSLContext dsl = MailroomSchema.of(dataSource).dsl(c);
+            DSLContext dsl = schema.dsl(c);
             int found = 0;
             for (Reservation.Reserved r : granted) {
                 Optional<EffectRecord> row = store.find(dsl, r.effectKey());

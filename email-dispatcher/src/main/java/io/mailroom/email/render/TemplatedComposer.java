@@ -1,13 +1,11 @@
 package io.mailroom.email.render;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.InvalidEmailException;
 import io.mailroom.email.config.EmailTopics;
 import io.mailroom.email.dispatch.EmailComposer;
@@ -46,12 +44,8 @@ import java.util.TreeMap;
  */
 public final class TemplatedComposer implements EmailComposer {
 
-    private static final JsonMapper JSON = JsonMapper.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
-            .build();
+    /** Exact decimals and maps in key order: {@link EmailJson} is configured for this class. */
+    private static final JsonMapper JSON = EmailJson.mapper();
 
     private final TemplateCatalogue catalogue;
     private final Map<String, EmailTopics.Route> routes;
@@ -88,7 +82,7 @@ public final class TemplatedComposer implements EmailComposer {
         }
         JsonNode envelope;
         try {
-            envelope = JSON.readTree(message.payloadJson());
+            envelope = EmailJson.strict().readTree(message.payloadJson()); // no duplicate key, nothing after it
         } catch (JsonProcessingException e) {
             throw new RenderException("payload", "is not valid JSON");
         }

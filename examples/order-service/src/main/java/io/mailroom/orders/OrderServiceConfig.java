@@ -2,6 +2,7 @@ package io.mailroom.orders;
 
 import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.outbox.Durations;
+import io.mailroom.outbox.InvalidSettingException;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -30,7 +31,9 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code MAILROOM_ORDERS_MAX_BODY_BYTES}</td><td>{@value HttpSettings#DEFAULT_MAX_BODY_BYTES}</td><td>largest request body</td></tr>
  *   <tr><td>{@code MAILROOM_ORDERS_HTTP_THREADS}</td><td>{@value HttpSettings#DEFAULT_MAX_THREADS}</td><td>HTTP worker threads</td></tr>
  *   <tr><td>{@code MAILROOM_DB_STARTUP_TIMEOUT}</td><td>0 (as long as it takes)</td><td>how long start-up waits for the database to answer</td></tr>
- *   <tr><td>{@code MAILROOM_DB_*_TIMEOUT}, {@code MAILROOM_DB_KEEPALIVE}, {@code MAILROOM_DB_MAX_LIFETIME}</td><td>see {@link DbTimeouts}</td><td>network timeouts of the pool</td></tr>
+ *   <tr><td>{@code MAILROOM_DB_CONNECT_TIMEOUT}, {@code _LOGIN_TIMEOUT}, {@code _SOCKET_TIMEOUT},
+ *   {@code _ACQUIRE_TIMEOUT}, {@code _KEEPALIVE}, {@code _MAX_LIFETIME}, {@code _MIGRATION_SOCKET_TIMEOUT}</td>
+ *   <td>see {@link DbTimeouts}</td><td>network timeouts of the pool, as the dispatcher reads them</td></tr>
  * </table>
  *
  * @param jdbcUrl        {@code jdbc:postgresql://host[:port]/database[?params]}
@@ -64,6 +67,13 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
     public static final String ENV_MAX_BODY_BYTES = "MAILROOM_ORDERS_MAX_BODY_BYTES";
     public static final String ENV_HTTP_THREADS = "MAILROOM_ORDERS_HTTP_THREADS";
     public static final String ENV_DB_STARTUP_TIMEOUT = "MAILROOM_DB_STARTUP_TIMEOUT";
+
+    /** The variable of each of {@link DbTimeouts}' settings, the names the dispatcher service reads too. */
+    static final Map<String, String> ENV_DB_TIMEOUTS = Map.of(DbTimeouts.SETTING_CONNECT, "MAILROOM_DB_CONNECT_TIMEOUT",
+            DbTimeouts.SETTING_LOGIN, "MAILROOM_DB_LOGIN_TIMEOUT", DbTimeouts.SETTING_SOCKET, "MAILROOM_DB_SOCKET_TIMEOUT",
+            DbTimeouts.SETTING_ACQUIRE, "MAILROOM_DB_ACQUIRE_TIMEOUT", DbTimeouts.SETTING_KEEPALIVE, "MAILROOM_DB_KEEPALIVE",
+            DbTimeouts.SETTING_MAX_LIFETIME, "MAILROOM_DB_MAX_LIFETIME",
+            DbTimeouts.SETTING_MIGRATION, "MAILROOM_DB_MIGRATION_SOCKET_TIMEOUT", DbTimeouts.SETTING_URL, ENV_DB_URL);
 
     /** host[:port] (or several, comma-separated), database, optional parameters. */
     private static final Pattern JDBC_URL = Pattern.compile("^jdbc:postgresql://([^/?]+)/([^/?]+)(\\?.*)?$");
@@ -120,7 +130,18 @@ public record OrderServiceConfig(String jdbcUrl, String dbUser, String dbPasswor
                 bool(env, ENV_DB_CREATE, DEFAULT_CREATE_DATABASE),
                 bool(env, ENV_MIGRATE, DEFAULT_MIGRATE),
                 integer(env, ENV_DB_POOL_SIZE, DEFAULT_POOL_SIZE),
-                http, DbTimeouts.fromSettings(env::get), startupTimeout(env));
+                http, dbTimeouts(env), startupTimeout(env));
+    }
+
+    private static DbTimeouts dbTimeouts(Map<String, String> env) {
+        try {
+            return DbTimeouts.of(setting -> {
+                String value = text(env, ENV_DB_TIMEOUTS.get(setting), null);
+                return value == null || value.isBlank() ? null : Durations.parse(ENV_DB_TIMEOUTS.get(setting), value);
+            });
+        } catch (InvalidSettingException e) {
+            throw e.renamed(ENV_DB_TIMEOUTS);
+        }
     }
 
     private static Duration startupTimeout(Map<String, String> env) {

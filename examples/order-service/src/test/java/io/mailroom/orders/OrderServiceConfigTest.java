@@ -61,6 +61,9 @@ class OrderServiceConfigTest {
             "MAILROOM_MIGRATE               | 1           | MAILROOM_MIGRATE",
             "MAILROOM_DB_URL                | jdbc:mysql://h/db | MAILROOM_DB_URL",
             "MAILROOM_DB_URL                | jdbc:postgresql://h:5432/ | MAILROOM_DB_URL",
+            "MAILROOM_DB_SOCKET_TIMEOUT     | 1500ms      | MAILROOM_DB_SOCKET_TIMEOUT must be whole seconds",
+            "MAILROOM_DB_LOGIN_TIMEOUT      | 2s          | at least MAILROOM_DB_CONNECT_TIMEOUT (5s)",
+            "MAILROOM_DB_KEEPALIVE          | soon        | MAILROOM_DB_KEEPALIVE must be a duration",
     })
     void badValuesAreRejectedNamingTheVariable(String variable, String value, String named) {
         assertThatThrownBy(() -> OrderServiceConfig.fromEnvironment(Map.of(variable, value)))

@@ -140,7 +140,7 @@ final class DsnCommand implements Callable<Integer> {
             }
             PGSimpleDataSource ds = new PGSimpleDataSource();
             // network timeouts and keepalive, unless the URL sets its own: the mail server's pipe must not hang on a lost session
-            ds.setURL(io.mailroom.outbox.DbTimeouts.fromSettings(env::get).jdbcUrl(url));
+            ds.setURL(DbTopology.timeouts(env).jdbcUrl(url));
             if (env.get("MAILROOM_DB_USER") != null) {
                 ds.setUser(env.get("MAILROOM_DB_USER"));
             }

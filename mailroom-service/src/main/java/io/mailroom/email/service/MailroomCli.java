@@ -27,7 +27,7 @@ public final class MailroomCli implements Callable<Integer> {
 
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new MailroomCli());
-        cli.addSubcommand("support", io.mailroom.support.cli.SupportCli.commandLine(new io.mailroom.support.cli.SupportCli(System.getenv())));
+        cli.addSubcommand("support", SupportEnv.cli(System.getenv()));
         cli.addSubcommand("templates", new CommandLine(new TemplatesCommand()));
         cli.addSubcommand("dsn", new CommandLine(new DsnCommand()));
         cli.addSubcommand("webhooks", new CommandLine(new WebhooksCommand()));

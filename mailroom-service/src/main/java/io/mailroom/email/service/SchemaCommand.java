@@ -62,7 +62,7 @@ final class SchemaCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("no database given: pass --db-url jdbc:postgresql://host:5432/db or set MAILROOM_DB_URL");
             }
             PGSimpleDataSource ds = new PGSimpleDataSource();
-            ds.setURL(io.mailroom.outbox.DbTimeouts.fromSettings(env::get).jdbcUrl(url));
+            ds.setURL(DbTopology.timeouts(env).jdbcUrl(url));
             if (env.get("MAILROOM_DB_USER") != null) {
                 ds.setUser(env.get("MAILROOM_DB_USER"));
             }

@@ -114,13 +114,12 @@ public record ServiceConfig(
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
                 .sessionSettings(read.sessionSettings())
                 .build());
-        boolean socketSet = env.get(io.mailroom.outbox.DbTimeouts.ENV_SOCKET) != null
-                && !env.get(io.mailroom.outbox.DbTimeouts.ENV_SOCKET).isBlank();
+        boolean socketSet = s.string(DbTopology.ENV_SOCKET_TIMEOUT) != null;
         // unset: the default follows the lease, so that a short lease (12 s in the chaos runs) is valid as it stands
         DbTopology db = socketSet ? read : read.withTimeouts(read.timeouts().withSocket(defaultSocketTimeout(dispatcher)));
-        requireSocketTimeoutFits(db.timeouts().effectiveSocket(url), dispatcher,
-                db.timeouts().effectiveSocket(url).equals(db.timeouts().socket()) ? io.mailroom.outbox.DbTimeouts.ENV_SOCKET
-                        : "socketTimeout in MAILROOM_DB_URL");
+        Duration socket = DbTopology.timeoutChecks(() -> db.timeouts().effectiveSocket(url));
+        requireSocketTimeoutFits(socket, dispatcher,
+                socket.equals(db.timeouts().socket()) ? DbTopology.ENV_SOCKET_TIMEOUT : "socketTimeout in MAILROOM_DB_URL");
         int fixed = fixedSessions(dispatcher);
         int poolSize = s.integer("MAILROOM_DB_POOL_SIZE", fixed + defaultReservationSessions(dispatcher.concurrency()));
         if (poolSize <= fixed || poolSize > MAX_POOL_SIZE) {
@@ -151,7 +150,7 @@ public record ServiceConfig(
         // The support API and console run in the dispatcher when MAILROOM_SUPPORT=on (tokens required,
         // unless MAILROOM_SUPPORT_DEMO on loopback); off, they can run elsewhere on the same database.
         SupportConfig support = bool(s, "MAILROOM_SUPPORT", false)
-                ? parse("MAILROOM_SUPPORT_*", () -> SupportConfig.fromEnvironment(env)) : null;
+                ? parse("MAILROOM_SUPPORT_*", () -> SupportEnv.config(env)) : null;
         int port = s.integer("MAILROOM_DISPATCHER_PORT", DEFAULT_PORT);
         if (port < 0 || port > 65535) {
             throw new InvalidSettingException("MAILROOM_DISPATCHER_PORT", "MAILROOM_DISPATCHER_PORT must be 0..65535, got " + port);

@@ -32,6 +32,7 @@ import io.mailroom.outbox.runtime.DispatcherListener;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.runtime.MessageHandler;
 import io.mailroom.outbox.runtime.WaitingMessages;
+import io.mailroom.support.BindAddress;
 import io.mailroom.support.SupportServer;
 import io.mailroom.support.TransportStatus;
 import io.mailroom.templates.TemplateCatalogue;
@@ -215,6 +216,11 @@ final class ServiceWiring {
                 support = SupportServer.start(supportPool, config.support(), () -> all.stream()
                         .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(Locale.ROOT)))
                         .toList(), config.dispatcher().sessionSettings());
+                if (!BindAddress.isLoopback(config.support().host())) {
+                    log.warn("Support server is reachable from other machines on {}:{} over plain HTTP; put it behind a"
+                            + " TLS-terminating proxy or bind {} to 127.0.0.1 (docs/OPERATIONS.md, \"Plain HTTP and TLS\")",
+                            config.support().host(), support.port(), SupportEnv.HOST);
+                }
             }
             if (config.webhooks() != null) {
                 // its own pool and threads: a flood of delivery events never takes what sending needs

@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.outbox.DbTimeouts;
 import io.mailroom.outbox.InvalidSettingException;
 
 import io.mailroom.email.EmailAddress;
@@ -44,6 +45,32 @@ class EnvConfigurationTest {
                 .isInstanceOf(InvalidSettingException.class)
                 .hasMessage(message)
                 .extracting(e -> ((InvalidSettingException) e).setting()).isEqualTo(setting);
+    }
+
+    @Test
+    void dbTimeoutsFromEnvNameTheVariable() {
+        DbTimeouts t = DbTopology.timeouts(env("MAILROOM_DB_SOCKET_TIMEOUT", " 20s ", "MAILROOM_DB_ACQUIRE_TIMEOUT", "1s",
+                "MAILROOM_DB_CONNECT_TIMEOUT", " ", "MAILROOM_DB_MIGRATION_SOCKET_TIMEOUT", "2h"));
+        assertThat(t.socket()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(t.acquire()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(t.connect()).isEqualTo(DbTimeouts.DEFAULT_CONNECT);
+        assertThat(t.migration()).isEqualTo(Duration.ofHours(2));
+        assertThat(DbTopology.timeouts(Map.of())).isEqualTo(DbTimeouts.DEFAULTS);
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_SOCKET_TIMEOUT", "1500ms")), "MAILROOM_DB_SOCKET_TIMEOUT",
+                "MAILROOM_DB_SOCKET_TIMEOUT must be whole seconds (pgjdbc's unit), got 1500ms");
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_SOCKET_TIMEOUT", "0")), "MAILROOM_DB_SOCKET_TIMEOUT",
+                "MAILROOM_DB_SOCKET_TIMEOUT must be at least 1s, got 0ms");
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_LOGIN_TIMEOUT", "2s")), "MAILROOM_DB_LOGIN_TIMEOUT",
+                "MAILROOM_DB_LOGIN_TIMEOUT (2s) covers the connect: it must be at least MAILROOM_DB_CONNECT_TIMEOUT (5s)");
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_KEEPALIVE", "10s")), "MAILROOM_DB_KEEPALIVE",
+                "MAILROOM_DB_KEEPALIVE must be at least 30s, got 10s: HikariCP's smallest");
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_KEEPALIVE", "40m")), "MAILROOM_DB_KEEPALIVE",
+                "MAILROOM_DB_KEEPALIVE (40m) must be shorter than MAILROOM_DB_MAX_LIFETIME (30m)");
+        assertRejected(() -> DbTopology.timeouts(env("MAILROOM_DB_MAX_LIFETIME", "soon")), "MAILROOM_DB_MAX_LIFETIME",
+                "MAILROOM_DB_MAX_LIFETIME must be a duration like 500ms, 10s, 5m or PT10S, got 'soon'");
+        assertRejected(() -> ServiceConfig.fromEnv(env("MAILROOM_DB_URL", "jdbc:postgresql://h/db?socketTimeout=x",
+                "MAILROOM_SMTP_FROM", "shop@example.com")), "MAILROOM_DB_URL",
+                "socketTimeout in the JDBC URL must be whole seconds, got 'x'");
     }
 
     @Test

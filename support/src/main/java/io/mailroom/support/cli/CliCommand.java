@@ -53,7 +53,7 @@ abstract class CliCommand implements Callable<Integer> {
             String state = SqlStates.sqlState(e);
             if (SqlStates.isConnectionLoss(e) || (state == null && SqlStates.sqlException(e).isPresent())) {
                 err.println("error: cannot reach the database" + (state == null ? "" : " (SQLSTATE " + state + ")")
-                        + "; check --db-url or " + SupportCli.ENV_DB_URL);
+                        + "; check " + cli.urlHint());
                 return ExitCodes.UNAVAILABLE;
             }
             if (state != null && state.startsWith("28")) {

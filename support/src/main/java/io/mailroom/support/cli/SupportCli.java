@@ -1,5 +1,6 @@
 package io.mailroom.support.cli;
 
+import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.support.Actor;
 import io.mailroom.support.Role;
 import io.mailroom.support.SupportService;
@@ -14,9 +15,9 @@ import picocli.CommandLine.Spec;
 import javax.sql.DataSource;
 import java.io.PrintWriter;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 /**
  * {@code support}: the support and operator commands, talking to the database directly.
@@ -35,15 +36,18 @@ import java.util.concurrent.Callable;
  * support resume
  * </pre>
  *
- * Options for every command: {@code --db-url} (default {@code $MAILROOM_DB_URL}), {@code --db-user}
- * / {@code --db-password} (default {@code $MAILROOM_DB_USER} / {@code $MAILROOM_DB_PASSWORD}),
+ * Options for every command: {@code --db-url}, {@code --db-user}, {@code --db-password} and
+ * {@code --schema} (defaults: the {@link CliDatabase} of the program that embeds the commands),
  * {@code --json} for scripts, {@code --actor} for the name in the audit log (default
  * {@code cli:<os user>}). Whoever can reach the database is treated as an operator. Exit codes: see
  * {@link ExitCodes}.
  *
- * <p>Reusable as a subcommand of another main:
+ * <p>Reusable as a subcommand of another main, which resolves the defaults (only when a command needs
+ * the database, so that a bad setting does not stop its other commands) and may give the options'
+ * help in its own words through a resource bundle (keys {@code db-url}, {@code db-user},
+ * {@code db-password}, {@code schema}):
  * <pre>{@code
- * new CommandLine(new MailroomMain()).addSubcommand("support", SupportCli.commandLine(new SupportCli(System.getenv())))
+ * new CommandLine(new MailroomMain()).addSubcommand("support", SupportCli.commandLine(new SupportCli(() -> defaults)))
  * }</pre>
  */
 @Command(name = "support", mixinStandardHelpOptions = true, sortOptions = false,
@@ -53,27 +57,20 @@ import java.util.concurrent.Callable;
                 DeliveryCommand.class, SuppressionsCommand.class})
 public class SupportCli implements Callable<Integer> {
 
-    public static final String ENV_DB_URL = "MAILROOM_DB_URL";
-    public static final String ENV_DB_USER = "MAILROOM_DB_USER";
-    public static final String ENV_DB_PASSWORD = "MAILROOM_DB_PASSWORD";
-    public static final String ENV_DB_POOLER = "MAILROOM_DB_POOLER";
-    public static final String ENV_DB_SESSION_SETTINGS = "MAILROOM_DB_SESSION_SETTINGS";
-    public static final String ENV_SCHEMA = "MAILROOM_SCHEMA";
-
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",
-            description = "JDBC URL of the database (default: $MAILROOM_DB_URL)")
+            description = "JDBC URL of the database (default: the embedding program's)")
     String dbUrl;
 
     @Option(names = "--db-user", scope = ScopeType.INHERIT, paramLabel = "USER",
-            description = "database user (default: $MAILROOM_DB_USER, else from the URL)")
+            description = "database user (default: the embedding program's, else from the URL)")
     String dbUser;
 
     @Option(names = "--db-password", scope = ScopeType.INHERIT, paramLabel = "PASSWORD",
-            description = "database password (default: $MAILROOM_DB_PASSWORD, else from the URL)")
+            description = "database password (default: the embedding program's, else from the URL)")
     String dbPassword;
 
     @Option(names = "--schema", scope = ScopeType.INHERIT, paramLabel = "NAME",
-            description = "the schema of Mailroom's tables (default: $MAILROOM_SCHEMA, else mailroom)")
+            description = "the schema of Mailroom's tables (default: the embedding program's, else mailroom)")
     String schema;
 
     @Option(names = "--json", scope = ScopeType.INHERIT, description = "print JSON instead of tables")
@@ -86,20 +83,24 @@ public class SupportCli implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    private final Map<String, String> env;
+    private final Supplier<CliDatabase> defaults;
     private final DataSource provided;
+    private CliDatabase database;
     private SupportService service;
 
-    /** Reads the database settings from {@code env}, which the shell that embeds it passes (its process environment). */
-    public SupportCli(Map<String, String> env) {
-        this.env = Map.copyOf(env);
+    /**
+     * The database options default to what {@code defaults} gives, asked once, when a command first
+     * needs the database; an {@link InvalidSettingException} it throws is that command's invalid input.
+     */
+    public SupportCli(Supplier<CliDatabase> defaults) {
+        this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.provided = null;
     }
 
-    /** Uses {@code dataSource}; {@code --db-url} and the environment are then ignored. */
+    /** Uses {@code dataSource} with settings per session; the database options are then ignored. */
     public SupportCli(DataSource dataSource) {
-        this.env = Map.of();
         this.provided = Objects.requireNonNull(dataSource, "dataSource");
+        this.defaults = () -> CliDatabase.direct(null);
     }
 
     /** Without a subcommand: the usage, and the invalid-input exit code. */
@@ -117,8 +118,8 @@ public class SupportCli implements Callable<Integer> {
     }
 
     /** Runs with the given arguments, printing to {@code out} and {@code err}; returns the exit code. */
-    public static int run(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cmd = commandLine(new SupportCli(env));
+    public static int run(CliDatabase defaults, PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cmd = commandLine(new SupportCli(() -> defaults));
         cmd.setOut(out);
         cmd.setErr(err);
         int code = cmd.execute(args);
@@ -135,7 +136,8 @@ public class SupportCli implements Callable<Integer> {
 
     SupportService service() {
         if (service == null) {
-            service = new SupportService(dataSource(), io.mailroom.support.TransportStatus.UNKNOWN, sessionSettings());
+            DataSource dataSource = dataSource();
+            service = new SupportService(dataSource, io.mailroom.support.TransportStatus.UNKNOWN, database().sessionSettings());
         }
         return service;
     }
@@ -155,64 +157,57 @@ public class SupportCli implements Callable<Integer> {
         return new Actor(name, Role.OPERATOR);
     }
 
-    /** {@code MAILROOM_DB_POOLER}, read as the services read it: whether the URL goes through a transaction-mode pooler. */
-    private boolean pooled() {
-        try {
-            return io.mailroom.outbox.DbPooler.pooled(ENV_DB_POOLER, env.get(ENV_DB_POOLER));
-        } catch (io.mailroom.outbox.InvalidSettingException e) {
-            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
-        }
+    /** Where a user sets the database, for a message: {@code --db-url}, and the embedding program's setting if it has one. */
+    String urlHint() {
+        String setting = database == null ? null : database.urlSetting();
+        return "--db-url" + (setting == null ? "" : " or " + setting);
     }
 
-    /** Where the actions' timeouts are set: {@code MAILROOM_DB_SESSION_SETTINGS}, else per transaction behind a pooler. */
-    private io.mailroom.outbox.SessionSettings sessionSettings() {
-        boolean pooled = pooled();
-        try {
-            return io.mailroom.outbox.DbPooler.sessionSettings(ENV_DB_POOLER, ENV_DB_SESSION_SETTINGS, pooled, env.get(ENV_DB_SESSION_SETTINGS));
-        } catch (io.mailroom.outbox.InvalidSettingException e) {
-            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
+    private CliDatabase database() {
+        if (database == null) {
+            try {
+                database = Objects.requireNonNull(defaults.get(), "defaults");
+            } catch (InvalidSettingException e) {
+                throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
+            }
         }
+        return database;
     }
 
     private DataSource dataSource() {
         if (provided != null) {
             return provided;
         }
-        String url = firstSet(dbUrl, env.get(ENV_DB_URL));
+        CliDatabase db = database();
+        String url = firstSet(dbUrl, db.url());
         if (url == null) {
-            throw new io.mailroom.support.InvalidParameterException("db-url",
-                    "no database given: pass --db-url jdbc:postgresql://host:5432/db or set " + ENV_DB_URL);
+            throw new io.mailroom.support.InvalidParameterException("db-url", "no database given: pass --db-url"
+                    + " jdbc:postgresql://host:5432/db" + (db.urlSetting() == null ? "" : " or set " + db.urlSetting()));
         }
         if (!url.toLowerCase(Locale.ROOT).startsWith("jdbc:postgresql:")) {
             throw new io.mailroom.support.InvalidParameterException("db-url", "--db-url must be a PostgreSQL JDBC URL (jdbc:postgresql://...)");
         }
-        io.mailroom.outbox.DbTimeouts timeouts;
-        try {
-            timeouts = io.mailroom.outbox.DbTimeouts.fromSettings(env::get);
-        } catch (io.mailroom.outbox.InvalidSettingException e) {
-            throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
-        }
         PGSimpleDataSource ds = new PGSimpleDataSource();
         try {
             // network timeouts and keepalive, unless the URL sets its own: a half-open session fails instead of hanging
-            ds.setURL(timeouts.jdbcUrl(url));
+            ds.setURL(db.timeouts().jdbcUrl(url));
         } catch (IllegalArgumentException e) {
             throw new io.mailroom.support.InvalidParameterException("db-url", "--db-url is not a valid PostgreSQL JDBC URL");
         }
-        String user = firstSet(dbUser, env.get(ENV_DB_USER));
+        String user = firstSet(dbUser, db.user());
         if (user != null) {
             ds.setUser(user);
         }
-        String password = firstSet(dbPassword, env.get(ENV_DB_PASSWORD));
+        String password = firstSet(dbPassword, db.password());
         if (password != null) {
             ds.setPassword(password);
         }
-        if (pooled()) {
+        if (db.pooled()) {
             ds.setPrepareThreshold(0); // no named server-side statements through a transaction-mode pooler
         }
         ds.setApplicationName("mailroom-support-cli");
         try {
-            return io.mailroom.db.MailroomSchema.named(firstSet(schema, env.get(ENV_SCHEMA))).bind(ds);
+            return io.mailroom.db.MailroomSchema.named(firstSet(schema, db.schema())).bind(ds);
         } catch (IllegalArgumentException e) {
             throw new io.mailroom.support.InvalidParameterException("schema", "--schema: " + e.getMessage());
         }

@@ -32,7 +32,7 @@ class RenderingCliTest {
     private Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int code = SupportCli.run(CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(out), new PrintWriter(err), args);
         return new Run(code, out.toString(), err.toString());
     }

@@ -1,6 +1,9 @@
 package io.mailroom.support.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mailroom.outbox.DbTimeouts;
+import io.mailroom.outbox.InvalidSettingException;
+import io.mailroom.outbox.SessionSettings;
 import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
@@ -18,6 +21,7 @@ import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import static io.mailroom.db.jooq.Tables.AUDIT_LOG;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,18 +44,28 @@ class SupportCliTest {
         }
     }
 
-    private Map<String, String> env() {
-        return Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials());
+    private CliDatabase db() {
+        return CliDatabase.direct(pg.database().jdbcUrlWithCredentials());
     }
 
     private Run run(String... args) {
-        return run(env(), args);
+        return run(db(), args);
     }
 
-    private static Run run(Map<String, String> env, String... args) {
+    private static Run run(CliDatabase db, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(env, new PrintWriter(out), new PrintWriter(err), args);
+        int code = SupportCli.run(db, new PrintWriter(out), new PrintWriter(err), args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    private static Run run(Supplier<CliDatabase> defaults, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cmd = SupportCli.commandLine(new SupportCli(defaults));
+        cmd.setOut(new PrintWriter(out));
+        cmd.setErr(new PrintWriter(err));
+        int code = cmd.execute(args);
         return new Run(code, out.toString(), err.toString());
     }
 
@@ -235,23 +249,30 @@ class SupportCliTest {
         assertThat(run("frobnicate").code()).isEqualTo(ExitCodes.INVALID_INPUT);
         assertThat(run().code()).isEqualTo(ExitCodes.INVALID_INPUT);
 
-        Run noDb = run(Map.of(), "stats");
+        Run noDb = run(CliDatabase.direct(null), "stats");
         assertThat(noDb.code()).isEqualTo(ExitCodes.INVALID_INPUT);
         assertThat(noDb.err()).contains("no database given: pass --db-url");
-        Run down = run(Map.of(), "stats", "--db-url", "jdbc:postgresql://127.0.0.1:1/nothing?user=x&password=s3cret");
+        Run down = run(CliDatabase.direct(null), "stats", "--db-url", "jdbc:postgresql://127.0.0.1:1/nothing?user=x&password=s3cret");
         assertThat(down.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(down.err()).contains("cannot reach the database").doesNotContain("s3cret");
-        assertThat(run(Map.of(), "stats", "--db-url", "mysql://x").err()).contains("must be a PostgreSQL JDBC URL");
+        assertThat(run(CliDatabase.direct(null), "stats", "--db-url", "mysql://x").err()).contains("must be a PostgreSQL JDBC URL");
 
-        // behind a pooler, as the services read it
-        Map<String, String> pooler = new java.util.HashMap<>(env());
-        pooler.put("MAILROOM_DB_POOLER", "pgpool");
-        assertThat(run(pooler, "stats").err()).contains("MAILROOM_DB_POOLER must be 'none' or 'pgbouncer'");
-        pooler.put("MAILROOM_DB_POOLER", "pgbouncer");
-        pooler.put("MAILROOM_DB_SESSION_SETTINGS", "session");
-        assertThat(run(pooler, "stats").err()).contains("MAILROOM_DB_SESSION_SETTINGS=session cannot work behind");
-        pooler.put("MAILROOM_DB_SESSION_SETTINGS", "transaction");
-        assertThat(run(pooler, "stats").code()).isZero(); // the URL here is direct: per-transaction settings work there too
+        // where the embedding program names its setting, the messages name it too
+        CliDatabase named = new CliDatabase(null, null, null, null, DbTimeouts.DEFAULTS, false, SessionSettings.SESSION, "DB_URL_VAR");
+        assertThat(run(named, "stats").err()).contains("no database given: pass --db-url jdbc:postgresql://host:5432/db or set DB_URL_VAR");
+        assertThat(run(named, "stats", "--db-url", "jdbc:postgresql://127.0.0.1:1/nothing").err())
+                .contains("check --db-url or DB_URL_VAR");
+        // defaults the program could not resolve: invalid input, its message as it is
+        Run refused = run(() -> {
+            throw new InvalidSettingException("X", "X must be 'none' or 'pgbouncer'");
+        }, "stats");
+        assertThat(refused.code()).isEqualTo(ExitCodes.INVALID_INPUT);
+        assertThat(refused.err()).contains("error: X must be 'none' or 'pgbouncer'");
+
+        // behind a pooler: settings per transaction (the URL here is direct: they work there too)
+        CliDatabase pooled = new CliDatabase(pg.database().jdbcUrlWithCredentials(), null, null, null, DbTimeouts.DEFAULTS,
+                true, SessionSettings.TRANSACTION, null);
+        assertThat(run(pooled, "stats").code()).isZero();
     }
 
     @Test
@@ -285,7 +306,7 @@ class SupportCliTest {
         enqueue(21);
         StringWriter out = new StringWriter();
         CommandLine root = new CommandLine(new Root());
-        root.addSubcommand("support", SupportCli.commandLine(new SupportCli(env())));
+        root.addSubcommand("support", SupportCli.commandLine(new SupportCli(this::db)));
         root.setOut(new PrintWriter(out));
         int code = root.execute("support", "emails", "--order", "21", "--json");
         assertThat(code).isZero();

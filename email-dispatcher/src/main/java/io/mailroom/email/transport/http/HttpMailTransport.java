@@ -2,6 +2,7 @@ package io.mailroom.email.transport.http;
 
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.Text;
 import io.mailroom.email.transport.IdempotencyKeys;
@@ -92,7 +93,7 @@ public final class HttpMailTransport implements MailTransport {
     private final MailApiAdapter adapter;
     private final Clock clock;
     private final HttpClient client;
-    private final JsonMapper json = JsonMapper.builder().build();
+    private final JsonMapper json = EmailJson.mapper();
 
     public HttpMailTransport(HttpMailConfig config) {
         this(config, new JsonMailApiAdapter(config), Clock.systemUTC());

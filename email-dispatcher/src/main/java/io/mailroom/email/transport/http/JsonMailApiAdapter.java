@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 
@@ -33,7 +34,7 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
 
     private final URI endpoint;
     private final String token;
-    private final JsonMapper json = JsonMapper.builder().build();
+    private final JsonMapper json = EmailJson.mapper();
 
     public JsonMailApiAdapter(URI baseUrl, String token) {
         String base = Objects.requireNonNull(baseUrl, "baseUrl").toString();

@@ -2,6 +2,7 @@ package io.mailroom.email.transport.smtp;
 
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.Text;
@@ -51,7 +52,7 @@ public final class SmtpTransport implements MailTransport {
     private final Clock clock;
     private final Session session;
     private final SmtpConnectionPool pool;
-    private final JsonMapper json = JsonMapper.builder().build();
+    private final JsonMapper json = EmailJson.mapper();
     private final String hostPort;
     /**
      * Whether this server accepted a recipient of ours since it last refused the session: then a
