@@ -147,7 +147,8 @@ public final class OutboxEnqueuer {
                 throw new IllegalArgumentException("payloadJson contains a \\u0000 escape, which jsonb cannot hold: "
                         + ex.getMessage(), ex);
             }
-            if (SqlStates.isUniqueViolation(ex, "outbox_effect_pkey")) {
+            // the effect's key is taken: the effect's own row or, whichever the statement wrote first, one of its terms
+            if (SqlStates.isUniqueViolation(ex, "outbox_effect_pkey") || SqlStates.isUniqueViolation(ex, "outbox_effect_term_pkey")) {
                 throw new DuplicateIdempotencyKeyException(duplicateIn(messages), ex);
             }
             throw ex;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.support.cli.CliDatabase;
 import io.mailroom.support.cli.SupportCli;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.AfterAll;
@@ -209,7 +210,7 @@ class EmailSearchTest {
 
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = SupportCli.run(Map.of(SupportCli.ENV_DB_URL, pg.database().jdbcUrlWithCredentials()),
+        int code = SupportCli.run(CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
                 new PrintWriter(out), new PrintWriter(err), "emails", "--recipient", "ann@example.com", "--status", "failed");
         assertThat(code).as(err.toString()).isZero();
         assertThat(out.toString()).contains("email-order-1-shipped").doesNotContain("email-user-7-reset");
