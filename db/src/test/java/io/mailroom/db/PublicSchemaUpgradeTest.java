@@ -90,7 +90,9 @@ class PublicSchemaUpgradeTest {
             migrateTheOldWay(ds, "9");
             message(db.dsl(), "email-order-1", "pending", 0, "now()");
             var result = Schema.migrate(ds);
-            assertThat(result.migrationsExecuted).isEqualTo(9); // V10 to V17, into the moved tables
+            // V10 onwards, into the moved tables (V14 itself is the move)
+            assertThat(result.migrationsExecuted).isEqualTo(SchemaSql.SCRIPTS.size()
+                    - SchemaSql.SCRIPTS.indexOf("V10__claim_incarnation.sql"));
             assertThat(Schema.status(ds, MailroomSchema.DEFAULT).upToDate()).isTrue();
             assertThat(db.dsl().fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE claimed_incarnation IS NULL")).isEqualTo(1L);
         }

@@ -182,7 +182,9 @@ class SchemaPlacementTest {
             Schema.flyway(db.dataSource(), MailroomSchema.DEFAULT).target(MigrationVersion.fromVersion("12")).load().migrate();
             var behind = Schema.status(db.dataSource(), MailroomSchema.DEFAULT);
             assertThat(behind.current()).hasToString("12");
-            assertThat(behind.missing()).extracting(m -> m.version().toString()).containsExactly("13", "14", "15", "15.1", "16", "17");
+            assertThat(behind.missing()).extracting(m -> m.version().toString()).containsExactlyElementsOf(
+                    SchemaSql.SCRIPTS.subList(SchemaSql.SCRIPTS.indexOf("V13__waiting_for.sql"), SchemaSql.SCRIPTS.size())
+                            .stream().map(n -> SchemaSql.version(n).toString()).toList());
             assertThat(behind.describe()).contains("at version 12").contains("V13 (waiting for)")
                     .contains("mailroom schema sql --from 13");
         }

@@ -33,7 +33,7 @@ class TableOwnershipTest {
 
     private static Map<String, Set<String>> ownersInOrder() {
         Map<String, Set<String>> owners = new LinkedHashMap<>();
-        owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_attempt", "outbox_control",
+        owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_effect_term", "outbox_attempt", "outbox_control",
                 "outbox_dispatcher", "audit_log"));
         owners.put("idempotency-store", Set.of("idempotency_record"));
         owners.put("email-api", Set.of());

@@ -38,8 +38,8 @@ final class ConsolePages {
     /** Every console template, compiled at start: the layout and macros, then one per page. */
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
-            "login.peb", "about.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb",
-            "dispatchers.peb");
+            "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
+            "suppressions.peb", "dispatchers.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -221,6 +221,11 @@ final class ConsolePages {
             default -> null;
         };
         return render("list.peb", listTitle(status), viewer, active, flash, m);
+    }
+
+    /** A search of the history; {@code model} from {@link SearchModel#of}. */
+    String searchPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
+        return render("search.peb", "Search emails", viewer, "search", flash, model);
     }
 
     /** Bounced or complained emails; {@code orphans} for operators, else null. */

@@ -51,8 +51,8 @@ final class ConsoleRoutes {
             "GET /console/login", java.util.Set.of("next"),
             "GET /console/orders", java.util.Set.of(SupportParams.ORDER_ID),
             "GET /console/about", java.util.Set.of(SupportParams.ABOUT_TYPE, SupportParams.ABOUT_ID),
-            "GET /console/emails", java.util.Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
-                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /console/emails", EmailSearch.PARAMETERS,
+            "GET /console/suggestions", java.util.Set.of("field", "prefix"),
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
@@ -84,6 +84,7 @@ final class ConsoleRoutes {
         c.routes.get("/console/about", this::about, Role.VIEWER);
         c.routes.get("/console/orders", this::orders, Role.VIEWER);
         c.routes.get("/console/emails", this::list, Role.VIEWER);
+        c.routes.get("/console/suggestions", this::suggestions, Role.VIEWER);
         c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
         c.routes.get("/console/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
@@ -153,6 +154,11 @@ final class ConsoleRoutes {
     }
 
     private void list(Context ctx) {
+        EmailSearch search = EmailSearch.parse(ctx::queryParam, Instant.now());
+        if (search.hasFilter() || search.status() == null) {
+            search(ctx, search);
+            return;
+        }
         String status = ctx.queryParam(SupportParams.STATUS);
         String since = ctx.queryParam(SupportParams.SINCE);
         String olderThan = ctx.queryParam(SupportParams.OLDER_THAN);
@@ -166,6 +172,24 @@ final class ConsoleRoutes {
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
         page(ctx, pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
                 ConsoleSecurity.safeLocal(back, base)));
+    }
+
+    /** The search page: the form with what was typed, and a page of what matches. */
+    private void search(Context ctx, EmailSearch search) {
+        SearchPage result = service.search(search);
+        StringBuilder base = new StringBuilder("/console/emails?");
+        search.parameters().forEach((k, v) -> base.append(url(k)).append('=').append(url(v)).append('&'));
+        String next = result.nextCursor() == null ? null : base + "cursor=" + url(result.nextCursor());
+        String self = base.substring(0, base.length() - 1);
+        String back = ctx.queryString() == null ? self : "/console/emails?" + ctx.queryString();
+        page(ctx, pages.searchPage(viewer(ctx), flash(ctx), SearchModel.of(SearchModel.input(ctx::queryParam), search, result,
+                service.suggestions(SupportParams.TOPIC, ""), service.suggestions(SupportParams.TEMPLATE, ""), next,
+                ConsoleSecurity.safeLocal(back, self))));
+    }
+
+    /** Autocomplete for the search form (app.js): {@code {"values": [...]}}. */
+    private void suggestions(Context ctx) {
+        ctx.json(Map.of("values", service.suggestions(ctx.queryParam("field"), ctx.queryParam("prefix"))));
     }
 
     private void delivery(Context ctx) {

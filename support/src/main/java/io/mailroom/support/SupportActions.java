@@ -273,8 +273,10 @@ final class SupportActions {
             throw new Refused("the key of a resend of " + originalKey + " would be longer than "
                     + NewMessage.MAX_KEY_LENGTH + " characters");
         }
+        // the resend is found by the same searches as the email it repeats
+        List<String> terms = store.terms(tx, originalKey);
         enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.orderingKey(),
-                content.payload(), null, src.maxAttempts()));
+                content.payload(), null, src.maxAttempts(), terms));
         store.setResendOf(tx, newKey, originalKey);
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("newKey", newKey);

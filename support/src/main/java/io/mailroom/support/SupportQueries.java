@@ -88,6 +88,80 @@ final class SupportQueries {
         });
     }
 
+    /** How many emails a search reads at most for one page when it filters by what outbox-core does not hold. */
+    static final int SEARCH_READ_BUDGET = 2_000;
+
+    /**
+     * One page of a search, newest queued first. Outbox-core's search applies every filter it holds
+     * (terms, status, topic, entity, key, error words, time); the delivery state (delivery-events')
+     * and "sending now" are applied here to the rows it returns, reading further pages until this one
+     * is full or {@link #SEARCH_READ_BUDGET} emails were read.
+     */
+    public SearchPage search(EmailSearch search) {
+        Objects.requireNonNull(search, "search");
+        return db.read(tx -> {
+            List<String> keys = search.providerMessageId() == null ? null
+                    : store.keysOfProviderId(tx, search.providerMessageId());
+            List<SupportStore.EmailRow> found = new java.util.ArrayList<>();
+            boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
+                    || search.status() == EmailStatus.SENDING;
+            Cursor at = search.cursor();
+            int read = 0;
+            String next = null;
+            reading:
+            while (true) {
+                int batch = filtersHere ? Math.min(SEARCH_READ_BUDGET, Math.max(200, search.limit() * 4))
+                        : search.limit() + 1 - found.size();
+                List<SupportStore.EmailRow> rows = store.search(tx, SupportStore.criteria(search.from(at), keys, batch));
+                for (SupportStore.EmailRow row : rows) {
+                    if (found.size() == search.limit()) {
+                        next = at.encode(); // a row beyond a full page: there is more
+                        break reading;
+                    }
+                    at = new Cursor(row.createdAt(), row.key());
+                    read++;
+                    if (matches(search, row)) {
+                        found.add(row);
+                    }
+                }
+                if (rows.size() < batch) {
+                    break; // nothing more matches outbox-core's part of the search
+                }
+                if (read >= SEARCH_READ_BUDGET) {
+                    next = at.encode(); // read enough for one request: the next page continues here
+                    break;
+                }
+            }
+            return new SearchPage(search.parameters(), views.views(tx, found, false), next);
+        });
+    }
+
+    /** The filters outbox-core does not hold: delivery state, and sending now versus waiting. */
+    private static boolean matches(EmailSearch search, SupportStore.EmailRow row) {
+        if (search.delivery() != null && !search.delivery().equals(row.deliveryState())) {
+            return false;
+        }
+        if (search.status() == EmailStatus.PENDING || search.status() == EmailStatus.SENDING) {
+            return EmailStatus.derive(row.effectStatus(), row.queueStatus()) == search.status();
+        }
+        return true;
+    }
+
+    /** Autocomplete of a search field: values of {@code field} (recipient, domain, template, topic) starting with {@code prefix}. */
+    public List<String> suggestions(String field, String prefix, int limit) {
+        String p = prefix == null ? "" : prefix.strip().toLowerCase(java.util.Locale.ROOT);
+        if (p.length() > 200 || p.chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidParameterException("prefix", "prefix must be at most 200 characters without control characters");
+        }
+        return db.read(tx -> switch (field) {
+            case SupportParams.TOPIC -> store.topics(tx, 500).stream().filter(t -> t.startsWith(p)).limit(limit).toList();
+            case SupportParams.RECIPIENT -> store.termValues(tx, io.mailroom.email.api.SearchTerms.TO, p, limit);
+            case SupportParams.DOMAIN -> store.termValues(tx, io.mailroom.email.api.SearchTerms.DOMAIN, p, limit);
+            case SupportParams.TEMPLATE -> store.termValues(tx, io.mailroom.email.api.SearchTerms.TEMPLATE, p, limit);
+            default -> throw new InvalidParameterException("field", "field must be one of recipient, domain, template, topic");
+        });
+    }
+
     /** The delivery lists: {@code bounced} or {@code complained}, one page, newest report first. */
     public DeliveryPage emailsByDelivery(String delivery, String cursor, String limit) {
         String state = delivery == null ? "" : delivery.strip().toLowerCase(Locale.ROOT);

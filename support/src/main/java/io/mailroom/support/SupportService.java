@@ -83,6 +83,19 @@ public final class SupportService {
         return queries.aboutTypes(100);
     }
 
+    /** One page of a search of the whole history ({@link EmailSearch}), newest queued first. */
+    public SearchPage search(EmailSearch search) {
+        return queries.search(search);
+    }
+
+    /** Values for a search field's autocomplete: {@code field} recipient, domain, template or topic; at most 20. */
+    public List<String> suggestions(String field, String prefix) {
+        if (field == null || field.isBlank()) {
+            throw new InvalidParameterException("field", "field is required: recipient, domain, template or topic");
+        }
+        return queries.suggestions(field.strip(), prefix, 20);
+    }
+
     /** One email with its timeline. */
     public Optional<EmailView> email(String key) {
         return queries.email(key);

@@ -11,6 +11,7 @@ import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.Suppression;
 
@@ -44,7 +45,10 @@ public class Indexes {
     public static final Index OUTBOX_ATTEMPT_KEY_IDX = Internal.createIndex(DSL.name("outbox_attempt_key_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OutboxAttempt.OUTBOX_ATTEMPT.ATTEMPT }, false);
     public static final Index OUTBOX_EFFECT_AGGREGATE_IDX = Internal.createIndex(DSL.name("outbox_effect_aggregate_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.AGGREGATE_TYPE, OutboxEffect.OUTBOX_EFFECT.AGGREGATE_ID, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_EFFECT_CREATED_IDX = Internal.createIndex(DSL.name("outbox_effect_created_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
+    public static final Index OUTBOX_EFFECT_KEY_PREFIX_IDX = Internal.createIndex(DSL.name("outbox_effect_key_prefix_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, false);
     public static final Index OUTBOX_EFFECT_STATUS_IDX = Internal.createIndex(DSL.name("outbox_effect_status_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.STATUS, OutboxEffect.OUTBOX_EFFECT.UPDATED_AT }, false);
+    public static final Index OUTBOX_EFFECT_TERM_SEARCH_IDX = Internal.createIndex(DSL.name("outbox_effect_term_search_idx"), OutboxEffectTerm.OUTBOX_EFFECT_TERM, new OrderField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.TERM, OutboxEffectTerm.OUTBOX_EFFECT_TERM.CREATED_AT, OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, false);
+    public static final Index OUTBOX_EFFECT_TOPIC_IDX = Internal.createIndex(DSL.name("outbox_effect_topic_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.TOPIC, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_MESSAGE_CLAIM_IDX = Internal.createIndex(DSL.name("outbox_message_claim_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.AVAILABLE_AT, OutboxMessage.OUTBOX_MESSAGE.ID }, false);
     public static final Index OUTBOX_MESSAGE_LEASE_IDX = Internal.createIndex(DSL.name("outbox_message_lease_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.LEASE_UNTIL }, false);
     public static final Index OUTBOX_MESSAGE_ORDERING_IDX = Internal.createIndex(DSL.name("outbox_message_ordering_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.ORDERING_KEY, OutboxMessage.OUTBOX_MESSAGE.ID }, false);

@@ -14,6 +14,7 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
@@ -27,14 +28,17 @@ import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 import io.mailroom.db.jooq.tables.records.OutboxDispatcherRecord;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
+import io.mailroom.db.jooq.tables.records.OutboxEffectTermRecord;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
+import org.jooq.ForeignKey;
 import org.jooq.TableField;
 import org.jooq.UniqueKey;
 import org.jooq.impl.DSL;
 import org.jooq.impl.Internal;
+import org.jooq.impl.QOM.ForeignKeyRule;
 
 
 /**
@@ -59,7 +63,14 @@ public class Keys {
     public static final UniqueKey<OutboxControlRecord> OUTBOX_CONTROL_PKEY = Internal.createUniqueKey(OutboxControl.OUTBOX_CONTROL, DSL.name("outbox_control_pkey"), new TableField[] { OutboxControl.OUTBOX_CONTROL.SCOPE }, true);
     public static final UniqueKey<OutboxDispatcherRecord> OUTBOX_DISPATCHER_PKEY = Internal.createUniqueKey(OutboxDispatcher.OUTBOX_DISPATCHER, DSL.name("outbox_dispatcher_pkey"), new TableField[] { OutboxDispatcher.OUTBOX_DISPATCHER.WORKER_ID }, true);
     public static final UniqueKey<OutboxEffectRecord> OUTBOX_EFFECT_PKEY = Internal.createUniqueKey(OutboxEffect.OUTBOX_EFFECT, DSL.name("outbox_effect_pkey"), new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true);
+    public static final UniqueKey<OutboxEffectTermRecord> OUTBOX_EFFECT_TERM_PKEY = Internal.createUniqueKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_pkey"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY, OutboxEffectTerm.OUTBOX_EFFECT_TERM.TERM }, true);
     public static final UniqueKey<OutboxMessageRecord> OUTBOX_MESSAGE_PKEY = Internal.createUniqueKey(OutboxMessage.OUTBOX_MESSAGE, DSL.name("outbox_message_pkey"), new TableField[] { OutboxMessage.OUTBOX_MESSAGE.ID, OutboxMessage.OUTBOX_MESSAGE.CREATED_AT }, true);
     public static final UniqueKey<SoftBounceRunRecord> SOFT_BOUNCE_RUN_PKEY = Internal.createUniqueKey(SoftBounceRun.SOFT_BOUNCE_RUN, DSL.name("soft_bounce_run_pkey"), new TableField[] { SoftBounceRun.SOFT_BOUNCE_RUN.ADDRESS }, true);
     public static final UniqueKey<SuppressionRecord> SUPPRESSION_PKEY = Internal.createUniqueKey(Suppression.SUPPRESSION, DSL.name("suppression_pkey"), new TableField[] { Suppression.SUPPRESSION.ID }, true);
+
+    // -------------------------------------------------------------------------
+    // FOREIGN KEY definitions
+    // -------------------------------------------------------------------------
+
+    public static final ForeignKey<OutboxEffectTermRecord, OutboxEffectRecord> OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK = Internal.createForeignKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_effect_fk"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

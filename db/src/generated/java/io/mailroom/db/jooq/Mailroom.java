@@ -14,6 +14,7 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
@@ -96,6 +97,12 @@ public class Mailroom extends SchemaImpl {
     public final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
 
     /**
+     * Search terms of each effect (to:, domain:, template:, tag:), written at
+     * enqueue, removed with the effect.
+     */
+    public final OutboxEffectTerm OUTBOX_EFFECT_TERM = OutboxEffectTerm.OUTBOX_EFFECT_TERM;
+
+    /**
      * Hot queue of the transactional outbox; daily partitions
      * (outbox_message_pYYYYMMDD, UTC) plus a default one.
      */
@@ -137,6 +144,7 @@ public class Mailroom extends SchemaImpl {
             OutboxControl.OUTBOX_CONTROL,
             OutboxDispatcher.OUTBOX_DISPATCHER,
             OutboxEffect.OUTBOX_EFFECT,
+            OutboxEffectTerm.OUTBOX_EFFECT_TERM,
             OutboxMessage.OUTBOX_MESSAGE,
             SoftBounceRun.SOFT_BOUNCE_RUN,
             Suppression.SUPPRESSION

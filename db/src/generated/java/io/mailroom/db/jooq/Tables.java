@@ -14,6 +14,7 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
@@ -79,6 +80,12 @@ public class Tables {
      * The table <code>mailroom.outbox_effect</code>.
      */
     public static final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
+
+    /**
+     * Search terms of each effect (to:, domain:, template:, tag:), written at
+     * enqueue, removed with the effect.
+     */
+    public static final OutboxEffectTerm OUTBOX_EFFECT_TERM = OutboxEffectTerm.OUTBOX_EFFECT_TERM;
 
     /**
      * Hot queue of the transactional outbox; daily partitions

@@ -38,7 +38,7 @@ class DispatcherRegistryTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, outbox_dispatcher");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, outbox_dispatcher");
         logs.start();
         logger.addAppender(logs);
     }

@@ -6,6 +6,9 @@ import io.mailroom.support.InvalidParameterException;
 import io.mailroom.support.AboutEmails;
 import io.mailroom.support.About;
 import io.mailroom.support.Params;
+import io.mailroom.support.EmailSearch;
+import io.mailroom.support.SearchPage;
+import io.mailroom.support.SupportParams;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -13,9 +16,12 @@ import java.io.PrintWriter;
 import java.time.Instant;
 
 @Command(name = "emails", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"The emails about one business entity (with their history), or the emails in one status.",
+        description = {"The emails about one business entity (with their history), the emails in one status, or a search",
+                "of every email the history keeps (any of --recipient, --domain, --topic, --template, --delivery, --key,",
+                "--key-prefix, --provider-id, --error, with --about, --status, --since, --until: newest queued first).",
                 "Examples: emails --about user:42;  emails --order 102 (= --about order:102);",
-                "          emails --status failed --since 1h;  emails --status pending --older-than 30m"})
+                "          emails --status failed --since 1h;  emails --status pending --older-than 30m",
+                "          emails --recipient ann@example.com;  emails --domain example.com --status failed --since 1d"})
 final class EmailsCommand extends CliCommand {
 
     @Option(names = "--about", paramLabel = "TYPE:ID", description = "what the emails are about: order:102, user:42, invoice:2026-17")
@@ -36,6 +42,33 @@ final class EmailsCommand extends CliCommand {
     @Option(names = "--older-than", paramLabel = "DURATION", description = "queued more than this long ago: 30m, 2h, 1d")
     String olderThan;
 
+    @Option(names = "--recipient", paramLabel = "ADDRESS", description = "search: sent to this address (any case)")
+    String recipient;
+
+    @Option(names = "--domain", paramLabel = "DOMAIN", description = "search: sent to an address at this domain")
+    String domain;
+
+    @Option(names = "--topic", paramLabel = "TOPIC", description = "search: of this topic, e.g. email.password_reset")
+    String topic;
+
+    @Option(names = "--template", paramLabel = "NAME", description = "search: rendered from this template")
+    String template;
+
+    @Option(names = "--delivery", paramLabel = "STATE", description = "search: delivered, deferred, bounced or complained")
+    String delivery;
+
+    @Option(names = "--key", paramLabel = "KEY", description = "search: this idempotency key")
+    String key;
+
+    @Option(names = "--key-prefix", paramLabel = "PREFIX", description = "search: keys starting with this")
+    String keyPrefix;
+
+    @Option(names = "--provider-id", paramLabel = "ID", description = "search: the provider's message id")
+    String providerId;
+
+    @Option(names = "--error", paramLabel = "WORDS", description = "search: words of the last error")
+    String error;
+
     @Option(names = "--limit", paramLabel = "N", description = "how many (1-200, default 50)")
     String limit;
 
@@ -44,6 +77,37 @@ final class EmailsCommand extends CliCommand {
 
     @Override
     int run(PrintWriter out) throws Exception {
+        boolean searching = recipient != null || domain != null || topic != null || template != null || delivery != null
+                || key != null || keyPrefix != null || providerId != null || error != null || (about != null && status != null);
+        if (searching) {
+            if (order != null) {
+                throw new InvalidParameterException("order", "--order does not combine with a search: use --about order:ORDER");
+            }
+            java.util.Map<String, String> p = new java.util.HashMap<>();
+            p.put(SupportParams.RECIPIENT, recipient);
+            p.put(SupportParams.DOMAIN, domain);
+            p.put(SupportParams.TOPIC, topic);
+            p.put(SupportParams.TEMPLATE, template);
+            p.put(SupportParams.DELIVERY, delivery);
+            p.put(SupportParams.KEY, key);
+            p.put(SupportParams.KEY_PREFIX, keyPrefix);
+            p.put(SupportParams.PROVIDER_MESSAGE_ID, providerId);
+            p.put(SupportParams.ERROR, error);
+            p.put(SupportParams.ABOUT, about);
+            p.put(SupportParams.STATUS, status);
+            p.put(SupportParams.SINCE, since);
+            p.put(SupportParams.UNTIL, until);
+            p.put(SupportParams.OLDER_THAN, olderThan);
+            p.put(SupportParams.CURSOR, cursor);
+            p.put(SupportParams.LIMIT, limit);
+            SearchPage page = cli.service().search(EmailSearch.parse(p::get, Instant.now()));
+            if (json()) {
+                printJson(out, page);
+            } else {
+                Printer.search(out, page);
+            }
+            return ExitCodes.OK;
+        }
         int given = (about != null ? 1 : 0) + (order != null ? 1 : 0) + (status != null ? 1 : 0);
         if (given != 1) {
             throw new InvalidParameterException(about != null ? "about" : "order",

@@ -176,6 +176,22 @@ final class Printer {
         }
     }
 
+    static void search(PrintWriter out, io.mailroom.support.SearchPage page) {
+        if (page.emails().isEmpty()) {
+            out.println("No email matches" + (page.nextCursor() == null ? "." : " in the emails read so far."));
+        } else {
+            Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "TO", "QUEUED", "LAST ERROR"), 60, 24, 10, 40, 24, 70);
+            for (EmailView e : page.emails()) {
+                t.row(e.key(), e.about().label(), e.status().code(), e.recipient(), time(e.createdAt()),
+                        e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
+            }
+            t.print(out);
+        }
+        if (page.nextCursor() != null) {
+            out.println("More: add --cursor " + page.nextCursor());
+        }
+    }
+
     static void page(PrintWriter out, EmailPage page) {
         if (page.emails().isEmpty()) {
             out.println("No " + page.status().code() + " emails.");
