@@ -41,7 +41,7 @@ class TableOwnershipTest {
                 "soft_bounce_run"));
         owners.put("email-templates", Set.of());
         owners.put("email-dispatcher", Set.of("email_rendering"));
-        owners.put("support", Set.of());
+        owners.put("support", Set.of("bulk_action"));
         owners.put("mailroom-service", Set.of());
         owners.put("mailroom-spring-boot-starter", Set.of());
         return owners;

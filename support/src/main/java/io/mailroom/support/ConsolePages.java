@@ -39,7 +39,8 @@ final class ConsolePages {
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
             "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
-            "suppressions.peb", "dispatchers.peb");
+            "suppressions.peb", "dispatchers.peb",
+            "bulk-confirm.peb", "bulk-run.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -221,6 +222,16 @@ final class ConsolePages {
             default -> null;
         };
         return render("list.peb", listTitle(status), viewer, active, flash, m);
+    }
+
+    /** The count a bulk action would apply to and the form confirming it ({@link BulkRoutes}). */
+    String bulkConfirmPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
+        return render("bulk-confirm.peb", "Confirm a bulk action", viewer, "search", flash, model);
+    }
+
+    /** A bulk action's progress; refreshes itself while it runs. */
+    String bulkRunPage(Viewer viewer, Sessions.Flash flash, BulkRun run) {
+        return render("bulk-run.peb", "Bulk " + run.action() + " " + run.id(), viewer, "search", flash, Map.of("run", run));
     }
 
     /** A search of the history; {@code model} from {@link SearchModel#of}. */

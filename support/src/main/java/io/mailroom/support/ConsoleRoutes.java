@@ -53,6 +53,7 @@ final class ConsoleRoutes {
             "GET /console/about", java.util.Set.of(SupportParams.ABOUT_TYPE, SupportParams.ABOUT_ID),
             "GET /console/emails", EmailSearch.PARAMETERS,
             "GET /console/suggestions", java.util.Set.of("field", "prefix"),
+            "GET /console/bulk/confirm", BulkRoutes.CONFIRM_QUERY,
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));

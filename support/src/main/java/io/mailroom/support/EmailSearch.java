@@ -66,6 +66,18 @@ public record EmailSearch(String recipient, String domain, String topic, String 
                 error, about, since, until, next, limit);
     }
 
+    /** The same search, one page of {@code size} starting after {@code next} (null: from the start). */
+    public EmailSearch page(Cursor next, int size) {
+        return new EmailSearch(recipient, domain, topic, template, status, delivery, key, keyPrefix, providerMessageId,
+                error, about, since, until, next, size);
+    }
+
+    /** The same search restricted to one key (nothing matches when the search names another key). */
+    EmailSearch only(String k) {
+        return new EmailSearch(recipient, domain, topic, template, status, delivery, k, keyPrefix, providerMessageId,
+                error, about, since, until, null, 1);
+    }
+
     /** The search as request parameters (what a link to it carries), without the cursor. */
     public Map<String, String> parameters() {
         Map<String, String> out = new LinkedHashMap<>();

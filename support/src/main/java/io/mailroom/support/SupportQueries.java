@@ -1,5 +1,7 @@
 package io.mailroom.support;
 
+import org.jooq.DSLContext;
+
 import io.mailroom.outbox.admin.Dispatchers;
 
 import java.util.List;
@@ -134,6 +136,43 @@ final class SupportQueries {
             }
             return new SearchPage(search.parameters(), views.views(tx, found, false), next);
         });
+    }
+
+    /** Whether {@code key} matches {@code search} now, read in the caller's transaction (a bulk action's re-check). */
+    boolean matches(DSLContext tx, EmailSearch search, String key) {
+        if (search.key() != null && !search.key().equals(key)) {
+            return false;
+        }
+        List<String> keys = search.providerMessageId() == null ? null : store.keysOfProviderId(tx, search.providerMessageId());
+        List<SupportStore.EmailRow> rows = store.search(tx, SupportStore.criteria(search.only(key), keys, 1));
+        return !rows.isEmpty() && matches(search, rows.getFirst());
+    }
+
+    /**
+     * How many emails match {@code search} now: one count query when outbox-core holds every filter;
+     * else the matches counted page by page, up to {@code cap} (then {@code cap + 1} is answered).
+     */
+    long count(EmailSearch search, int cap) {
+        boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
+                || search.status() == EmailStatus.SENDING;
+        if (!filtersHere) {
+            return db.read(tx -> {
+                List<String> keys = search.providerMessageId() == null ? null
+                        : store.keysOfProviderId(tx, search.providerMessageId());
+                return io.mailroom.outbox.admin.EffectSearch.count(tx, SupportStore.criteria(search.page(null, 1), keys, 1));
+            });
+        }
+        long n = 0;
+        EmailSearch page = search.page(null, SupportService.MAX_PAGE_SIZE);
+        while (n <= cap) {
+            SearchPage p = search(page);
+            n += p.emails().size();
+            if (p.nextCursor() == null) {
+                break;
+            }
+            page = page.from(Cursor.decode(SupportParams.CURSOR, p.nextCursor()));
+        }
+        return Math.min(n, cap + 1L);
     }
 
     /** The filters outbox-core does not hold: delivery state, and sending now versus waiting. */

@@ -33,6 +33,7 @@ public final class SupportService {
     private final QueueStatistics statistics;
     private final SupportActions actions;
     private final SuppressionAdmin suppressions;
+    private final BulkActions bulk;
 
     public SupportService(DataSource dataSource) {
         this(dataSource, TransportStatus.UNKNOWN);
@@ -61,6 +62,7 @@ public final class SupportService {
                 new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
                         MessageActions.DEFAULT_BUSY_BACKOFF, settings),
                 new OutboxControl(dataSource, settings));
+        this.bulk = new BulkActions(db, store, queries, actions, suppressions);
     }
 
     // ------------------------------------------------------------------------------------- reads
@@ -94,6 +96,29 @@ public final class SupportService {
             throw new InvalidParameterException("field", "field is required: recipient, domain, template or topic");
         }
         return queries.suggestions(field.strip(), prefix, 20);
+    }
+
+    /**
+     * How many emails {@code action} (retry, close, resend, lift-suppression) would apply to among
+     * those matching {@code search} now: what a person confirms before {@link #startBulk}.
+     */
+    public BulkActions.Preview previewBulk(Actor actor, String action, EmailSearch search) {
+        return bulk.preview(actor, action, search);
+    }
+
+    /** Starts a bulk action on {@code search}'s emails after {@code confirmed} was confirmed; answers the run at once. */
+    public BulkRun startBulk(Actor actor, String action, EmailSearch search, int confirmed, String reason) {
+        return bulk.start(actor, action, search, confirmed, reason);
+    }
+
+    /** A bulk action and its progress. */
+    public Optional<BulkRun> bulkRun(long id) {
+        return bulk.get(id);
+    }
+
+    /** The latest bulk actions, newest first. */
+    public List<BulkRun> bulkRuns(int limit) {
+        return bulk.recent(limit);
     }
 
     /** One email with its timeline. */

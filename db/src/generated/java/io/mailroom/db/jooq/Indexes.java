@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
@@ -33,6 +34,7 @@ public class Indexes {
 
     public static final Index AUDIT_LOG_AT_IDX = Internal.createIndex(DSL.name("audit_log_at_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.AT }, false);
     public static final Index AUDIT_LOG_KEY_IDX = Internal.createIndex(DSL.name("audit_log_key_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.IDEMPOTENCY_KEY, AuditLog.AUDIT_LOG.AT }, false);
+    public static final Index BULK_ACTION_CREATED_IDX = Internal.createIndex(DSL.name("bulk_action_created_idx"), BulkAction.BULK_ACTION, new OrderField[] { BulkAction.BULK_ACTION.CREATED_AT }, false);
     public static final Index DELIVERY_EVENT_KEY_IDX = Internal.createIndex(DSL.name("delivery_event_key_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.IDEMPOTENCY_KEY, DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_ORPHAN_IDX = Internal.createIndex(DSL.name("delivery_event_orphan_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);

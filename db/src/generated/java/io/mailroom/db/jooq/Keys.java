@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryState;
@@ -19,6 +20,7 @@ import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
+import io.mailroom.db.jooq.tables.records.BulkActionRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
@@ -53,6 +55,7 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
+    public static final UniqueKey<BulkActionRecord> BULK_ACTION_PKEY = Internal.createUniqueKey(BulkAction.BULK_ACTION, DSL.name("bulk_action_pkey"), new TableField[] { BulkAction.BULK_ACTION.ID }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_DELIVERY_UNIQUE = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_delivery_unique"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.SOURCE, DeliveryEvent.DELIVERY_EVENT.DELIVERY_ID, DeliveryEvent.DELIVERY_EVENT.SEQ }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);

@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryState;
@@ -45,6 +46,12 @@ public class Mailroom extends SchemaImpl {
      * The table <code>mailroom.audit_log</code>.
      */
     public final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Support's bulk actions on a search: what, on which filter, how many were
+     * confirmed, progress and outcome.
+     */
+    public final BulkAction BULK_ACTION = BulkAction.BULK_ACTION;
 
     /**
      * Delivery events reported after the provider accepted an email (webhooks,
@@ -135,6 +142,7 @@ public class Mailroom extends SchemaImpl {
     public final List<Table<?>> getTables() {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
+            BulkAction.BULK_ACTION,
             DeliveryEvent.DELIVERY_EVENT,
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
             DeliveryState.DELIVERY_STATE,

@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryState;
@@ -30,6 +31,12 @@ public class Tables {
      * The table <code>mailroom.audit_log</code>.
      */
     public static final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Support's bulk actions on a search: what, on which filter, how many were
+     * confirmed, progress and outcome.
+     */
+    public static final BulkAction BULK_ACTION = BulkAction.BULK_ACTION;
 
     /**
      * Delivery events reported after the provider accepted an email (webhooks,

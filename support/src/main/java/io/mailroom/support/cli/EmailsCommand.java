@@ -10,6 +10,7 @@ import io.mailroom.support.EmailSearch;
 import io.mailroom.support.SearchPage;
 import io.mailroom.support.SupportParams;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
@@ -42,32 +43,8 @@ final class EmailsCommand extends CliCommand {
     @Option(names = "--older-than", paramLabel = "DURATION", description = "queued more than this long ago: 30m, 2h, 1d")
     String olderThan;
 
-    @Option(names = "--recipient", paramLabel = "ADDRESS", description = "search: sent to this address (any case)")
-    String recipient;
-
-    @Option(names = "--domain", paramLabel = "DOMAIN", description = "search: sent to an address at this domain")
-    String domain;
-
-    @Option(names = "--topic", paramLabel = "TOPIC", description = "search: of this topic, e.g. email.password_reset")
-    String topic;
-
-    @Option(names = "--template", paramLabel = "NAME", description = "search: rendered from this template")
-    String template;
-
-    @Option(names = "--delivery", paramLabel = "STATE", description = "search: delivered, deferred, bounced or complained")
-    String delivery;
-
-    @Option(names = "--key", paramLabel = "KEY", description = "search: this idempotency key")
-    String key;
-
-    @Option(names = "--key-prefix", paramLabel = "PREFIX", description = "search: keys starting with this")
-    String keyPrefix;
-
-    @Option(names = "--provider-id", paramLabel = "ID", description = "search: the provider's message id")
-    String providerId;
-
-    @Option(names = "--error", paramLabel = "WORDS", description = "search: words of the last error")
-    String error;
+    @Mixin
+    SearchOptions filters = new SearchOptions();
 
     @Option(names = "--limit", paramLabel = "N", description = "how many (1-200, default 50)")
     String limit;
@@ -77,22 +54,12 @@ final class EmailsCommand extends CliCommand {
 
     @Override
     int run(PrintWriter out) throws Exception {
-        boolean searching = recipient != null || domain != null || topic != null || template != null || delivery != null
-                || key != null || keyPrefix != null || providerId != null || error != null || (about != null && status != null);
+        boolean searching = filters.any() || (about != null && status != null);
         if (searching) {
             if (order != null) {
                 throw new InvalidParameterException("order", "--order does not combine with a search: use --about order:ORDER");
             }
-            java.util.Map<String, String> p = new java.util.HashMap<>();
-            p.put(SupportParams.RECIPIENT, recipient);
-            p.put(SupportParams.DOMAIN, domain);
-            p.put(SupportParams.TOPIC, topic);
-            p.put(SupportParams.TEMPLATE, template);
-            p.put(SupportParams.DELIVERY, delivery);
-            p.put(SupportParams.KEY, key);
-            p.put(SupportParams.KEY_PREFIX, keyPrefix);
-            p.put(SupportParams.PROVIDER_MESSAGE_ID, providerId);
-            p.put(SupportParams.ERROR, error);
+            java.util.Map<String, String> p = filters.params();
             p.put(SupportParams.ABOUT, about);
             p.put(SupportParams.STATUS, status);
             p.put(SupportParams.SINCE, since);

@@ -56,7 +56,7 @@ import java.util.function.Supplier;
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
                 ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
-                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class})
+                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class, BulkCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",
