@@ -32,4 +32,4 @@ VALUES (1, decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-
 -- Where an erasure looks for an address outside the emails' search terms: delivery events by the
 -- recipient they name (orphans included), and audit entries of suppression changes by address.
 CREATE INDEX delivery_event_recipient_idx ON delivery_event (recipient) WHERE recipient IS NOT NULL;
-CREATE INDEX audit_log_address_idx ON audit_log ((detail ->> 'address')) WHERE detail ? 'address';
+CREATE INDEX audit_log_address_idx ON audit_log ((detail ->> 'address')) WHERE (detail ->> 'address') IS NOT NULL;
