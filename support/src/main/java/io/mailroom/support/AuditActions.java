@@ -13,6 +13,10 @@ public final class AuditActions {
     /** A failed email, or one in review, closed as won't send; the detail has {@code from}, {@code to} and the delivery record. */
     public static final String CLOSE = "close";
     public static final String PAUSE = "pause";
+    /** An address erased (right to erasure): one entry for the whole, with its id and the address's keyed hash. */
+    public static final String ERASURE = "erasure";
+    /** One email touched by an erasure; the detail names the erasure and whether the email was sent to the address. */
+    public static final String ERASE = "erase";
     public static final String RESUME = "resume";
 
     private AuditActions() {

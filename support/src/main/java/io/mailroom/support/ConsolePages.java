@@ -39,7 +39,7 @@ final class ConsolePages {
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
             "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
-            "suppressions.peb", "dispatchers.peb");
+            "suppressions.peb", "dispatchers.peb", "erase.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -248,6 +248,11 @@ final class ConsolePages {
         m.put("lifted", lifted);
         m.put("next", nextHref);
         return render("suppressions.peb", "Suppressed addresses", viewer, "suppressions", flash, m);
+    }
+
+    /** The erasure form (a customer's right to erasure); the outcome of the last one comes as the flash. */
+    String erasePage(Viewer viewer, Sessions.Flash flash) {
+        return render("erase.peb", "Erase an address", viewer, "suppressions", flash, Map.of());
     }
 
     static String listTitle(EmailStatus status) {
