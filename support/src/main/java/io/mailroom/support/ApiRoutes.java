@@ -44,6 +44,8 @@ import java.util.Set;
  *   <li>{@code GET /api/suppressions?address=&lifted=true&before=&limit=} → {@link SuppressionView}s, newest first</li>
  *   <li>{@code POST /api/suppressions} {@code {"address": "...", "reason": "..."}} (support) → 201 the entry; 409 if already suppressed by hand</li>
  *   <li>{@code POST /api/suppressions/lift} {@code {"address": "...", "reason": "..."}} (support) → the entries lifted; 409 if not suppressed</li>
+ *   <li>{@code POST /api/erasures} {@code {"address": "...", "reason": "..."}} (support) → {@link ErasureResult}: the address
+ *       erased from the whole history (a customer's right to erasure); 409 {@code busy} while an email to it is being sent</li>
  *   <li>{@code GET /api/me} → who the token belongs to</li>
  * </ul>
  */
@@ -126,6 +128,10 @@ final class ApiRoutes {
         c.routes.post("/api/suppressions/lift", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.ADDRESS, SupportParams.REASON));
             ctx.json(service.liftSuppression(SupportServer.actor(ctx), body.get(SupportParams.ADDRESS), body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
+        c.routes.post("/api/erasures", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(SupportParams.ADDRESS, SupportParams.REASON));
+            ctx.json(service.erase(SupportServer.actor(ctx), body.get(SupportParams.ADDRESS), body.get(SupportParams.REASON)));
         }, Role.SUPPORT);
         c.routes.get("/api/me", ctx -> {
             Actor a = SupportServer.actor(ctx);

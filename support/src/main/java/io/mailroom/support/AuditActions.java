@@ -13,6 +13,10 @@ public final class AuditActions {
     /** A failed email, or one in review, closed as won't send; the detail has {@code from}, {@code to} and the delivery record. */
     public static final String CLOSE = "close";
     public static final String PAUSE = "pause";
+    /** An address erased (right to erasure): one entry for the whole, with its id and the address's keyed hash. */
+    public static final String ERASURE = "erasure";
+    /** One email touched by an erasure; the detail names the erasure and whether the email was sent to the address. */
+    public static final String ERASE = "erase";
     public static final String RESUME = "resume";
     /** A bulk action's own entry: {@code bulk_retry}, {@code bulk_close}, {@code bulk_resend}, {@code bulk_lift_suppression}. */
     public static final String BULK_PREFIX = "bulk_";

@@ -63,8 +63,11 @@ final class BulkRoutes {
 
         c.routes.get("/console/bulk/confirm", this::confirm, Role.SUPPORT);
         c.routes.post("/console/bulk", this::start, Role.SUPPORT);
-        c.routes.get("/console/bulk/{id}", ctx -> ConsoleRoutes.page(ctx, pages.bulkRunPage(viewer(ctx), flash(ctx),
-                run(ctx.pathParam("id")))), Role.VIEWER);
+        c.routes.get("/console/bulk/{id}", ctx -> {
+            BulkRun run = run(ctx.pathParam("id"));
+            ConsoleRoutes.page(ctx, pages.render("bulk-run.peb", "Bulk " + run.action() + " " + run.id(), viewer(ctx), "search",
+                    flash(ctx), Map.of("run", run)));
+        }, Role.VIEWER);
     }
 
     private BulkRun run(String rawId) {
@@ -140,7 +143,7 @@ final class BulkRoutes {
         StringBuilder back = new StringBuilder("/console/emails?");
         preview.filter().forEach((k, v) -> back.append(url(k)).append('=').append(url(v)).append('&'));
         m.put("back", back.substring(0, back.length() - 1));
-        ConsoleRoutes.page(ctx, pages.bulkConfirmPage(viewer(ctx), flash(ctx), m));
+        ConsoleRoutes.page(ctx, pages.render("bulk-confirm.peb", "Confirm a bulk action", viewer(ctx), "search", flash(ctx), m));
     }
 
     private void start(Context ctx) {

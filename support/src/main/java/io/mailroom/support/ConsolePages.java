@@ -39,7 +39,7 @@ final class ConsolePages {
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
             "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
-            "suppressions.peb", "dispatchers.peb",
+            "suppressions.peb", "dispatchers.peb", "erase.peb",
             "bulk-confirm.peb", "bulk-run.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
@@ -224,16 +224,6 @@ final class ConsolePages {
         return render("list.peb", listTitle(status), viewer, active, flash, m);
     }
 
-    /** The count a bulk action would apply to and the form confirming it ({@link BulkRoutes}). */
-    String bulkConfirmPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
-        return render("bulk-confirm.peb", "Confirm a bulk action", viewer, "search", flash, model);
-    }
-
-    /** A bulk action's progress; refreshes itself while it runs. */
-    String bulkRunPage(Viewer viewer, Sessions.Flash flash, BulkRun run) {
-        return render("bulk-run.peb", "Bulk " + run.action() + " " + run.id(), viewer, "search", flash, Map.of("run", run));
-    }
-
     /** A search of the history; {@code model} from {@link SearchModel#of}. */
     String searchPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
         return render("search.peb", "Search emails", viewer, "search", flash, model);
@@ -259,6 +249,11 @@ final class ConsolePages {
         m.put("lifted", lifted);
         m.put("next", nextHref);
         return render("suppressions.peb", "Suppressed addresses", viewer, "suppressions", flash, m);
+    }
+
+    /** The erasure form (a customer's right to erasure); the outcome of the last one comes as the flash. */
+    String erasePage(Viewer viewer, Sessions.Flash flash) {
+        return render("erase.peb", "Erase an address", viewer, "suppressions", flash, Map.of());
     }
 
     static String listTitle(EmailStatus status) {
@@ -430,8 +425,11 @@ final class ConsolePages {
 
     // ------------------------------------------------------------------------------------ render
 
-    /** Renders a page template inside the layout, which needs the title, the viewer, the active tab and the flash. */
-    private String render(String template, String title, Viewer viewer, String active, Sessions.Flash flash,
+    /**
+     * Renders a page template inside the layout, which needs the title, the viewer, the active tab and
+     * the flash (also for the pages of {@link BulkRoutes}).
+     */
+    String render(String template, String title, Viewer viewer, String active, Sessions.Flash flash,
                           Map<String, Object> page) {
         Map<String, Object> model = new LinkedHashMap<>(page);
         model.put("title", title);

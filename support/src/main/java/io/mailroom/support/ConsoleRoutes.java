@@ -95,6 +95,8 @@ final class ConsoleRoutes {
         c.routes.get("/console/delivery", this::delivery, Role.VIEWER);
         c.routes.get("/console/suppressions", this::suppressions, Role.VIEWER);
         c.routes.post("/console/suppressions/{action}", this::suppressionAction, Role.SUPPORT);
+        c.routes.get("/console/erase", ctx -> page(ctx, pages.erasePage(viewer(ctx), flash(ctx))), Role.SUPPORT);
+        c.routes.post("/console/erase", this::erase, Role.SUPPORT);
         c.routes.post("/console/control/{action}", this::control, Role.OPERATOR);
     }
 
@@ -232,6 +234,18 @@ final class ConsoleRoutes {
             default -> throw HttpFailure.notFound("there is no such action", "action");
         }
         throw new Redirect("/console/suppressions");
+    }
+
+    /** An erasure, once the person ticked that it cannot be undone; the outcome comes back as the flash. */
+    private void erase(Context ctx) {
+        if (!"erase".equals(ctx.formParam("confirm"))) {
+            throw new InvalidParameterException("confirm", "tick the box to confirm the erasure: it cannot be undone");
+        }
+        Sessions.Session session = ctx.attribute(SupportServer.SESSION);
+        ErasureResult r = service.erase(SupportServer.actor(ctx), ctx.formParam(SupportParams.ADDRESS),
+                ctx.formParam(SupportParams.REASON));
+        session.flash(r.summary(), false);
+        throw new Redirect("/console/erase");
     }
 
     private void queue(Context ctx) {

@@ -87,6 +87,7 @@ final class SupportActions {
                 }
                 // read under the row lock: a lift committed before it is seen, one after it comes too late for this retry
                 SupportStore.EmailRow row = store.email(tx, k);
+                refuseErased(row == null ? null : SupportViews.firstNonNull(row.descriptorRecipient(), row.payloadEmail()), k);
                 SuppressionNote suppression = row == null ? null : views.suppressionsOf(tx, List.of(row)).get(k);
                 if (suppression != null && suppression.blocksRetry()) {
                     throw new Refused(ApiError.SUPPRESSED, suppression.retryRefusal(k));
@@ -284,6 +285,8 @@ final class SupportActions {
             throw new Refused("the content of " + originalKey
                     + " is no longer kept (its queue row was removed by retention), so it cannot be resent");
         }
+        com.fasterxml.jackson.databind.JsonNode to = SupportStore.payloadRecipient(content.payload());
+        refuseErased(to == null || to.get("address") == null ? null : to.get("address").asText(), originalKey);
         String newKey = root + "-resend-" + nextResendNumber(store.keysOfAggregate(tx, src.aggregateType(), src.aggregateId()), root);
         if (newKey.length() > NewMessage.MAX_KEY_LENGTH) {
             throw new Refused("the key of a resend of " + originalKey + " would be longer than "
@@ -299,6 +302,13 @@ final class SupportActions {
         detail.put("from", from);
         store.insertAudit(tx, actor, AuditActions.RESEND, originalKey, reason, SupportJson.object(InBulk.detail(bulk, detail)));
         return newKey;
+    }
+
+    /** An email whose recipient was erased is never sent again: its address is gone. */
+    private static void refuseErased(String recipient, String key) {
+        if (io.mailroom.db.sql.Redaction.isMarker(recipient)) {
+            throw new Refused("the recipient of " + key + " was erased on request, so it cannot be sent again");
+        }
     }
 
     /** The key resends are numbered under: the original's, also when resending a resend. */

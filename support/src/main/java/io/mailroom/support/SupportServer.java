@@ -82,6 +82,13 @@ public final class SupportServer implements AutoCloseable {
         return start(new SupportService(dataSource, transports, settings), config);
     }
 
+    /** As above, with the key an erased address's suppression is kept under (the dispatchers' {@code MAILROOM_ERASURE_KEY}). */
+    public static SupportServer start(DataSource dataSource, SupportConfig config, TransportStatus transports, SessionSettings settings,
+                                      io.mailroom.delivery.suppression.ErasureKey erasureKey) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        return start(new SupportService(dataSource, transports, settings, erasureKey), config);
+    }
+
     /** Starts the server in front of {@code service}. */
     public static SupportServer start(SupportService service, SupportConfig config) {
         Objects.requireNonNull(service, "service");

@@ -1,5 +1,6 @@
 package io.mailroom.support;
 
+import io.mailroom.delivery.suppression.ErasureKey;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.outbox.admin.MessageActions;
@@ -34,6 +35,7 @@ public final class SupportService {
     private final SupportActions actions;
     private final SuppressionAdmin suppressions;
     private final BulkActions bulk;
+    private final Erasures erasures;
 
     public SupportService(DataSource dataSource) {
         this(dataSource, TransportStatus.UNKNOWN);
@@ -48,16 +50,26 @@ public final class SupportService {
      *                 behind a transaction-mode pooler (reads always use {@code SET LOCAL})
      */
     public SupportService(DataSource dataSource, TransportStatus transports, SessionSettings settings) {
+        this(dataSource, transports, settings, ErasureKey.stored());
+    }
+
+    /**
+     * @param erasureKey the key an erased address's suppression is kept under: the dispatchers' own
+     *                   ({@code MAILROOM_ERASURE_KEY}, else the one stored in the database)
+     */
+    public SupportService(DataSource dataSource, TransportStatus transports, SessionSettings settings, ErasureKey erasureKey) {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(settings, "settings");
         Objects.requireNonNull(transports, "transports");
         SupportTx db = new SupportTx(dataSource, DEFAULT_STATEMENT_TIMEOUT);
         SupportStore store = new SupportStore();
-        SuppressionList suppressionList = new SuppressionList(SuppressionConfig.defaults(), null);
+        SuppressionList suppressionList = new SuppressionList(
+                new SuppressionConfig(SuppressionConfig.DEFAULT_SOFT_BOUNCE_LIMIT, Objects.requireNonNull(erasureKey, "erasureKey")), null);
         SupportViews views = new SupportViews(store, suppressionList);
         this.queries = new SupportQueries(db, store, views);
         this.statistics = new QueueStatistics(db, store, transports);
         this.suppressions = new SuppressionAdmin(db, suppressionList);
+        this.erasures = new Erasures(db, store, suppressionList);
         this.actions = new SupportActions(db, store, queries, views,
                 new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
                         MessageActions.DEFAULT_BUSY_BACKOFF, settings),
@@ -185,6 +197,14 @@ public final class SupportService {
     /** Lifts every active suppression of an address, with a reason; audited in the same transaction. */
     public List<SuppressionView> liftSuppression(Actor actor, String address, String reason) {
         return suppressions.liftSuppression(actor, address, reason);
+    }
+
+    /**
+     * Erases an address on request (a customer's right to erasure) from the whole history, in one
+     * audited transaction ({@link Erasures}); support role. Nothing stored is fine: zero counts, still audited.
+     */
+    public ErasureResult erase(Actor actor, String address, String reason) {
+        return erasures.erase(actor, address, reason);
     }
 
     // ------------------------------------------------------------------------------------ actions

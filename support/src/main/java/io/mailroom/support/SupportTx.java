@@ -34,9 +34,14 @@ final class SupportTx {
     }
 
     <T> T write(Function<DSLContext, T> work) {
+        return write(work, Duration.ofMillis(statementTimeoutMillis));
+    }
+
+    /** A write whose statements may each take up to {@code statementTimeout} (an erasure's scan). */
+    <T> T write(Function<DSLContext, T> work, Duration statementTimeout) {
         return dsl.transactionResult(cfg -> {
             DSLContext tx = cfg.dsl();
-            tx.execute("SET LOCAL statement_timeout = " + statementTimeoutMillis);
+            tx.execute("SET LOCAL statement_timeout = " + statementTimeout.toMillis());
             return work.apply(tx);
         });
     }

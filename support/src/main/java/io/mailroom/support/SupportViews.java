@@ -3,6 +3,7 @@ package io.mailroom.support;
 import io.mailroom.outbox.admin.AuditTrail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mailroom.db.sql.Redaction;
 import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.outbox.runtime.AttemptDetail;
@@ -26,6 +27,9 @@ import java.util.Set;
  * caller's transaction, so a page shows one moment.
  */
 final class SupportViews {
+
+    /** The recipient of an email whose address was erased ({@link Erasures}), as views show it. */
+    static final String ERASED = "erased";
 
     /** How the dispatcher's last error of an email stopped by a suppression begins. */
     static final String SUPPRESSED_PREFIX = "suppressed (";
@@ -184,9 +188,15 @@ final class SupportViews {
         }
         List<String> actions = EmailView.actionsFor(status, new EmailView.Facts(contentKept, !resentAs.isEmpty(),
                 failedPermanently, "succeeded".equals(row.recordState()), suppression != null && suppression.blocksRetry()));
+        String recipient = firstNonNull(row.descriptorRecipient(), row.payloadEmail());
+        boolean erased = Redaction.isMarker(recipient);
+        if (erased) {
+            // nothing can be sent to an erased address: no retry, no resend
+            actions = actions.stream().filter(a -> !a.equals(EmailView.RETRY) && !a.equals(EmailView.RESEND)).toList();
+        }
         return new EmailView(row.key(), row.topic(), kind(row.topic()), new About(row.aggregateType(), row.aggregateId()),
-                firstNonNull(row.descriptorRecipient(), row.payloadEmail()),
-                firstNonNull(row.descriptorName(), row.payloadName()),
+                erased ? ERASED : recipient,
+                erased ? null : firstNonNull(row.descriptorName(), row.payloadName()),
                 row.descriptorSubject(), status,
                 row.queueAttempts() != null ? row.queueAttempts() : row.effectAttempts(),
                 row.queueMaxAttempts() != null ? row.queueMaxAttempts() : row.effectMaxAttempts(),

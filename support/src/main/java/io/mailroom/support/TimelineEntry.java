@@ -88,6 +88,7 @@ public sealed interface TimelineEntry {
                 case AuditActions.CONFIRM_SENT -> "Confirmed as sent";
                 case AuditActions.CANCEL -> "Cancelled";
                 case AuditActions.CLOSE -> "Closed (won't send)";
+                case AuditActions.ERASE -> "Address erased on request";
                 default -> action.replace('_', ' ');
             };
             return what + " by " + actor + " (" + role.toLowerCase(Locale.ROOT) + ")";

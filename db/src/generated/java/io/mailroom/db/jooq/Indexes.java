@@ -38,6 +38,7 @@ public class Indexes {
     public static final Index DELIVERY_EVENT_KEY_IDX = Internal.createIndex(DSL.name("delivery_event_key_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.IDEMPOTENCY_KEY, DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_ORPHAN_IDX = Internal.createIndex(DSL.name("delivery_event_orphan_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
+    public static final Index DELIVERY_EVENT_RECIPIENT_IDX = Internal.createIndex(DSL.name("delivery_event_recipient_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECIPIENT }, false);
     public static final Index DELIVERY_STATE_LISTED_IDX = Internal.createIndex(DSL.name("delivery_state_listed_idx"), DeliveryState.DELIVERY_STATE, new OrderField[] { DeliveryState.DELIVERY_STATE.STATE, DeliveryState.DELIVERY_STATE.UPDATED_AT, DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, false);
     public static final Index EMAIL_RENDERING_RENDERED_IDX = Internal.createIndex(DSL.name("email_rendering_rendered_idx"), EmailRendering.EMAIL_RENDERING, new OrderField[] { EmailRendering.EMAIL_RENDERING.RENDERED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);
@@ -57,5 +58,6 @@ public class Indexes {
     public static final Index OUTBOX_MESSAGE_WAITING_IDX = Internal.createIndex(DSL.name("outbox_message_waiting_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.WAITING_FOR, OutboxMessage.OUTBOX_MESSAGE.TOPIC }, false);
     public static final Index SUPPRESSION_ACTIVE_IDX = Internal.createIndex(DSL.name("suppression_active_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.ADDRESS, Suppression.SUPPRESSION.REASON }, true);
     public static final Index SUPPRESSION_CREATED_IDX = Internal.createIndex(DSL.name("suppression_created_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.CREATED_AT }, false);
+    public static final Index SUPPRESSION_HASH_IDX = Internal.createIndex(DSL.name("suppression_hash_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.ADDRESS_HASH }, false);
     public static final Index SUPPRESSION_HISTORY_IDX = Internal.createIndex(DSL.name("suppression_history_idx"), Suppression.SUPPRESSION, new OrderField[] { Suppression.SUPPRESSION.ADDRESS, Suppression.SUPPRESSION.CREATED_AT }, false);
 }

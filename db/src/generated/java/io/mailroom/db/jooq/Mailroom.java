@@ -10,6 +10,7 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
+import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -76,6 +77,12 @@ public class Mailroom extends SchemaImpl {
      * step); kept as long as its outbox_effect.
      */
     public final EmailRendering EMAIL_RENDERING = EmailRendering.EMAIL_RENDERING;
+
+    /**
+     * The key of suppression.address_hash when none is configured; owned by
+     * delivery-events. 244 random bits.
+     */
+    public final ErasureKey ERASURE_KEY = ErasureKey.ERASURE_KEY;
 
     /**
      * The table <code>mailroom.idempotency_record</code>.
@@ -147,6 +154,7 @@ public class Mailroom extends SchemaImpl {
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
             DeliveryState.DELIVERY_STATE,
             EmailRendering.EMAIL_RENDERING,
+            ErasureKey.ERASURE_KEY,
             IdempotencyRecord.IDEMPOTENCY_RECORD,
             OutboxAttempt.OUTBOX_ATTEMPT,
             OutboxControl.OUTBOX_CONTROL,

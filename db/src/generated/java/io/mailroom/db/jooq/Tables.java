@@ -10,6 +10,7 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
+import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
@@ -61,6 +62,12 @@ public class Tables {
      * step); kept as long as its outbox_effect.
      */
     public static final EmailRendering EMAIL_RENDERING = EmailRendering.EMAIL_RENDERING;
+
+    /**
+     * The key of suppression.address_hash when none is configured; owned by
+     * delivery-events. 244 random bits.
+     */
+    public static final ErasureKey ERASURE_KEY = ErasureKey.ERASURE_KEY;
 
     /**
      * The table <code>mailroom.idempotency_record</code>.

@@ -144,17 +144,39 @@ public final class SuppressionList implements DeliveryEventListener {
         if (distinct.isEmpty()) {
             return Map.of();
         }
+        // an erased address is kept under its keyed hash (V20): matched as well as the address itself
+        Map<String, String> addressOfHash = new java.util.HashMap<>();
+        for (String a : distinct) {
+            addressOfHash.put(config.erasureKey().hash(tx, a), a);
+        }
         Map<String, List<Suppression>> found = new LinkedHashMap<>();
         // = any(array): one statement text for every batch size (an IN list made one per size, each
         // parsed and planned afresh), as the claim and the completion's statements are
         tx.selectFrom(SUPPRESSION)
-                .where(SUPPRESSION.ADDRESS.eq(org.jooq.impl.DSL.any(distinct.toArray(String[]::new))))
+                .where(SUPPRESSION.ADDRESS.eq(DSL.any(distinct.toArray(String[]::new)))
+                        .or(SUPPRESSION.ADDRESS_HASH.eq(DSL.any(addressOfHash.keySet().toArray(String[]::new)))))
                 .and(SUPPRESSION.LIFTED_AT.isNull())
-                .orderBy(SUPPRESSION.ADDRESS, SUPPRESSION.ID)
+                .orderBy(SUPPRESSION.ID)
                 .fetch()
-                .forEach(r -> found.computeIfAbsent(r.getAddress(), a -> new java.util.ArrayList<>()).add(of(r)));
+                .forEach(r -> {
+                    String a = r.getAddressHash() != null && !distinct.contains(r.getAddress())
+                            ? addressOfHash.get(r.getAddressHash()) : r.getAddress();
+                    if (a != null) {
+                        found.computeIfAbsent(a, x -> new java.util.ArrayList<>()).add(of(r));
+                    }
+                });
         found.replaceAll((a, list) -> List.copyOf(list));
         return found;
+    }
+
+    /** The keyed hash an erased address's suppression is kept under ({@link ErasureKey}). */
+    public String hash(DSLContext tx, String normalizedAddress) {
+        return config.erasureKey().hash(tx, normalizedAddress);
+    }
+
+    /** Entries of an address: by the address itself, or by its hash once it was erased. */
+    private Condition ofAddress(DSLContext tx, String normalizedAddress) {
+        return SUPPRESSION.ADDRESS.eq(normalizedAddress).or(SUPPRESSION.ADDRESS_HASH.eq(hash(tx, normalizedAddress)));
     }
 
     /** The entry that stops a send under {@code policy}, the most serious first (hard bounce, then older). */
@@ -197,7 +219,7 @@ public final class SuppressionList implements DeliveryEventListener {
                 .set(SUPPRESSION.LIFTED_AT, clock.instant())
                 .set(SUPPRESSION.LIFTED_BY, actor)
                 .set(SUPPRESSION.LIFT_REASON, why)
-                .where(SUPPRESSION.ADDRESS.eq(a)).and(SUPPRESSION.LIFTED_AT.isNull())
+                .where(ofAddress(tx, a)).and(SUPPRESSION.LIFTED_AT.isNull())
                 .returning()
                 .fetch().map(SuppressionList::of);
         if (lifted.isEmpty()) {
@@ -223,7 +245,7 @@ public final class SuppressionList implements DeliveryEventListener {
         }
         Condition where = DSL.trueCondition();
         if (address != null && !address.isBlank()) {
-            where = where.and(SUPPRESSION.ADDRESS.eq(address(address)));
+            where = where.and(ofAddress(dsl, address(address)));
         }
         if (!withLifted) {
             where = where.and(SUPPRESSION.LIFTED_AT.isNull());

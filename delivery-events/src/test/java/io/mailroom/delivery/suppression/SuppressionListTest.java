@@ -177,4 +177,73 @@ class SuppressionListTest {
                 .fetchOne().value1().data();
         assertThat(audited).contains("frida.long@example.com");
     }
+
+    /** Erases ann@example.com as support does (delivery-events' part), with this list's key. */
+    private io.mailroom.delivery.DeliveryErasure.Erased erase(String address) {
+        io.mailroom.db.sql.Redaction r = new io.mailroom.db.sql.Redaction(address, List.of("Ann Lee"),
+                io.mailroom.db.sql.Redaction.marker("0a1b2c3d4e"));
+        return inTx(tx -> io.mailroom.delivery.DeliveryErasure.erase(tx, r, list.hash(tx, address), List.of()));
+    }
+
+    @Test
+    void anErasedAddressStaysSuppressedUnderItsKeyedHash_listedAndLiftedByTheAddress() {
+        event(DeliveryKind.BOUNCED, BounceType.HARD, "Ann@Example.COM", "smtp; 550 5.1.1 <ann@example.com>: user unknown", T0);
+        event(DeliveryKind.BOUNCED, BounceType.SOFT, "bo@example.com", "452 mailbox full", T0);
+
+        var erased = erase("ann@example.com");
+
+        assertThat(erased.suppressions()).isEqualTo(1);
+        assertThat(erased.keptByHash()).isTrue();
+        assertThat(erased.events()).isEqualTo(1);
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq("ann@example.com"))).isZero();
+        assertThat(pg.dsl().fetchValue("SELECT count(*)::int FROM suppression s WHERE s::text ILIKE '%ann@example.com%'")).isEqualTo(0);
+        assertThat(active("ann@example.com")).singleElement().satisfies(s -> {
+            assertThat(s.reason()).isEqualTo(SuppressionReason.HARD_BOUNCE);
+            assertThat(s.address()).isEqualTo("erased-0a1b2c3d4e@erased.invalid");
+            assertThat(s.detail()).isEqualTo("smtp; 550 5.1.1 <erased-0a1b2c3d4e@erased.invalid>: user unknown");
+        });
+        assertThat(inTx(tx -> list.active(tx, List.of("ann@example.com", "bo@example.com"))).keySet())
+                .containsExactly("ann@example.com");
+        List<Suppression> listed = inTx(tx -> list.list(tx, "Ann@Example.com", false, null, 10));
+        assertThat(listed).hasSize(1);
+        // a list keyed otherwise (another MAILROOM_ERASURE_KEY) does not see it: the key must not change
+        SuppressionList otherKey = new SuppressionList(new SuppressionConfig(3,
+                ErasureKey.configured("MAILROOM_ERASURE_KEY", "a-configured-key-of-at-least-32-characters")), null);
+        java.util.Map<String, List<Suppression>> seenOtherwise = inTx(tx -> otherKey.active(tx, List.of("ann@example.com")));
+        assertThat(seenOtherwise).isEmpty();
+
+        List<Suppression> lifted = inTx(tx -> list.lift(tx, "ann@example.com", "asked to receive mail again", "alice", "support"));
+        assertThat(lifted).hasSize(1);
+        assertThat(active("ann@example.com")).isEmpty();
+    }
+
+    @Test
+    void aLiftedEntryKeepsNoHash_andTheSoftBounceRunGoes() {
+        event(DeliveryKind.BOUNCED, BounceType.SOFT, "ann@example.com", "452 mailbox full", T0);
+        inTx(tx -> list.add(tx, "ann@example.com", "asked", "alice", "support"));
+        inTx(tx -> list.lift(tx, "ann@example.com", "by mistake", "alice", "support"));
+        event(DeliveryKind.BOUNCED, BounceType.SOFT, "ann@example.com", "452 mailbox full", T0.plusSeconds(60));
+
+        var erased = erase("ann@example.com");
+
+        assertThat(erased.keptByHash()).isFalse();
+        assertThat(erased.softBounceRuns()).isEqualTo(1);
+        assertThat(pg.dsl().fetchValue("SELECT count(*)::int FROM suppression WHERE address_hash IS NOT NULL")).isEqualTo(0);
+        assertThat(active("ann@example.com")).isEmpty();
+    }
+
+    @Test
+    void aConfiguredErasureKeyIsAtLeast32CharactersAndNeverPrinted() {
+        assertThatThrownBy(() -> ErasureKey.configured("MAILROOM_ERASURE_KEY", "short"))
+                .hasMessageStartingWith("MAILROOM_ERASURE_KEY must be at least 32 characters");
+        ErasureKey key = ErasureKey.configured("MAILROOM_ERASURE_KEY", "0123456789abcdef0123456789abcdef");
+        assertThat(key.toString()).doesNotContain("0123456789");
+        String configured = inTx(tx -> key.hash(tx, "ann@example.com"));
+        String same = inTx(tx -> ErasureKey.configured("x", "0123456789abcdef0123456789abcdef").hash(tx, "ann@example.com"));
+        String stored = inTx(tx -> ErasureKey.stored().hash(tx, "ann@example.com"));
+        String listed = inTx(tx -> list.hash(tx, "ann@example.com"));
+        assertThat(configured).matches("[0-9a-f]{64}").isEqualTo(same);
+        assertThat(stored).as("the stored key is V20's random one: the same for every process").isEqualTo(listed)
+                .isNotEqualTo(configured);
+    }
 }

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
@@ -122,5 +123,19 @@ class SuppressedRecipientTest {
         dispatcher(new BatchReservationTest.Census(pg.dataSource()), transport, SuppressionPolicy.STRICT).runOnce();
 
         assertThat(transport.keys).contains(DispatchFixture.key(4)).doesNotContain(DispatchFixture.key(2), DispatchFixture.key(3));
+    }
+
+    @Test
+    void anErasedAddressIsStillNotSentTo_itsSuppressionMatchedByTheKeyedHash() {
+        io.mailroom.db.sql.Redaction r = new io.mailroom.db.sql.Redaction("customer4@example.com", List.of(),
+                io.mailroom.db.sql.Redaction.marker("0a1b2c3d4e"));
+        pg.dsl().transaction(c -> io.mailroom.delivery.DeliveryErasure.erase(c.dsl(), r, list.hash(c.dsl(), r.address()), List.of()));
+        assertThat(pg.dsl().fetchCount(SUPPRESSION, SUPPRESSION.ADDRESS.eq("customer4@example.com"))).isZero();
+        var transport = new BatchReservationTest.AcceptingTransport();
+
+        dispatcher(new BatchReservationTest.Census(pg.dataSource()), transport, SuppressionPolicy.STRICT).runOnce();
+
+        assertThat(transport.keys).containsExactlyInAnyOrder(DispatchFixture.key(1), DispatchFixture.key(5));
+        assertThat(lastError(4)).startsWith("suppressed (hard bounce on 2026-12-01");
     }
 }

@@ -336,6 +336,7 @@ public record ServiceConfig(
                 + ", retention=" + retention + " every " + Settings.format(retentionInterval)
                 + ", support=" + (support == null ? "off" : support)
                 + ", webhooks=" + (webhooks == null ? "off" : webhooks) + ", softBounceLimit=" + suppression.softBounceLimit()
+                + ", erasureKey=" + (suppression.erasureKey().isConfigured() ? "configured" : "stored in the database")
                 + ", listen=" + host + ":" + port + "]";
     }
 

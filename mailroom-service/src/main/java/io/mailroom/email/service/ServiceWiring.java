@@ -219,7 +219,7 @@ final class ServiceWiring {
                 List<ResilientTransport> all = List.copyOf(transports.values());
                 support = SupportServer.start(supportPool, config.support(), () -> all.stream()
                         .map(t -> new TransportStatus.TransportState(t.name(), t.breakerState().name().toLowerCase(Locale.ROOT)))
-                        .toList(), config.dispatcher().sessionSettings());
+                        .toList(), config.dispatcher().sessionSettings(), config.suppression().erasureKey());
                 if (!BindAddress.isLoopback(config.support().host())) {
                     log.warn("Support server is reachable from other machines on {}:{} over plain HTTP; put it behind a"
                             + " TLS-terminating proxy or bind {} to 127.0.0.1 (docs/OPERATIONS.md, \"Plain HTTP and TLS\")",

@@ -91,7 +91,8 @@ final class SupportEnv {
      */
     static CommandLine cli(Map<String, String> env) {
         Map<String, String> copy = Map.copyOf(env);
-        CommandLine cmd = SupportCli.commandLine(new SupportCli(() -> cliDatabase(copy)));
+        CommandLine cmd = SupportCli.commandLine(new SupportCli(() -> cliDatabase(copy),
+                () -> WebhookConfig.erasureKey(new Settings(copy))));
         cmd.setResourceBundle(new CliHelp());
         return cmd;
     }

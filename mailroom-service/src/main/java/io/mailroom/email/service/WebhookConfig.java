@@ -1,5 +1,6 @@
 package io.mailroom.email.service;
 
+import io.mailroom.delivery.suppression.ErasureKey;
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.webhook.NeutralEventAdapter;
 import io.mailroom.delivery.webhook.ResendEventAdapter;
@@ -120,13 +121,34 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
         return out;
     }
 
-    /** {@code MAILROOM_SOFT_BOUNCE_LIMIT}: soft bounces in a row that suppress an address (default 3). */
+    /**
+     * {@code MAILROOM_SOFT_BOUNCE_LIMIT}: soft bounces in a row that suppress an address (default 3);
+     * {@code MAILROOM_ERASURE_KEY}: the key an erased address's suppression is kept under (default: the
+     * random key stored in the database; see {@link ErasureKey} for the difference).
+     */
     static SuppressionConfig suppression(Map<String, String> env) {
-        int limit = new Settings(env).integer("MAILROOM_SOFT_BOUNCE_LIMIT", SuppressionConfig.DEFAULT_SOFT_BOUNCE_LIMIT);
+        Settings settings = new Settings(env);
+        int limit = settings.integer("MAILROOM_SOFT_BOUNCE_LIMIT", SuppressionConfig.DEFAULT_SOFT_BOUNCE_LIMIT);
+        ErasureKey key = erasureKey(settings);
         try {
-            return new SuppressionConfig(limit);
+            return new SuppressionConfig(limit, key);
         } catch (IllegalArgumentException e) {
             throw new InvalidSettingException("MAILROOM_SOFT_BOUNCE_LIMIT", e.getMessage());
+        }
+    }
+
+    static final String ERASURE_KEY = "MAILROOM_ERASURE_KEY";
+
+    /** {@code MAILROOM_ERASURE_KEY}, or the key stored in the database when it is not set. */
+    static ErasureKey erasureKey(Settings settings) {
+        String secret = settings.secret(ERASURE_KEY);
+        if (secret == null) {
+            return ErasureKey.stored();
+        }
+        try {
+            return ErasureKey.configured(ERASURE_KEY, secret);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSettingException(ERASURE_KEY, e.getMessage());
         }
     }
 

@@ -113,6 +113,24 @@ class SupportEnvTest {
         assertThat(db.toString()).doesNotContain("pw");
     }
 
+    @Test
+    void theErasureKeyIsReadFromTheEnvironmentForTheDispatcherAndTheCommands_aShortOneRefusedNamingIt() {
+        assertThat(WebhookConfig.suppression(Map.of()).erasureKey().isConfigured()).isFalse();
+        String key = "k".repeat(40);
+        assertThat(WebhookConfig.suppression(env("MAILROOM_ERASURE_KEY", key)).erasureKey().isConfigured()).isTrue();
+        assertRejected(() -> WebhookConfig.suppression(env("MAILROOM_ERASURE_KEY", "short")), "MAILROOM_ERASURE_KEY",
+                "MAILROOM_ERASURE_KEY must be at least 32 characters (e.g. the output of: openssl rand -hex 32)");
+        ServiceConfig service = ServiceConfig.fromEnv(env("MAILROOM_DB_URL", "jdbc:postgresql://h/db",
+                "MAILROOM_SMTP_FROM", "shop@example.com", "MAILROOM_ERASURE_KEY", key));
+        assertThat(service.suppression().erasureKey().isConfigured()).isTrue();
+        assertThat(service.toString()).contains("erasureKey=configured").doesNotContain(key);
+
+        Run erase = support(env("MAILROOM_DB_URL", "jdbc:postgresql://127.0.0.1:1/nothing", "MAILROOM_ERASURE_KEY", "short"),
+                "erase", "--address", "ann@example.com", "--reason", "asked");
+        assertThat(erase.code()).isEqualTo(ExitCodes.INVALID_INPUT);
+        assertThat(erase.err()).contains("MAILROOM_ERASURE_KEY must be at least 32 characters");
+    }
+
     record Run(int code, String out, String err) {
     }
 

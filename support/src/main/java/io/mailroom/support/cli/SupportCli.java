@@ -1,5 +1,6 @@
 package io.mailroom.support.cli;
 
+import io.mailroom.delivery.suppression.ErasureKey;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.support.Actor;
 import io.mailroom.support.Role;
@@ -36,6 +37,7 @@ import java.util.function.Supplier;
  * support pause --reason "provider incident"
  * support pause --scope email.password_reset --reason "template being fixed"
  * support resume
+ * support erase --address ann@example.com --reason "customer's request of 2026-05-02, ticket 4411"
  * </pre>
  *
  * Options for every command: {@code --db-url}, {@code --db-user}, {@code --db-password} and
@@ -56,7 +58,8 @@ import java.util.function.Supplier;
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
                 ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
-                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class, BulkCommand.class})
+                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class, BulkCommand.class,
+                EraseCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",
@@ -87,6 +90,7 @@ public class SupportCli implements Callable<Integer> {
 
     private final Supplier<CliDatabase> defaults;
     private final DataSource provided;
+    private final Supplier<ErasureKey> erasureKey;
     private CliDatabase database;
     private SupportService service;
 
@@ -95,14 +99,24 @@ public class SupportCli implements Callable<Integer> {
      * needs the database; an {@link InvalidSettingException} it throws is that command's invalid input.
      */
     public SupportCli(Supplier<CliDatabase> defaults) {
+        this(defaults, ErasureKey::stored);
+    }
+
+    /**
+     * As above; {@code erasureKey} gives the key an erased address's suppression is kept under (the
+     * dispatchers' {@code MAILROOM_ERASURE_KEY}), asked when a command first needs it.
+     */
+    public SupportCli(Supplier<CliDatabase> defaults, Supplier<ErasureKey> erasureKey) {
         this.defaults = Objects.requireNonNull(defaults, "defaults");
         this.provided = null;
+        this.erasureKey = Objects.requireNonNull(erasureKey, "erasureKey");
     }
 
     /** Uses {@code dataSource} with settings per session; the database options are then ignored. */
     public SupportCli(DataSource dataSource) {
         this.provided = Objects.requireNonNull(dataSource, "dataSource");
         this.defaults = () -> CliDatabase.direct(null);
+        this.erasureKey = ErasureKey::stored;
     }
 
     /** Without a subcommand: the usage, and the invalid-input exit code. */
@@ -139,7 +153,13 @@ public class SupportCli implements Callable<Integer> {
     SupportService service() {
         if (service == null) {
             DataSource dataSource = dataSource();
-            service = new SupportService(dataSource, io.mailroom.support.TransportStatus.UNKNOWN, database().sessionSettings());
+            ErasureKey key;
+            try {
+                key = erasureKey.get();
+            } catch (InvalidSettingException e) {
+                throw new io.mailroom.support.InvalidParameterException(e.setting(), e.getMessage());
+            }
+            service = new SupportService(dataSource, io.mailroom.support.TransportStatus.UNKNOWN, database().sessionSettings(), key);
         }
         return service;
     }

@@ -169,7 +169,7 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.DELIVERY_EVENT_KEY_IDX, Indexes.DELIVERY_EVENT_ORPHAN_IDX, Indexes.DELIVERY_EVENT_RECEIVED_IDX);
+        return Arrays.asList(Indexes.DELIVERY_EVENT_KEY_IDX, Indexes.DELIVERY_EVENT_ORPHAN_IDX, Indexes.DELIVERY_EVENT_RECEIVED_IDX, Indexes.DELIVERY_EVENT_RECIPIENT_IDX);
     }
 
     @Override

@@ -107,6 +107,13 @@ public class Suppression extends TableImpl<SuppressionRecord> {
      */
     public final TableField<SuppressionRecord, String> LIFT_REASON = createField(DSL.name("lift_reason"), SQLDataType.VARCHAR, this, "");
 
+    /**
+     * The column <code>mailroom.suppression.address_hash</code>. HMAC-SHA256
+     * (hex) of the normalized address of an erased address; address then holds
+     * the erasure's marker.
+     */
+    public final TableField<SuppressionRecord, String> ADDRESS_HASH = createField(DSL.name("address_hash"), SQLDataType.VARCHAR, this, "HMAC-SHA256 (hex) of the normalized address of an erased address; address then holds the erasure's marker.");
+
     private Suppression(Name alias, Table<SuppressionRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -143,7 +150,7 @@ public class Suppression extends TableImpl<SuppressionRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.SUPPRESSION_ACTIVE_IDX, Indexes.SUPPRESSION_CREATED_IDX, Indexes.SUPPRESSION_HISTORY_IDX);
+        return Arrays.asList(Indexes.SUPPRESSION_ACTIVE_IDX, Indexes.SUPPRESSION_CREATED_IDX, Indexes.SUPPRESSION_HASH_IDX, Indexes.SUPPRESSION_HISTORY_IDX);
     }
 
     @Override
@@ -160,6 +167,7 @@ public class Suppression extends TableImpl<SuppressionRecord> {
     public List<Check<SuppressionRecord>> getChecks() {
         return Arrays.asList(
             Internal.createCheck(this, DSL.name("suppression_address_check"), "(((length((address)::text) >= 3) AND (length((address)::text) <= 320)))", true),
+            Internal.createCheck(this, DSL.name("suppression_address_hash_check"), "(((address_hash)::text ~ '^[0-9a-f]{64}$'::text))", true),
             Internal.createCheck(this, DSL.name("suppression_detail_check"), "((length((detail)::text) <= 2000))", true),
             Internal.createCheck(this, DSL.name("suppression_lift_check"), "((((lifted_at IS NULL) = (lifted_by IS NULL)) AND ((lifted_at IS NULL) = (lift_reason IS NULL))))", true),
             Internal.createCheck(this, DSL.name("suppression_lift_reason_check"), "((length((lift_reason)::text) <= 2000))", true),

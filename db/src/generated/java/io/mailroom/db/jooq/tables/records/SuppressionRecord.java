@@ -170,6 +170,25 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
         return (String) get(9);
     }
 
+    /**
+     * Setter for <code>mailroom.suppression.address_hash</code>. HMAC-SHA256
+     * (hex) of the normalized address of an erased address; address then holds
+     * the erasure's marker.
+     */
+    public SuppressionRecord setAddressHash(String value) {
+        set(10, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.suppression.address_hash</code>. HMAC-SHA256
+     * (hex) of the normalized address of an erased address; address then holds
+     * the erasure's marker.
+     */
+    public String getAddressHash() {
+        return (String) get(10);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -193,7 +212,7 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
     /**
      * Create a detached, initialised SuppressionRecord
      */
-    public SuppressionRecord(Long id, String address, String reason, String detail, Long eventId, Instant createdAt, String createdBy, Instant liftedAt, String liftedBy, String liftReason) {
+    public SuppressionRecord(Long id, String address, String reason, String detail, Long eventId, Instant createdAt, String createdBy, Instant liftedAt, String liftedBy, String liftReason, String addressHash) {
         super(Suppression.SUPPRESSION);
 
         setId(id);
@@ -206,6 +225,7 @@ public class SuppressionRecord extends UpdatableRecordImpl<SuppressionRecord> {
         setLiftedAt(liftedAt);
         setLiftedBy(liftedBy);
         setLiftReason(liftReason);
+        setAddressHash(addressHash);
         resetTouchedOnNotNull();
     }
 }
