@@ -34,8 +34,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Search and bulk action in a real browser (Debian's headless Chromium, as {@link ConsoleBrowserTest}),
  * as support staff use them after a provider outage: every email to one address found by typing it,
  * then the 500 emails that failed at one domain retried in one confirmed bulk action, with its
- * progress page. Screenshots: {@code target/screenshots/search-by-recipient.png},
- * {@code bulk-confirm.png}, {@code bulk-done.png} (copies in docs/screenshots/).
+ * progress page; then the address erased on the customer's request, after which no search finds it.
+ * Screenshots: {@code target/screenshots/search-by-recipient.png}, {@code bulk-confirm.png},
+ * {@code bulk-done.png}, {@code erase-form.png}, {@code erase-done.png} (copies in docs/screenshots/).
  */
 class SearchBrowserTest {
 
@@ -138,6 +139,22 @@ class SearchBrowserTest {
         screenshot("bulk-done.png");
         assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_effect WHERE idempotency_key LIKE 'outage-%' AND status = 'pending'")
                 .get(0, Long.class)).isEqualTo(500);
+
+        // Ann asks to be forgotten: erased from the whole history, her emails stay counted
+        browser.get(server.baseUri().resolve("/console/erase").toString());
+        waiting.until(ExpectedConditions.presenceOfElementLocated(By.name("address")));
+        browser.findElement(By.name("address")).sendKeys("ann@example.com");
+        browser.findElement(By.name("reason")).sendKeys("customer's request, ticket 4411");
+        browser.findElement(By.name("confirm")).click();
+        screenshot("erase-form.png");
+        browser.findElement(By.cssSelector("button[data-action='erase']")).click();
+        waiting.until(ExpectedConditions.alertIsPresent()).accept();
+        waiting.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector(".flash")));
+        screenshot("erase-done.png");
+        browser.get(server.baseUri().resolve("/console/emails?recipient=ann%40example.com").toString());
+        waiting.until(ExpectedConditions.presenceOfElementLocated(By.id("search-empty")));
+        assertThat(pg.dsl().fetchSingle("SELECT count(*) FROM outbox_effect WHERE idempotency_key LIKE 'ann-%'")
+                .get(0, Long.class)).isEqualTo(2);
     }
 
     private static void screenshot(String name) throws IOException {
