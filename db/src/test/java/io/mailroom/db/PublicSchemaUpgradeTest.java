@@ -5,6 +5,7 @@ import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationVersion;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -90,7 +91,8 @@ class PublicSchemaUpgradeTest {
             migrateTheOldWay(ds, "9");
             message(db.dsl(), "email-order-1", "pending", 0, "now()");
             var result = Schema.migrate(ds);
-            assertThat(result.migrationsExecuted).isEqualTo(8); // V10 to V16, into the moved tables
+            // V10 to the latest, into the moved tables
+            assertThat(result.migrationsExecuted).isEqualTo(SchemaSql.scripts(MigrationVersion.fromVersion("10"), null).size());
             assertThat(Schema.status(ds, MailroomSchema.DEFAULT).upToDate()).isTrue();
             assertThat(db.dsl().fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE claimed_incarnation IS NULL")).isEqualTo(1L);
         }

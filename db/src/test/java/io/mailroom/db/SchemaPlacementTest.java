@@ -182,7 +182,8 @@ class SchemaPlacementTest {
             Schema.flyway(db.dataSource(), MailroomSchema.DEFAULT).target(MigrationVersion.fromVersion("12")).load().migrate();
             var behind = Schema.status(db.dataSource(), MailroomSchema.DEFAULT);
             assertThat(behind.current()).hasToString("12");
-            assertThat(behind.missing()).extracting(m -> m.version().toString()).containsExactly("13", "14", "15", "15.1", "16");
+            assertThat(behind.missing()).extracting(m -> m.version().toString()).containsExactlyElementsOf(
+                    SchemaSql.scripts(MigrationVersion.fromVersion("13"), null).stream().map(x -> x.version().toString()).toList());
             assertThat(behind.describe()).contains("at version 12").contains("V13 (waiting for)")
                     .contains("mailroom schema sql --from 13");
         }

@@ -7,6 +7,7 @@ package io.mailroom.db.jooq;
 import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
+import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -15,11 +16,14 @@ import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.OutboxRollup;
+import io.mailroom.db.jooq.tables.OutboxRollupMark;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
+import io.mailroom.db.jooq.tables.records.DeliveryEventRollupRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
@@ -28,6 +32,8 @@ import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 import io.mailroom.db.jooq.tables.records.OutboxDispatcherRecord;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
+import io.mailroom.db.jooq.tables.records.OutboxRollupMarkRecord;
+import io.mailroom.db.jooq.tables.records.OutboxRollupRecord;
 import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
@@ -52,6 +58,7 @@ public class Keys {
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_DELIVERY_UNIQUE = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_delivery_unique"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.SOURCE, DeliveryEvent.DELIVERY_EVENT.DELIVERY_ID, DeliveryEvent.DELIVERY_EVENT.SEQ }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
+    public static final UniqueKey<DeliveryEventRollupRecord> DELIVERY_EVENT_ROLLUP_PKEY = Internal.createUniqueKey(DeliveryEventRollup.DELIVERY_EVENT_ROLLUP, DSL.name("delivery_event_rollup_pkey"), new TableField[] { DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.RESOLUTION, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BUCKET, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.TOPIC, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.KIND, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BOUNCE }, true);
     public static final UniqueKey<DeliveryStateRecord> DELIVERY_STATE_PKEY = Internal.createUniqueKey(DeliveryState.DELIVERY_STATE, DSL.name("delivery_state_pkey"), new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
@@ -60,6 +67,8 @@ public class Keys {
     public static final UniqueKey<OutboxDispatcherRecord> OUTBOX_DISPATCHER_PKEY = Internal.createUniqueKey(OutboxDispatcher.OUTBOX_DISPATCHER, DSL.name("outbox_dispatcher_pkey"), new TableField[] { OutboxDispatcher.OUTBOX_DISPATCHER.WORKER_ID }, true);
     public static final UniqueKey<OutboxEffectRecord> OUTBOX_EFFECT_PKEY = Internal.createUniqueKey(OutboxEffect.OUTBOX_EFFECT, DSL.name("outbox_effect_pkey"), new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<OutboxMessageRecord> OUTBOX_MESSAGE_PKEY = Internal.createUniqueKey(OutboxMessage.OUTBOX_MESSAGE, DSL.name("outbox_message_pkey"), new TableField[] { OutboxMessage.OUTBOX_MESSAGE.ID, OutboxMessage.OUTBOX_MESSAGE.CREATED_AT }, true);
+    public static final UniqueKey<OutboxRollupRecord> OUTBOX_ROLLUP_PKEY = Internal.createUniqueKey(OutboxRollup.OUTBOX_ROLLUP, DSL.name("outbox_rollup_pkey"), new TableField[] { OutboxRollup.OUTBOX_ROLLUP.RESOLUTION, OutboxRollup.OUTBOX_ROLLUP.BUCKET, OutboxRollup.OUTBOX_ROLLUP.TOPIC }, true);
+    public static final UniqueKey<OutboxRollupMarkRecord> OUTBOX_ROLLUP_MARK_PKEY = Internal.createUniqueKey(OutboxRollupMark.OUTBOX_ROLLUP_MARK, DSL.name("outbox_rollup_mark_pkey"), new TableField[] { OutboxRollupMark.OUTBOX_ROLLUP_MARK.NAME }, true);
     public static final UniqueKey<SoftBounceRunRecord> SOFT_BOUNCE_RUN_PKEY = Internal.createUniqueKey(SoftBounceRun.SOFT_BOUNCE_RUN, DSL.name("soft_bounce_run_pkey"), new TableField[] { SoftBounceRun.SOFT_BOUNCE_RUN.ADDRESS }, true);
     public static final UniqueKey<SuppressionRecord> SUPPRESSION_PKEY = Internal.createUniqueKey(Suppression.SUPPRESSION, DSL.name("suppression_pkey"), new TableField[] { Suppression.SUPPRESSION.ID }, true);
 }
