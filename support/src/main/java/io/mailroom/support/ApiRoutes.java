@@ -31,6 +31,8 @@ import java.util.Set;
  *       ({@code /api/about/user/42/emails}), oldest first, with timelines; {@code GET /api/orders/{orderId}/emails}
  *       is the same for type {@code order}; {@code GET /api/about} → the entity types known ({@code {"types": [...]}})</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
+ *   <li>{@code GET /api/stats/topics?range=1h|24h|7d} → {@link TopicStats}: per topic and bucket sent, failed,
+ *       bounced and waiting, from the rollups; another range is 400</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
  *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
  *   <li>{@code GET /api/delivery/orphans?before=&limit=} (operator) → events that matched no email</li>
@@ -51,6 +53,7 @@ final class ApiRoutes {
                     SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
+            "GET /api/stats/topics", Set.of(SupportParams.RANGE),
             "GET /api/suppressions", Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
 
@@ -93,6 +96,7 @@ final class ApiRoutes {
             answer(ctx, service.close(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
         }, Role.SUPPORT);
         c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
+        c.routes.get("/api/stats/topics", ctx -> ctx.json(service.topicStats(ctx.queryParam(SupportParams.RANGE))), Role.VIEWER);
         c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);
         c.routes.post("/api/control/pause", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));

@@ -20,6 +20,7 @@ public final class SupportParams {
     public static final String BEFORE = "before";
     public static final String ADDRESS = "address";
     public static final String LIFTED = "lifted";
+    public static final String RANGE = "range";
 
     private SupportParams() {
     }
