@@ -5,7 +5,6 @@ import io.mailroom.testing.TestDatabase;
 import io.mailroom.testing.TestDatabases;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
-import org.flywaydb.core.api.MigrationVersion;
 import org.jooq.DSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -91,8 +90,9 @@ class PublicSchemaUpgradeTest {
             migrateTheOldWay(ds, "9");
             message(db.dsl(), "email-order-1", "pending", 0, "now()");
             var result = Schema.migrate(ds);
-            // V10 to the latest, into the moved tables
-            assertThat(result.migrationsExecuted).isEqualTo(SchemaSql.scripts(MigrationVersion.fromVersion("10"), null).size());
+            // V10 onwards, into the moved tables (V14 itself is the move)
+            assertThat(result.migrationsExecuted).isEqualTo(SchemaSql.SCRIPTS.size()
+                    - SchemaSql.SCRIPTS.indexOf("V10__claim_incarnation.sql"));
             assertThat(Schema.status(ds, MailroomSchema.DEFAULT).upToDate()).isTrue();
             assertThat(db.dsl().fetchValue("SELECT count(*) FROM mailroom.outbox_message WHERE claimed_incarnation IS NULL")).isEqualTo(1L);
         }

@@ -183,7 +183,8 @@ class SchemaPlacementTest {
             var behind = Schema.status(db.dataSource(), MailroomSchema.DEFAULT);
             assertThat(behind.current()).hasToString("12");
             assertThat(behind.missing()).extracting(m -> m.version().toString()).containsExactlyElementsOf(
-                    SchemaSql.scripts(MigrationVersion.fromVersion("13"), null).stream().map(x -> x.version().toString()).toList());
+                    SchemaSql.SCRIPTS.subList(SchemaSql.SCRIPTS.indexOf("V13__waiting_for.sql"), SchemaSql.SCRIPTS.size())
+                            .stream().map(n -> SchemaSql.version(n).toString()).toList());
             assertThat(behind.describe()).contains("at version 12").contains("V13 (waiting for)")
                     .contains("mailroom schema sql --from 13");
         }

@@ -33,7 +33,7 @@ class TableOwnershipTest {
 
     private static Map<String, Set<String>> ownersInOrder() {
         Map<String, Set<String>> owners = new LinkedHashMap<>();
-        owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_attempt", "outbox_control",
+        owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_effect_term", "outbox_attempt", "outbox_control",
                 "outbox_dispatcher", "audit_log", "outbox_rollup", "outbox_rollup_mark"));
         owners.put("idempotency-store", Set.of("idempotency_record"));
         owners.put("email-api", Set.of());
@@ -41,7 +41,7 @@ class TableOwnershipTest {
                 "soft_bounce_run", "delivery_event_rollup"));
         owners.put("email-templates", Set.of());
         owners.put("email-dispatcher", Set.of("email_rendering"));
-        owners.put("support", Set.of());
+        owners.put("support", Set.of("bulk_action"));
         owners.put("mailroom-service", Set.of());
         owners.put("mailroom-spring-boot-starter", Set.of());
         return owners;

@@ -1,7 +1,9 @@
 package io.mailroom.outbox;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * A message to add to the outbox beside the caller's business rows.
@@ -14,12 +16,20 @@ import java.util.Objects;
  * @param payloadJson    the payload as a JSON document (stored as {@code jsonb})
  * @param availableAt    optional: not before this instant (null means at once)
  * @param maxAttempts    how many attempts before the message fails for good
+ * @param searchTerms    what support may find the effect by, kept with the history: {@code name:value}
+ *                       terms such as {@code to:ann@example.com} (at most {@value #MAX_TERMS}, each at most
+ *                       {@value #MAX_TERM_LENGTH} characters, the name lower-case letters, digits, '_' and '-')
  */
 public record NewMessage(String topic, String aggregateType, String aggregateId, String idempotencyKey,
-                         String orderingKey, String payloadJson, Instant availableAt, int maxAttempts) {
+                         String orderingKey, String payloadJson, Instant availableAt, int maxAttempts,
+                         List<String> searchTerms) {
 
     public static final int DEFAULT_MAX_ATTEMPTS = 10;
     public static final int MAX_KEY_LENGTH = 200;
+
+    public static final int MAX_TERMS = 64;
+    public static final int MAX_TERM_LENGTH = 340;
+    private static final Pattern TERM = Pattern.compile("^[a-z][a-z0-9_-]{0,31}:.+$", Pattern.DOTALL);
 
     public NewMessage {
         requireText("topic", topic, MAX_KEY_LENGTH);
@@ -37,6 +47,23 @@ public record NewMessage(String topic, String aggregateType, String aggregateId,
         if (maxAttempts < 1 || maxAttempts > 1000) {
             throw new IllegalArgumentException("maxAttempts must be between 1 and 1000, got " + maxAttempts);
         }
+        searchTerms = searchTerms == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(searchTerms));
+        if (searchTerms.size() > MAX_TERMS) {
+            throw new IllegalArgumentException("searchTerms must be at most " + MAX_TERMS + ", got " + searchTerms.size());
+        }
+        for (String term : searchTerms) {
+            requireText("searchTerms", term, MAX_TERM_LENGTH);
+            if (!TERM.matcher(term).matches()) {
+                throw new IllegalArgumentException("searchTerms must each be name:value with a name of 1-32 of a-z, 0-9, '_', '-'"
+                        + " starting with a letter, got '" + term + "'");
+            }
+        }
+    }
+
+    /** A message without search terms. */
+    public NewMessage(String topic, String aggregateType, String aggregateId, String idempotencyKey,
+                      String orderingKey, String payloadJson, Instant availableAt, int maxAttempts) {
+        this(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, availableAt, maxAttempts, List.of());
     }
 
     /** A message available at once, with {@link #DEFAULT_MAX_ATTEMPTS} attempts and no ordering key. */
@@ -47,15 +74,23 @@ public record NewMessage(String topic, String aggregateType, String aggregateId,
     }
 
     public NewMessage withOrderingKey(String key) {
-        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, key, payloadJson, availableAt, maxAttempts);
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, key, payloadJson, availableAt, maxAttempts,
+                searchTerms);
     }
 
     public NewMessage withAvailableAt(Instant at) {
-        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, at, maxAttempts);
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, at, maxAttempts,
+                searchTerms);
     }
 
     public NewMessage withMaxAttempts(int attempts) {
-        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, availableAt, attempts);
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, availableAt, attempts,
+                searchTerms);
+    }
+
+    public NewMessage withSearchTerms(List<String> terms) {
+        return new NewMessage(topic, aggregateType, aggregateId, idempotencyKey, orderingKey, payloadJson, availableAt,
+                maxAttempts, terms);
     }
 
     private static void requireText(String name, String value, int maxLength) {

@@ -54,6 +54,11 @@ public final class OutboxEnqueuer {
               SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
                      created_at
               FROM inserted
+            ), terms AS (
+              INSERT INTO {schema}.outbox_effect_term (idempotency_key, term, created_at)
+              SELECT i.idempotency_key, t.term, i.created_at
+              FROM unnest(?::varchar[], ?::varchar[]) AS t(idempotency_key, term)
+              JOIN inserted i ON i.idempotency_key = t.idempotency_key
             )
             SELECT id, created_at, idempotency_key%s FROM inserted""";
 
@@ -112,6 +117,8 @@ public final class OutboxEnqueuer {
         String[] payloads = new String[n];
         String[] availableAts = new String[n];
         Integer[] maxAttempts = new Integer[n];
+        List<String> termKeys = new ArrayList<>();
+        List<String> terms = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             NewMessage msg = messages.get(i);
             topics[i] = msg.topic();
@@ -122,11 +129,16 @@ public final class OutboxEnqueuer {
             payloads[i] = msg.payloadJson();
             availableAts[i] = msg.availableAt() == null ? null : msg.availableAt().toString();
             maxAttempts[i] = msg.maxAttempts();
+            for (String term : msg.searchTerms()) {
+                termKeys.add(msg.idempotencyKey());
+                terms.add(term);
+            }
         }
         List<EnqueuedMessage> rows;
         try {
             rows = insert.query(schema.join(tx), rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
-                    topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts);
+                    topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts,
+                    termKeys.toArray(String[]::new), terms.toArray(String[]::new));
         } catch (DataAccessException ex) {
             if (SqlStates.is(ex, SqlStates.INVALID_TEXT_REPRESENTATION)) {
                 throw new IllegalArgumentException("payloadJson is not valid JSON: " + ex.getMessage(), ex);
@@ -135,7 +147,8 @@ public final class OutboxEnqueuer {
                 throw new IllegalArgumentException("payloadJson contains a \\u0000 escape, which jsonb cannot hold: "
                         + ex.getMessage(), ex);
             }
-            if (SqlStates.isUniqueViolation(ex, "outbox_effect_pkey")) {
+            // the effect's key is taken: the effect's own row or, whichever the statement wrote first, one of its terms
+            if (SqlStates.isUniqueViolation(ex, "outbox_effect_pkey") || SqlStates.isUniqueViolation(ex, "outbox_effect_term_pkey")) {
                 throw new DuplicateIdempotencyKeyException(duplicateIn(messages), ex);
             }
             throw ex;

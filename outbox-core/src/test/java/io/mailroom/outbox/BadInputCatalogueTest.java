@@ -37,7 +37,7 @@ class BadInputCatalogueTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
     }
 
     static Stream<Arguments> unstorablePayloads() {

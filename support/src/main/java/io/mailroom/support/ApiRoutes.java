@@ -30,10 +30,17 @@ import java.util.Set;
  *   <li>{@code GET /api/about/{type}/{id}/emails} → {@link AboutEmails}: every email about one business entity
  *       ({@code /api/about/user/42/emails}), oldest first, with timelines; {@code GET /api/orders/{orderId}/emails}
  *       is the same for type {@code order}; {@code GET /api/about} → the entity types known ({@code {"types": [...]}})</li>
+ *   <li>{@code GET /api/emails?recipient=&domain=&topic=&template=&status=&delivery=&key=&keyPrefix=&providerMessageId=&error=&about=TYPE:ID&since=&until=&olderThan=&cursor=&limit=}
+ *       → {@link SearchPage}: a search of the whole history, any combination, newest queued first ({@code since},
+ *       {@code until} and {@code olderThan} bound when it was queued). {@code status} (with its times) alone is the
+ *       status list, newest change first, as before</li>
+ *   <li>{@code GET /api/emails/suggestions?field=recipient|domain|template|topic&prefix=} → {@code {"values": [...]}}</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code GET /api/stats/topics?range=1h|24h|7d} → {@link TopicStats}: per topic and bucket sent, failed,
  *       bounced and waiting, from the rollups; another range is 400</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
+ *   <li>{@code GET /api/dispatchers} → {@link DispatcherList}: every dispatcher process (live or not), every topic with its
+ *       pause switch, and {@code unservedTopics}, the topics with emails due that no live dispatcher serves</li>
  *   <li>{@code GET /api/delivery?delivery=bounced|complained&cursor=&limit=} → {@link DeliveryPage}, newest report first</li>
  *   <li>{@code GET /api/delivery/orphans?before=&limit=} (operator) → events that matched no email</li>
  *   <li>{@code GET /api/suppressions?address=&lifted=true&before=&limit=} → {@link SuppressionView}s, newest first</li>
@@ -49,8 +56,8 @@ final class ApiRoutes {
      * here reads none. Any other parameter is refused with 400 before the route runs.
      */
     static final Map<String, Set<String>> QUERY = Map.of(
-            "GET /api/emails", Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
-                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /api/emails", EmailSearch.PARAMETERS,
+            "GET /api/emails/suggestions", Set.of("field", "prefix"),
             "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
             "GET /api/stats/topics", Set.of(SupportParams.RANGE),
@@ -72,6 +79,8 @@ final class ApiRoutes {
                 ctx -> ctx.json(service.emailsAbout(ctx.pathParam("type"), ctx.pathParam("id"))), Role.VIEWER);
         c.routes.get("/api/orders/{orderId}/emails", ctx -> ctx.json(service.emailsOfOrder(ctx.pathParam("orderId"))), Role.VIEWER);
         c.routes.get("/api/emails", this::list, Role.VIEWER);
+        c.routes.get("/api/emails/suggestions", ctx -> ctx.json(Map.of("values",
+                service.suggestions(ctx.queryParam("field"), ctx.queryParam("prefix")))), Role.VIEWER);
         c.routes.get("/api/emails/{key}", this::one, Role.VIEWER);
         c.routes.get("/api/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/api/emails/{key}/retry", ctx -> {
@@ -98,6 +107,7 @@ final class ApiRoutes {
         c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
         c.routes.get("/api/stats/topics", ctx -> ctx.json(service.topicStats(ctx.queryParam(SupportParams.RANGE))), Role.VIEWER);
         c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);
+        c.routes.get("/api/dispatchers", ctx -> ctx.json(service.dispatchers()), Role.VIEWER);
         c.routes.post("/api/control/pause", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.SCOPE, SupportParams.REASON));
             ctx.json(service.pause(SupportServer.actor(ctx), body.get(SupportParams.SCOPE), body.get(SupportParams.REASON)));
@@ -132,7 +142,17 @@ final class ApiRoutes {
         return "/api/emails/" + ConsolePages.url(key) + "/preview";
     }
 
+    /**
+     * A status alone (with its times) is the status list, newest change first; anything else is a
+     * search of the whole history, newest queued first.
+     */
     private void list(Context ctx) {
+        Instant now = Instant.now();
+        EmailSearch search = EmailSearch.parse(ctx::queryParam, now);
+        if (search.hasFilter() || search.status() == null) {
+            ctx.json(service.search(search));
+            return;
+        }
         EmailFilter filter = Params.filter(ctx.queryParam(SupportParams.STATUS), ctx.queryParam(SupportParams.SINCE),
                 ctx.queryParam(SupportParams.UNTIL), ctx.queryParam(SupportParams.OLDER_THAN),
                 ctx.queryParam(SupportParams.CURSOR), ctx.queryParam(SupportParams.LIMIT), Instant.now());

@@ -14,6 +14,10 @@ public final class AuditActions {
     public static final String CLOSE = "close";
     public static final String PAUSE = "pause";
     public static final String RESUME = "resume";
+    /** A bulk action's own entry: {@code bulk_retry}, {@code bulk_close}, {@code bulk_resend}, {@code bulk_lift_suppression}. */
+    public static final String BULK_PREFIX = "bulk_";
+    /** A bulk action lifted an email's recipient's suppressions (the suppression list audits the lift itself). */
+    public static final String LIFT_SUPPRESSION = "lift_suppression";
 
     private AuditActions() {
     }

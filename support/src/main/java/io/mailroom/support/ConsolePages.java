@@ -38,7 +38,9 @@ final class ConsolePages {
     /** Every console template, compiled at start: the layout and macros, then one per page. */
     static final List<String> TEMPLATES = List.of(
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
-            "login.peb", "about.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb", "suppressions.peb");
+            "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
+            "suppressions.peb", "dispatchers.peb",
+            "bulk-confirm.peb", "bulk-run.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 
@@ -222,6 +224,21 @@ final class ConsolePages {
         return render("list.peb", listTitle(status), viewer, active, flash, m);
     }
 
+    /** The count a bulk action would apply to and the form confirming it ({@link BulkRoutes}). */
+    String bulkConfirmPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
+        return render("bulk-confirm.peb", "Confirm a bulk action", viewer, "search", flash, model);
+    }
+
+    /** A bulk action's progress; refreshes itself while it runs. */
+    String bulkRunPage(Viewer viewer, Sessions.Flash flash, BulkRun run) {
+        return render("bulk-run.peb", "Bulk " + run.action() + " " + run.id(), viewer, "search", flash, Map.of("run", run));
+    }
+
+    /** A search of the history; {@code model} from {@link SearchModel#of}. */
+    String searchPage(Viewer viewer, Sessions.Flash flash, Map<String, Object> model) {
+        return render("search.peb", "Search emails", viewer, "search", flash, model);
+    }
+
     /** Bounced or complained emails; {@code orphans} for operators, else null. */
     String deliveryPage(Viewer viewer, Sessions.Flash flash, DeliveryPage page, List<OrphanEvent> orphans, String nextHref) {
         Map<String, Object> m = new HashMap<>();
@@ -284,6 +301,7 @@ final class ConsolePages {
                 ? control.switches().stream().filter(x -> x.paused() && x.scope().equals("*")).findFirst().orElseThrow() : null);
         List<String> topics = control.pausedScopes();
         m.put("pausedTopics", allPaused || topics.isEmpty() ? null : String.join(", ", topics));
+        m.put("pausedSwitches", control.switches().stream().filter(x -> x.paused() && !x.scope().equals("*")).toList());
         m.put("tiles", List.of(
                 new Tile("Waiting", s.counts().getOrDefault("pending", 0L), s.pendingDue() + " due now", "pending"),
                 new Tile("Sending now", s.counts().getOrDefault("sending", 0L), null, "sending"),
@@ -296,6 +314,11 @@ final class ConsolePages {
         m.put("transports", s.transports().stream().map(t -> new Breaker(t.transport(), breakerWords(t.breaker()))).toList());
         m.put("at", s.at());
         return render("queue.peb", "Queue", viewer, "queue", flash, m);
+    }
+
+    /** Every dispatcher and topic, with the pause switches and the unserved-topic banner ({@link ConsoleDispatchers}). */
+    String dispatchersPage(Viewer viewer, Sessions.Flash flash, DispatcherList list) {
+        return render("dispatchers.peb", "Dispatchers and topics", viewer, "dispatchers", flash, ConsoleDispatchers.model(list));
     }
 
     static String ago(long seconds) {

@@ -51,8 +51,9 @@ final class ConsoleRoutes {
             "GET /console/login", java.util.Set.of("next"),
             "GET /console/orders", java.util.Set.of(SupportParams.ORDER_ID),
             "GET /console/about", java.util.Set.of(SupportParams.ABOUT_TYPE, SupportParams.ABOUT_ID),
-            "GET /console/emails", java.util.Set.of(SupportParams.STATUS, SupportParams.SINCE, SupportParams.UNTIL,
-                    SupportParams.OLDER_THAN, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /console/emails", EmailSearch.PARAMETERS,
+            "GET /console/suggestions", java.util.Set.of("field", "prefix"),
+            "GET /console/bulk/confirm", BulkRoutes.CONFIRM_QUERY,
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /console/queue", java.util.Set.of(SupportParams.RANGE),
             "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
@@ -85,10 +86,13 @@ final class ConsoleRoutes {
         c.routes.get("/console/about", this::about, Role.VIEWER);
         c.routes.get("/console/orders", this::orders, Role.VIEWER);
         c.routes.get("/console/emails", this::list, Role.VIEWER);
+        c.routes.get("/console/suggestions", this::suggestions, Role.VIEWER);
         c.routes.get("/console/emails/{key}", this::email, Role.VIEWER);
         c.routes.get("/console/emails/{key}/preview", ctx -> HtmlPreview.serve(ctx, service), Role.VIEWER);
         c.routes.post("/console/emails/{key}/{action}", this::act, Role.SUPPORT);
         c.routes.get("/console/queue", this::queue, Role.VIEWER);
+        c.routes.get("/console/dispatchers", ctx -> page(ctx, pages.dispatchersPage(viewer(ctx), flash(ctx), service.dispatchers())),
+                Role.VIEWER);
         c.routes.get("/console/delivery", this::delivery, Role.VIEWER);
         c.routes.get("/console/suppressions", this::suppressions, Role.VIEWER);
         c.routes.post("/console/suppressions/{action}", this::suppressionAction, Role.SUPPORT);
@@ -161,6 +165,11 @@ final class ConsoleRoutes {
     }
 
     private void list(Context ctx) {
+        EmailSearch search = EmailSearch.parse(ctx::queryParam, Instant.now());
+        if (search.hasFilter() || search.status() == null) {
+            search(ctx, search);
+            return;
+        }
         String status = ctx.queryParam(SupportParams.STATUS);
         String since = ctx.queryParam(SupportParams.SINCE);
         String olderThan = ctx.queryParam(SupportParams.OLDER_THAN);
@@ -174,6 +183,24 @@ final class ConsoleRoutes {
         String back = ctx.queryString() == null ? base : "/console/emails?" + ctx.queryString();
         page(ctx, pages.listPage(viewer(ctx), flash(ctx), new ConsolePages.ListInput(status, since, olderThan), result, next,
                 ConsoleSecurity.safeLocal(back, base)));
+    }
+
+    /** The search page: the form with what was typed, and a page of what matches. */
+    private void search(Context ctx, EmailSearch search) {
+        SearchPage result = service.search(search);
+        StringBuilder base = new StringBuilder("/console/emails?");
+        search.parameters().forEach((k, v) -> base.append(url(k)).append('=').append(url(v)).append('&'));
+        String next = result.nextCursor() == null ? null : base + "cursor=" + url(result.nextCursor());
+        String self = base.substring(0, base.length() - 1);
+        String back = ctx.queryString() == null ? self : "/console/emails?" + ctx.queryString();
+        page(ctx, pages.searchPage(viewer(ctx), flash(ctx), SearchModel.of(SearchModel.input(ctx::queryParam), search, result,
+                service.suggestions(SupportParams.TOPIC, ""), service.suggestions(SupportParams.TEMPLATE, ""), next,
+                ConsoleSecurity.safeLocal(back, self))));
+    }
+
+    /** Autocomplete for the search form (app.js): {@code {"values": [...]}}. */
+    private void suggestions(Context ctx) {
+        ctx.json(Map.of("values", service.suggestions(ctx.queryParam("field"), ctx.queryParam("prefix"))));
     }
 
     private void delivery(Context ctx) {
@@ -257,23 +284,33 @@ final class ConsoleRoutes {
         throw new Redirect(ConsoleSecurity.safeLocal(ctx.formParam("back"), "/console/emails/" + url(k)));
     }
 
+    /**
+     * Pauses or resumes sending of a scope (everything, or one topic) and goes back to the page the
+     * form came from. A pause from the console needs a reason: the others see it beside the switch.
+     */
     private void control(Context ctx) {
         Actor actor = SupportServer.actor(ctx);
         Sessions.Session session = ctx.attribute(SupportServer.SESSION);
         String scope = ctx.formParam(SupportParams.SCOPE);
         String reason = ctx.formParam(SupportParams.REASON);
+        boolean all = scope == null || scope.isBlank() || scope.strip().equals("*");
+        String what = all ? "Sending" : "Sending of " + scope.strip();
         switch (ctx.pathParam("action")) {
             case "pause" -> {
+                if (reason == null || reason.isBlank()) {
+                    throw new InvalidParameterException(SupportParams.REASON, "say why sending is paused: the others see the reason");
+                }
                 service.pause(actor, scope, reason);
-                session.flash("Sending is paused. Every dispatcher stops taking new emails within a few seconds.", false);
+                session.flash(what + " is paused. Every dispatcher stops taking new emails"
+                        + (all ? "" : " of this topic") + " within a few seconds.", false);
             }
             case "resume" -> {
                 service.resume(actor, scope, reason);
-                session.flash("Sending is running again.", false);
+                session.flash(what + " is running again.", false);
             }
             default -> throw HttpFailure.notFound("there is no such action", "action");
         }
-        throw new Redirect("/console/queue");
+        throw new Redirect(ConsoleSecurity.safeLocal(ctx.formParam("back"), "/console/queue"));
     }
 
     private void asset(Context ctx) throws IOException {

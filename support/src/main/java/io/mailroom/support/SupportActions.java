@@ -64,6 +64,11 @@ final class SupportActions {
      * checked after the row lock, so a resend committed first is seen (it holds the same lock).
      */
     public ActionResult retry(Actor actor, String key, String reason) {
+        return retry(actor, key, reason, null);
+    }
+
+    /** {@link #retry} as one step of a bulk action: {@code bulk} re-checks its filter under the row lock. */
+    ActionResult retry(Actor actor, String key, String reason, InBulk bulk) {
         Roles.require(actor, Role.SUPPORT);
         String k = Params.key(SupportParams.KEY, key);
         String why = Params.reason(SupportParams.REASON, reason, false);
@@ -74,7 +79,7 @@ final class SupportActions {
         }
         MessageActions.Result r;
         try {
-            r = messageActions.retryNow(k, tx -> {
+            r = messageActions.retryNow(k, InBulk.precondition(bulk, k), tx -> {
                 List<String> resends = store.resendKeys(tx, k);
                 if (!resends.isEmpty()) {
                     throw new Refused("email " + k + " was resent as " + String.join(", ", resends)
@@ -86,12 +91,12 @@ final class SupportActions {
                 if (suppression != null && suppression.blocksRetry()) {
                     throw new Refused(ApiError.SUPPRESSED, suppression.retryRefusal(k));
                 }
-                store.insertAudit(tx, actor, AuditActions.RETRY, k, why, SupportJson.object(Map.of("from", before)));
+                store.insertAudit(tx, actor, AuditActions.RETRY, k, why, SupportJson.object(InBulk.detail(bulk, Map.of("from", before))));
             });
         } catch (Refused e) {
             return new ActionResult.NotAllowed(k, EmailStatus.derive(before, null), e.getMessage(), e.code);
         }
-        return result(AuditActions.RETRY, actor, k, r, null, "only a failed or waiting email can be retried");
+        return result(AuditActions.RETRY, actor, k, r, null, "only a failed or waiting email can be retried", bulk);
     }
 
     /**
@@ -100,6 +105,11 @@ final class SupportActions {
      * same transaction, so it can never go out later as well). The reason is required.
      */
     public ActionResult resend(Actor actor, String key, String reason) {
+        return resend(actor, key, reason, null);
+    }
+
+    /** {@link #resend} as one step of a bulk action: only from review, {@code bulk} re-checking its filter under the lock. */
+    ActionResult resend(Actor actor, String key, String reason, InBulk bulk) {
         Roles.require(actor, Role.SUPPORT);
         String k = Params.key(SupportParams.KEY, key);
         String why = Params.reason(SupportParams.REASON, reason, true);
@@ -111,11 +121,12 @@ final class SupportActions {
             if (status.equals("review")) {
                 String[] newKey = new String[1];
                 // closeReview applies only to a message in review, so that is the state it is resent from
-                MessageActions.Result r = messageActions.closeReview(k, tx -> newKey[0] = createResend(tx, actor, k, why,
-                        MessageStatus.REVIEW.sql()));
-                return result(AuditActions.RESEND, actor, k, r, newKey[0], "only a sent email or one in review can be resent");
+                MessageActions.Result r = messageActions.closeReview(k, InBulk.precondition(bulk, k), tx -> {
+                    newKey[0] = createResend(tx, actor, k, why, MessageStatus.REVIEW.sql(), bulk);
+                });
+                return result(AuditActions.RESEND, actor, k, r, newKey[0], "only a sent email or one in review can be resent", bulk);
             }
-            if (status.equals("done")) {
+            if (status.equals("done") && bulk == null) {
                 ActionResult r = withBusyRetries(k, () -> db.write(tx -> {
                     SupportStore.ResendSource src = store.lockEffect(tx, k);
                     if (src == null) {
@@ -124,7 +135,7 @@ final class SupportActions {
                     if (!src.status().equals("done")) {
                         return notAllowed(k, src.status(), null, "only a sent email or one in review can be resent");
                     }
-                    return new ActionResult.Applied(AuditActions.RESEND, null, createResend(tx, actor, k, why, src.status()));
+                    return new ActionResult.Applied(AuditActions.RESEND, null, createResend(tx, actor, k, why, src.status(), null));
                 }));
                 if (r instanceof ActionResult.Applied a) {
                     log.info("{} on {} by {} ({}): new email {}", a.action(), k, actor.name(), actor.role().word(), a.newKey());
@@ -198,13 +209,18 @@ final class SupportActions {
      * The delivery record is left as it is, so an unknown outcome stays visible in the history.
      */
     public ActionResult close(Actor actor, String key, String reason) {
+        return close(actor, key, reason, null);
+    }
+
+    /** {@link #close} as one step of a bulk action: {@code bulk} re-checks its filter under the row lock. */
+    ActionResult close(Actor actor, String key, String reason, InBulk bulk) {
         Roles.require(actor, Role.SUPPORT);
         String k = Params.key(SupportParams.KEY, key);
         String why = Params.reason(SupportParams.REASON, reason, true);
         MessageStatus[] was = new MessageStatus[1];
         MessageActions.Result r;
         try {
-            r = messageActions.close(k, (tx, from) -> {
+            r = messageActions.close(k, InBulk.precondition(bulk, k), (tx, from) -> {
                 was[0] = from;
                 Optional<EffectRecord> record = idempotency.find(tx, k);
                 if (record.isPresent() && record.get().state() == EffectState.SUCCEEDED) {
@@ -215,12 +231,12 @@ final class SupportActions {
                 detail.put("from", from.sql());
                 detail.put("to", MessageStatus.CLOSED.sql());
                 detail.put("deliveryRecord", record.map(rec -> rec.state().dbValue()).orElse(null));
-                store.insertAudit(tx, actor, AuditActions.CLOSE, k, why, SupportJson.object(detail));
+                store.insertAudit(tx, actor, AuditActions.CLOSE, k, why, SupportJson.object(InBulk.detail(bulk, detail)));
             });
         } catch (Refused e) {
             return new ActionResult.NotAllowed(k, EmailStatus.derive(was[0].sql(), null), e.getMessage());
         }
-        return result(AuditActions.CLOSE, actor, k, r, null, "only a failed email or one in review can be closed");
+        return result(AuditActions.CLOSE, actor, k, r, null, "only a failed email or one in review can be closed", bulk);
     }
 
     /** Pauses dispatching of {@code scope} ({@code *}: everything); every dispatcher stops claiming within seconds. */
@@ -254,7 +270,7 @@ final class SupportActions {
      * {@code resend_of} and writes the audit row, which names the state it was resent {@code from}
      * (the caller knows it: the original may already have been closed in this transaction).
      */
-    private String createResend(DSLContext tx, Actor actor, String originalKey, String reason, String from) {
+    private String createResend(DSLContext tx, Actor actor, String originalKey, String reason, String from, InBulk bulk) {
         SupportStore.ResendSource src = store.lockEffect(tx, originalKey);
         if (src == null) {
             throw new Refused("no email with key " + originalKey);
@@ -273,13 +289,15 @@ final class SupportActions {
             throw new Refused("the key of a resend of " + originalKey + " would be longer than "
                     + NewMessage.MAX_KEY_LENGTH + " characters");
         }
+        // the resend is found by the same searches as the email it repeats
+        List<String> terms = store.terms(tx, originalKey);
         enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.orderingKey(),
-                content.payload(), null, src.maxAttempts()));
+                content.payload(), null, src.maxAttempts(), terms));
         store.setResendOf(tx, newKey, originalKey);
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("newKey", newKey);
         detail.put("from", from);
-        store.insertAudit(tx, actor, AuditActions.RESEND, originalKey, reason, SupportJson.object(detail));
+        store.insertAudit(tx, actor, AuditActions.RESEND, originalKey, reason, SupportJson.object(InBulk.detail(bulk, detail)));
         return newKey;
     }
 
@@ -306,11 +324,17 @@ final class SupportActions {
 
     private ActionResult result(String action, Actor actor, String key, MessageActions.Result r, String newKey,
                                 String allowedWhen) {
+        return result(action, actor, key, r, newKey, allowedWhen, null);
+    }
+
+    /** In a bulk action the email is not read back (the run reports counts, not views). */
+    private ActionResult result(String action, Actor actor, String key, MessageActions.Result r, String newKey,
+                                String allowedWhen, InBulk bulk) {
         return switch (r) {
             case MessageActions.Result.Applied applied -> {
-                log.info("{} on {} by {} ({}){}", action, key, actor.name(), actor.role().word(),
-                        newKey == null ? "" : ": new email " + newKey);
-                yield new ActionResult.Applied(action, fresh(key), newKey);
+                log.info("{} on {} by {} ({}){}{}", action, key, actor.name(), actor.role().word(),
+                        newKey == null ? "" : ": new email " + newKey, bulk == null ? "" : " (bulk action " + bulk.id() + ")");
+                yield new ActionResult.Applied(action, bulk == null ? fresh(key) : null, newKey);
             }
             case MessageActions.Result.Busy busy -> {
                 log.info("{} on {} by {}: busy (a dispatcher holds it)", action, key, actor.name());
@@ -338,6 +362,36 @@ final class SupportActions {
     }
 
     /** An action refused for a reason the person can act on, found inside its transaction, which rolls back. */
+    /**
+     * One email's step of a bulk action: the run's id (in the email's audit entry) and its filter,
+     * checked again in the action's transaction, after the row lock: an email that no longer
+     * matches is refused, never changed.
+     */
+    record InBulk(long id, java.util.function.BiPredicate<DSLContext, String> stillMatches) {
+
+        /** Under the row lock, before the change: refused when the email no longer matches the filter. */
+        static MessageActions.Precondition precondition(InBulk bulk, String key) {
+            if (bulk == null) {
+                return null;
+            }
+            return (tx, current) -> {
+                if (!bulk.stillMatches().test(tx, key)) {
+                    throw new Refused(ApiError.NOT_ALLOWED, "email " + key + " no longer matches the filter of bulk action "
+                            + bulk.id() + " (it is " + current.sql() + ")");
+                }
+            };
+        }
+
+        static Map<String, ?> detail(InBulk bulk, Map<String, ?> detail) {
+            if (bulk == null) {
+                return detail;
+            }
+            Map<String, Object> out = new LinkedHashMap<>(detail);
+            out.put("bulk", bulk.id());
+            return out;
+        }
+    }
+
     private static final class Refused extends RuntimeException {
         final String code;
 

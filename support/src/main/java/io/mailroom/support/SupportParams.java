@@ -20,6 +20,13 @@ public final class SupportParams {
     public static final String BEFORE = "before";
     public static final String ADDRESS = "address";
     public static final String LIFTED = "lifted";
+    public static final String RECIPIENT = "recipient";
+    public static final String DOMAIN = "domain";
+    public static final String TOPIC = "topic";
+    public static final String TEMPLATE = "template";
+    public static final String KEY_PREFIX = "keyPrefix";
+    public static final String ERROR = "error";
+    public static final String ABOUT = "about";
     public static final String RANGE = "range";
 
     private SupportParams() {

@@ -1,6 +1,8 @@
 package io.mailroom.support;
 
-import io.mailroom.outbox.runtime.DispatcherRegistry;
+import org.jooq.DSLContext;
+
+import io.mailroom.outbox.admin.Dispatchers;
 
 import java.util.List;
 import java.util.Locale;
@@ -10,7 +12,7 @@ import java.util.Optional;
 
 /**
  * What support can look up: an order's emails, one email, a page by status or delivery state, the
- * orphan delivery events, the pause switches and the topics no dispatcher serves. Each answer is read
+ * orphan delivery events, the pause switches, the running dispatchers and the topics none serves. Each answer is read
  * in one read-only REPEATABLE READ transaction, so a page shows one consistent moment; parameters are
  * checked before any query, with errors naming the parameter.
  */
@@ -88,6 +90,117 @@ final class SupportQueries {
         });
     }
 
+    /** How many emails a search reads at most for one page when it filters by what outbox-core does not hold. */
+    static final int SEARCH_READ_BUDGET = 2_000;
+
+    /**
+     * One page of a search, newest queued first. Outbox-core's search applies every filter it holds
+     * (terms, status, topic, entity, key, error words, time); the delivery state (delivery-events')
+     * and "sending now" are applied here to the rows it returns, reading further pages until this one
+     * is full or {@link #SEARCH_READ_BUDGET} emails were read.
+     */
+    public SearchPage search(EmailSearch search) {
+        Objects.requireNonNull(search, "search");
+        return db.read(tx -> {
+            List<String> keys = search.providerMessageId() == null ? null
+                    : store.keysOfProviderId(tx, search.providerMessageId());
+            List<SupportStore.EmailRow> found = new java.util.ArrayList<>();
+            boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
+                    || search.status() == EmailStatus.SENDING;
+            Cursor at = search.cursor();
+            int read = 0;
+            String next = null;
+            reading:
+            while (true) {
+                int batch = filtersHere ? Math.min(SEARCH_READ_BUDGET, Math.max(200, search.limit() * 4))
+                        : search.limit() + 1 - found.size();
+                List<SupportStore.EmailRow> rows = store.search(tx, SupportStore.criteria(search.from(at), keys, batch));
+                for (SupportStore.EmailRow row : rows) {
+                    if (found.size() == search.limit()) {
+                        next = at.encode(); // a row beyond a full page: there is more
+                        break reading;
+                    }
+                    at = new Cursor(row.createdAt(), row.key());
+                    read++;
+                    if (matches(search, row)) {
+                        found.add(row);
+                    }
+                }
+                if (rows.size() < batch) {
+                    break; // nothing more matches outbox-core's part of the search
+                }
+                if (read >= SEARCH_READ_BUDGET) {
+                    next = at.encode(); // read enough for one request: the next page continues here
+                    break;
+                }
+            }
+            return new SearchPage(search.parameters(), views.views(tx, found, false), next);
+        });
+    }
+
+    /** Whether {@code key} matches {@code search} now, read in the caller's transaction (a bulk action's re-check). */
+    boolean matches(DSLContext tx, EmailSearch search, String key) {
+        if (search.key() != null && !search.key().equals(key)) {
+            return false;
+        }
+        List<String> keys = search.providerMessageId() == null ? null : store.keysOfProviderId(tx, search.providerMessageId());
+        List<SupportStore.EmailRow> rows = store.search(tx, SupportStore.criteria(search.only(key), keys, 1));
+        return !rows.isEmpty() && matches(search, rows.getFirst());
+    }
+
+    /**
+     * How many emails match {@code search} now: one count query when outbox-core holds every filter;
+     * else the matches counted page by page, up to {@code cap} (then {@code cap + 1} is answered).
+     */
+    long count(EmailSearch search, int cap) {
+        boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
+                || search.status() == EmailStatus.SENDING;
+        if (!filtersHere) {
+            return db.read(tx -> {
+                List<String> keys = search.providerMessageId() == null ? null
+                        : store.keysOfProviderId(tx, search.providerMessageId());
+                return io.mailroom.outbox.admin.EffectSearch.count(tx, SupportStore.criteria(search.page(null, 1), keys, 1));
+            });
+        }
+        long n = 0;
+        EmailSearch page = search.page(null, SupportService.MAX_PAGE_SIZE);
+        while (n <= cap) {
+            SearchPage p = search(page);
+            n += p.emails().size();
+            if (p.nextCursor() == null) {
+                break;
+            }
+            page = page.from(Cursor.decode(SupportParams.CURSOR, p.nextCursor()));
+        }
+        return Math.min(n, cap + 1L);
+    }
+
+    /** The filters outbox-core does not hold: delivery state, and sending now versus waiting. */
+    private static boolean matches(EmailSearch search, SupportStore.EmailRow row) {
+        if (search.delivery() != null && !search.delivery().equals(row.deliveryState())) {
+            return false;
+        }
+        if (search.status() == EmailStatus.PENDING || search.status() == EmailStatus.SENDING) {
+            return EmailStatus.derive(row.effectStatus(), row.queueStatus()) == search.status();
+        }
+        return true;
+    }
+
+    /** Autocomplete of a search field: values of {@code field} (recipient, domain, template, topic) starting with {@code prefix}. */
+    public List<String> suggestions(String field, String prefix, int limit) {
+        String p = prefix == null ? "" : prefix.strip().toLowerCase(java.util.Locale.ROOT);
+        if (p.length() > 200 || p.chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidParameterException("prefix", "prefix must be at most 200 characters without control characters");
+        }
+        return db.read(tx -> switch (field) {
+            case SupportParams.TOPIC -> store.topics(tx, 500).stream().filter(t -> t.startsWith(p)).limit(limit).toList();
+            case SupportParams.RECIPIENT -> store.termValues(tx, io.mailroom.email.api.SearchTerms.TO, p, limit);
+            case SupportParams.DOMAIN -> store.termValues(tx, io.mailroom.email.api.SearchTerms.DOMAIN, p, limit);
+            case SupportParams.TEMPLATE -> store.termValues(tx, io.mailroom.email.api.SearchTerms.TEMPLATE, p, limit);
+            default -> throw new InvalidParameterException("field", "field must be one of recipient, domain, template, topic");
+        });
+    }
+
     /** The delivery lists: {@code bounced} or {@code complained}, one page, newest report first. */
     public DeliveryPage emailsByDelivery(String delivery, String cursor, String limit) {
         String state = delivery == null ? "" : delivery.strip().toLowerCase(Locale.ROOT);
@@ -129,6 +242,11 @@ final class SupportQueries {
      * wait on each: nothing will send them until a dispatcher serving the topic starts.
      */
     public Map<String, Long> unservedTopics() {
-        return db.read(DispatcherRegistry::unservedTopics);
+        return db.read(Dispatchers::unservedTopics);
+    }
+
+    /** The dispatchers in the registry, the topics, and the switches pausing them, at one moment. */
+    public DispatcherList dispatchers() {
+        return db.read(tx -> DispatcherList.of(Dispatchers.list(tx), Dispatchers.unservedTopics(tx), store.switches(tx)));
     }
 }

@@ -90,7 +90,9 @@ public final class SupportServer implements AutoCloseable {
         Authenticator auth = new Authenticator(config.tokens(), config.demo());
         Sessions sessions = new Sessions(config.sessionTtl(), Clock.systemUTC());
         ApiRoutes api = new ApiRoutes(service);
-        ConsoleRoutes console = new ConsoleRoutes(service, auth, sessions, config, new ConsolePages());
+        ConsolePages pages = new ConsolePages();
+        ConsoleRoutes console = new ConsoleRoutes(service, auth, sessions, config, pages);
+        BulkRoutes bulk = new BulkRoutes(service, pages);
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;
@@ -117,6 +119,7 @@ public final class SupportServer implements AutoCloseable {
             });
             api.register(c);
             console.register(c);
+            bulk.register(c);
 
             c.routes.exception(HttpFailure.class, (e, ctx) -> fail(ctx, console, e.status(), e.code(), e.getMessage(), e.parameter()));
             c.routes.exception(ConsoleRoutes.Redirect.class, (e, ctx) -> ctx.status(303).header("Location", e.location()));

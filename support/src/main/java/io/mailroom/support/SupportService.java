@@ -35,6 +35,7 @@ public final class SupportService {
     private final TopicCharts topicCharts;
     private final SupportActions actions;
     private final SuppressionAdmin suppressions;
+    private final BulkActions bulk;
 
     public SupportService(DataSource dataSource) {
         this(dataSource, TransportStatus.UNKNOWN);
@@ -64,6 +65,7 @@ public final class SupportService {
                 new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
                         MessageActions.DEFAULT_BUSY_BACKOFF, settings),
                 new OutboxControl(dataSource, settings));
+        this.bulk = new BulkActions(db, store, queries, actions, suppressions);
     }
 
     // ------------------------------------------------------------------------------------- reads
@@ -84,6 +86,42 @@ public final class SupportService {
     /** The entity types emails are about, alphabetically, for autocomplete (at most 100). */
     public List<String> aboutTypes() {
         return queries.aboutTypes(100);
+    }
+
+    /** One page of a search of the whole history ({@link EmailSearch}), newest queued first. */
+    public SearchPage search(EmailSearch search) {
+        return queries.search(search);
+    }
+
+    /** Values for a search field's autocomplete: {@code field} recipient, domain, template or topic; at most 20. */
+    public List<String> suggestions(String field, String prefix) {
+        if (field == null || field.isBlank()) {
+            throw new InvalidParameterException("field", "field is required: recipient, domain, template or topic");
+        }
+        return queries.suggestions(field.strip(), prefix, 20);
+    }
+
+    /**
+     * How many emails {@code action} (retry, close, resend, lift-suppression) would apply to among
+     * those matching {@code search} now: what a person confirms before {@link #startBulk}.
+     */
+    public BulkActions.Preview previewBulk(Actor actor, String action, EmailSearch search) {
+        return bulk.preview(actor, action, search);
+    }
+
+    /** Starts a bulk action on {@code search}'s emails after {@code confirmed} was confirmed; answers the run at once. */
+    public BulkRun startBulk(Actor actor, String action, EmailSearch search, int confirmed, String reason) {
+        return bulk.start(actor, action, search, confirmed, reason);
+    }
+
+    /** A bulk action and its progress. */
+    public Optional<BulkRun> bulkRun(long id) {
+        return bulk.get(id);
+    }
+
+    /** The latest bulk actions, newest first. */
+    public List<BulkRun> bulkRuns(int limit) {
+        return bulk.recent(limit);
     }
 
     /** One email with its timeline. */
@@ -119,6 +157,15 @@ public final class SupportService {
     /** Topics with emails due for over a minute that no running dispatcher serves, with how many wait on each. */
     public Map<String, Long> unservedTopics() {
         return queries.unservedTopics();
+    }
+
+    /**
+     * Every dispatcher process in the registry (live or not: worker id, host, version, heartbeats,
+     * claims in flight, its transports' breakers, topics served), every topic with its pause switch,
+     * and the topics with emails due that no live dispatcher serves.
+     */
+    public DispatcherList dispatchers() {
+        return queries.dispatchers();
     }
 
     /** The queue for operators: counts, oldest pending age, outcome windows, a 60-minute series, breaker states. */

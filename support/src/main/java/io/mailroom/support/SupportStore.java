@@ -7,7 +7,9 @@ import io.mailroom.email.dispatch.RenderingReads;
 import io.mailroom.idempotency.RecordLookup;
 import io.mailroom.outbox.admin.AttemptHistory;
 import io.mailroom.outbox.admin.AuditTrail;
+import io.mailroom.email.api.SearchTerms;
 import io.mailroom.outbox.admin.EffectHistory;
+import io.mailroom.outbox.admin.EffectSearch;
 import io.mailroom.outbox.admin.OutboxControl;
 import org.jooq.DSLContext;
 import org.jooq.Record;
@@ -84,16 +86,26 @@ final class SupportStore {
         List<String> keys = effects.stream().map(EffectHistory.Effect::key).toList();
         Map<String, RecordLookup.Summary> records = RecordLookup.summaries(tx, keys, DESCRIPTOR_FIELDS);
         Map<String, DeliveryStates.State> states = DeliveryStates.of(tx, keys);
+        // after the queue row is gone, an email stopped before its send (no record) is named only by its terms
+        List<String> unnamed = effects.stream().filter(e -> e.live() == null && (records.get(e.key()) == null
+                || records.get(e.key()).descriptor().get("recipient") == null)).map(EffectHistory.Effect::key).toList();
+        Map<String, List<String>> terms = EffectHistory.terms(tx, unnamed);
         List<EmailRow> out = new ArrayList<>(effects.size());
         for (EffectHistory.Effect e : effects) {
-            out.add(row(e, records.get(e.key()), states.get(e.key())));
+            String termRecipient = terms.getOrDefault(e.key(), List.of()).stream()
+                    .filter(t -> t.startsWith(SearchTerms.TO + ":")).map(t -> t.substring(SearchTerms.TO.length() + 1))
+                    .findFirst().orElse(null);
+            out.add(row(e, records.get(e.key()), states.get(e.key()), termRecipient));
         }
         return out;
     }
 
-    private static EmailRow row(EffectHistory.Effect e, RecordLookup.Summary r, DeliveryStates.State s) {
+    private static EmailRow row(EffectHistory.Effect e, RecordLookup.Summary r, DeliveryStates.State s, String termRecipient) {
         EffectHistory.Live live = e.live();
         JsonNode to = live == null ? null : payloadRecipient(live.payload());
+        if (to == null && termRecipient != null) {
+            to = SupportJson.mapper().createObjectNode().put("address", termRecipient);
+        }
         return new EmailRow(e.key(), e.topic(), e.aggregateType(), e.aggregateId(), e.status(), e.attempts(),
                 e.maxAttempts(), e.lastError(), e.createdAt(), e.updatedAt(), e.finishedAt(), e.resendOf(),
                 live == null ? null : live.status(), live == null ? null : live.attempts(),
@@ -168,7 +180,48 @@ final class SupportStore {
                 f.cursor() == null ? null : f.cursor().key(), limit);
     }
 
-    /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
+    /** The criteria of {@code search} as outbox-core's search takes them; {@code keys} from the provider's message id. */
+    static EffectSearch.Criteria criteria(EmailSearch search, List<String> keys, int limit) {
+        List<String> terms = new ArrayList<>();
+        if (search.recipient() != null) {
+            terms.add(SearchTerms.term(SearchTerms.TO, search.recipient()));
+        }
+        if (search.template() != null) {
+            terms.add(SearchTerms.term(SearchTerms.TEMPLATE, search.template()));
+        }
+        if (search.domain() != null) {
+            terms.add(SearchTerms.term(SearchTerms.DOMAIN, search.domain()));
+        }
+        Cursor c = search.cursor();
+        return new EffectSearch.Criteria(terms, search.status() == null ? null : search.status().storedStatus(),
+                search.topic(), search.about() == null ? null : search.about().type(),
+                search.about() == null ? null : search.about().id(), search.key(), search.keyPrefix(), keys,
+                search.error(), search.since(), search.until(), c == null ? null : c.updatedAt(), c == null ? null : c.key(),
+                limit);
+    }
+
+    /** One page of the search's effects as rows (the effects read, before any filter support applies itself). */
+    List<EmailRow> search(DSLContext tx, EffectSearch.Criteria criteria) {
+        return rows(tx, EffectSearch.search(tx, criteria));
+    }
+
+    /** The topics, alphabetically (at most {@code limit}). */
+    List<String> topics(DSLContext tx, int limit) {
+        return EffectSearch.topics(tx, limit);
+    }
+
+    /** Values of the search term {@code name} starting with {@code prefix}, alphabetically. */
+    List<String> termValues(DSLContext tx, String name, String prefix, int limit) {
+        String start = SearchTerms.term(name, prefix);
+        return EffectSearch.termsStartingWith(tx, start, limit).stream().map(t -> t.substring(name.length() + 1)).toList();
+    }
+
+    /** The keys whose send recorded this provider message id (a handful at most). */
+    List<String> keysOfProviderId(DSLContext tx, String providerMessageId) {
+        return RecordLookup.keysByResultRef(tx, List.of(providerMessageId));
+    }
+
+        /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
     ResultQuery<Record> statusQuery(DSLContext tx, EmailFilter f, int limit) {
         return EffectHistory.statusQuery(tx, page(f, limit));
     }
@@ -301,6 +354,11 @@ final class SupportStore {
     /** Payload and ordering key of the queue row, or null when retention removed it. */
     EffectHistory.Content content(DSLContext tx, long messageId, Instant messageCreatedAt) {
         return EffectHistory.content(tx, messageId, messageCreatedAt);
+    }
+
+    /** The search terms of one email. */
+    List<String> terms(DSLContext tx, String key) {
+        return EffectHistory.terms(tx, List.of(key)).getOrDefault(key, List.of());
     }
 
     /** Every key of one aggregate (an order has a handful). */

@@ -123,4 +123,20 @@ final class ConsoleSamples {
         return new ControlState(List.of(new ControlState.Switch("*", false, null, "olga", T0),
                 new ControlState.Switch("email.shipped " + text, true, null, "olga", T0)));
     }
+
+    /** Two dispatchers (one live, one not heard from), topics running, paused and unserved; everything paused or not. */
+    DispatcherList dispatchers(boolean allPaused) {
+        var live = new DispatcherList.DispatcherView("worker " + text, "host " + text, "1.0 " + text, T0, T0.plusSeconds(50),
+                T0.plusSeconds(110), true, 7, List.of(new TransportStatus.TransportState("smtp " + text, "closed"),
+                new TransportStatus.TransportState("http", "open")), List.of("email.order_confirmation", "email.shipped " + text));
+        var dead = new DispatcherList.DispatcherView("old-worker", "old-host", "0.9", T0.minusSeconds(7200), T0.minusSeconds(3600),
+                T0.minusSeconds(3540), false, 0, List.of(), List.of("email.password_reset"));
+        ControlState.Switch topicPause = new ControlState.Switch("email.shipped " + text, true, "pause " + text, "olga " + text, T0);
+        ControlState.Switch all = allPaused ? new ControlState.Switch("*", true, "all " + text, "olga " + text, T0) : null;
+        Map<String, Long> unserved = Map.of("email.password_reset", 4L);
+        return new DispatcherList(T0.plusSeconds(60), List.of(live, dead), unserved, List.of(
+                new DispatcherList.Topic("email.order_confirmation", 1, null, null),
+                new DispatcherList.Topic("email.password_reset", 0, null, 4L),
+                new DispatcherList.Topic("email.shipped " + text, 1, topicPause, null)), all);
+    }
 }

@@ -114,6 +114,10 @@ class ConsoleTemplatesTest {
                         new ControlState(List.of()), java.util.Map.of(), samples.topics(range)));
             }
             out.put(role + " error", pages.error(viewer, 404, "message " + HOSTILE, "key " + HOSTILE));
+            out.put(role + " dispatchers", pages.dispatchersPage(viewer, flash, samples.dispatchers(false)));
+            out.put(role + " dispatchers all paused", pages.dispatchersPage(viewer, flash, samples.dispatchers(true)));
+            out.put(role + " dispatchers none", pages.dispatchersPage(viewer, flash,
+                    new DispatcherList(ConsoleSamples.T0, List.of(), Map.of(), List.of(), null)));
             List<EmailView> delivered = samples.everyStatus(false).stream().filter(e -> e.delivery() != null).toList();
             for (String which : List.of("bounced", "complained")) {
                 out.put(role + " delivery " + which, pages.deliveryPage(viewer, flash, new DeliveryPage(which, delivered, "c"),
@@ -151,7 +155,27 @@ class ConsoleTemplatesTest {
         }
         assertThat(all.get("OPERATOR queue paused")).contains("by olga " + ESCAPED).contains("“pause " + ESCAPED + "”")
                 .contains("smtp " + ESCAPED);
-        assertThat(all.get("VIEWER queue topic paused")).contains("Paused for: email.shipped " + ESCAPED + ".");
+        assertThat(all.get("VIEWER queue topic paused")).contains("Paused for: email.shipped " + ESCAPED + ".")
+                .doesNotContain("data-action=\"resume-topic\"");
+        assertThat(all.get("OPERATOR queue topic paused")).contains("data-action=\"resume-topic\">Resume email.shipped " + ESCAPED)
+                .contains("name=\"scope\" value=\"email.shipped " + ESCAPED + "\"");
+        // every dispatcher, the dead one marked; its breakers in words; the unserved topic at the top
+        String dispatchers = all.get("VIEWER dispatchers");
+        assertThat(dispatchers).contains("worker " + ESCAPED).contains("host " + ESCAPED).contains("1.0 " + ESCAPED)
+                .contains("smtp " + ESCAPED + ": closed (sending normally)").contains("http: open (provider failing")
+                .contains("class=\"dead\" data-worker=\"old-worker\"").contains("not live").contains("10 s ago")
+                .contains("data-claims=\"7\"").contains("1 of 2 dispatchers live")
+                .contains("Paused by olga " + ESCAPED).contains("“pause " + ESCAPED + "”")
+                .doesNotContain("data-action=");
+        assertThat(dispatchers.indexOf("id=\"unserved-topics\"")).isPositive().isLessThan(dispatchers.indexOf("<h1>"));
+        assertThat(dispatchers).contains("4 on email.password_reset").contains("(4 emails waiting with nobody to send them)");
+        String operating = all.get("OPERATOR dispatchers");
+        assertThat(operating).contains("data-action=\"resume-topic\"").contains("data-action=\"pause-topic\"")
+                .contains("data-action=\"pause\"").contains("data-action=\"pause-named-topic\"")
+                .contains("name=\"back\" value=\"/console/dispatchers\"").doesNotContain("data-action=\"resume\"");
+        assertThat(all.get("OPERATOR dispatchers all paused")).contains("data-action=\"resume\"")
+                .contains("All sending is paused").contains("“all " + ESCAPED + "”").contains("Held: all sending is paused");
+        assertThat(all.get("VIEWER dispatchers none")).contains("No dispatcher is running").contains("No dispatcher has registered");
         // the charts by topic: the topic's name escaped, one chart each, the chosen range marked, its axis in words
         for (ChartRange range : ChartRange.values()) {
             String page = all.get("VIEWER queue by topic " + range.code());

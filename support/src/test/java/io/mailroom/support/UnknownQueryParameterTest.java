@@ -59,8 +59,9 @@ class UnknownQueryParameterTest {
 
     @Test
     void theApiRefusesAnUnknownParameterNamingItAndTheAcceptedOnes() {
-        assertThat(refused("/api/emails?status=failed&recipient=ann102@example.com", "recipient").get("error").asText())
-                .isEqualTo("unknown parameter recipient; accepted: cursor, limit, olderThan, since, status, until");
+        assertThat(refused("/api/emails?status=failed&recipent=ann102@example.com", "recipent").get("error").asText())
+                .isEqualTo("unknown parameter recipent; accepted: about, cursor, delivery, domain, error, key, keyPrefix, limit, "
+                        + "olderThan, providerMessageId, recipient, since, status, template, topic, until");
         assertThat(refused("/api/delivery?delivery=bounced&since=1h", "since").get("error").asText())
                 .isEqualTo("unknown parameter since; accepted: cursor, delivery, limit");
         assertThat(refused("/api/delivery/orphans?address=x", "address").get("error").asText())
@@ -95,7 +96,7 @@ class UnknownQueryParameterTest {
     void theConsoleRefusesAnUnknownParameterWithAnErrorPage() {
         String cookie = ConsoleLogin.signIn(http, OPERATOR);
         for (Map.Entry<String, String> c : Map.of(
-                "/console/emails?status=failed&recipient=ann102@example.com", "recipient",
+                "/console/emails?status=failed&recipent=ann102@example.com", "recipent",
                 "/console/about?type=order&id=102&key=x", "key",
                 "/console/suppressions?addr=ann@example.com", "addr",
                 "/console/queue?refresh=5", "refresh",

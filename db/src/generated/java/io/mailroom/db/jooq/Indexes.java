@@ -5,12 +5,14 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
 import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.Suppression;
 
@@ -32,6 +34,7 @@ public class Indexes {
 
     public static final Index AUDIT_LOG_AT_IDX = Internal.createIndex(DSL.name("audit_log_at_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.AT }, false);
     public static final Index AUDIT_LOG_KEY_IDX = Internal.createIndex(DSL.name("audit_log_key_idx"), AuditLog.AUDIT_LOG, new OrderField[] { AuditLog.AUDIT_LOG.IDEMPOTENCY_KEY, AuditLog.AUDIT_LOG.AT }, false);
+    public static final Index BULK_ACTION_CREATED_IDX = Internal.createIndex(DSL.name("bulk_action_created_idx"), BulkAction.BULK_ACTION, new OrderField[] { BulkAction.BULK_ACTION.CREATED_AT }, false);
     public static final Index DELIVERY_EVENT_KEY_IDX = Internal.createIndex(DSL.name("delivery_event_key_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.IDEMPOTENCY_KEY, DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_ORPHAN_IDX = Internal.createIndex(DSL.name("delivery_event_orphan_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
@@ -44,7 +47,10 @@ public class Indexes {
     public static final Index OUTBOX_ATTEMPT_KEY_IDX = Internal.createIndex(DSL.name("outbox_attempt_key_idx"), OutboxAttempt.OUTBOX_ATTEMPT, new OrderField[] { OutboxAttempt.OUTBOX_ATTEMPT.IDEMPOTENCY_KEY, OutboxAttempt.OUTBOX_ATTEMPT.ATTEMPT }, false);
     public static final Index OUTBOX_EFFECT_AGGREGATE_IDX = Internal.createIndex(DSL.name("outbox_effect_aggregate_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.AGGREGATE_TYPE, OutboxEffect.OUTBOX_EFFECT.AGGREGATE_ID, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_EFFECT_CREATED_IDX = Internal.createIndex(DSL.name("outbox_effect_created_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
+    public static final Index OUTBOX_EFFECT_KEY_PREFIX_IDX = Internal.createIndex(DSL.name("outbox_effect_key_prefix_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, false);
     public static final Index OUTBOX_EFFECT_STATUS_IDX = Internal.createIndex(DSL.name("outbox_effect_status_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.STATUS, OutboxEffect.OUTBOX_EFFECT.UPDATED_AT }, false);
+    public static final Index OUTBOX_EFFECT_TERM_SEARCH_IDX = Internal.createIndex(DSL.name("outbox_effect_term_search_idx"), OutboxEffectTerm.OUTBOX_EFFECT_TERM, new OrderField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.TERM, OutboxEffectTerm.OUTBOX_EFFECT_TERM.CREATED_AT, OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, false);
+    public static final Index OUTBOX_EFFECT_TOPIC_IDX = Internal.createIndex(DSL.name("outbox_effect_topic_idx"), OutboxEffect.OUTBOX_EFFECT, new OrderField[] { OutboxEffect.OUTBOX_EFFECT.TOPIC, OutboxEffect.OUTBOX_EFFECT.CREATED_AT }, false);
     public static final Index OUTBOX_MESSAGE_CLAIM_IDX = Internal.createIndex(DSL.name("outbox_message_claim_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.AVAILABLE_AT, OutboxMessage.OUTBOX_MESSAGE.ID }, false);
     public static final Index OUTBOX_MESSAGE_LEASE_IDX = Internal.createIndex(DSL.name("outbox_message_lease_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.LEASE_UNTIL }, false);
     public static final Index OUTBOX_MESSAGE_ORDERING_IDX = Internal.createIndex(DSL.name("outbox_message_ordering_idx"), OutboxMessage.OUTBOX_MESSAGE, new OrderField[] { OutboxMessage.OUTBOX_MESSAGE.ORDERING_KEY, OutboxMessage.OUTBOX_MESSAGE.ID }, false);

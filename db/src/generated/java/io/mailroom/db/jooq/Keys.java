@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
@@ -15,12 +16,14 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.OutboxRollup;
 import io.mailroom.db.jooq.tables.OutboxRollupMark;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 import io.mailroom.db.jooq.tables.records.AuditLogRecord;
+import io.mailroom.db.jooq.tables.records.BulkActionRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRollupRecord;
@@ -31,16 +34,19 @@ import io.mailroom.db.jooq.tables.records.OutboxAttemptRecord;
 import io.mailroom.db.jooq.tables.records.OutboxControlRecord;
 import io.mailroom.db.jooq.tables.records.OutboxDispatcherRecord;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
+import io.mailroom.db.jooq.tables.records.OutboxEffectTermRecord;
 import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import io.mailroom.db.jooq.tables.records.OutboxRollupMarkRecord;
 import io.mailroom.db.jooq.tables.records.OutboxRollupRecord;
 import io.mailroom.db.jooq.tables.records.SoftBounceRunRecord;
 import io.mailroom.db.jooq.tables.records.SuppressionRecord;
 
+import org.jooq.ForeignKey;
 import org.jooq.TableField;
 import org.jooq.UniqueKey;
 import org.jooq.impl.DSL;
 import org.jooq.impl.Internal;
+import org.jooq.impl.QOM.ForeignKeyRule;
 
 
 /**
@@ -55,6 +61,7 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final UniqueKey<AuditLogRecord> AUDIT_LOG_PKEY = Internal.createUniqueKey(AuditLog.AUDIT_LOG, DSL.name("audit_log_pkey"), new TableField[] { AuditLog.AUDIT_LOG.ID }, true);
+    public static final UniqueKey<BulkActionRecord> BULK_ACTION_PKEY = Internal.createUniqueKey(BulkAction.BULK_ACTION, DSL.name("bulk_action_pkey"), new TableField[] { BulkAction.BULK_ACTION.ID }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_DELIVERY_UNIQUE = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_delivery_unique"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.SOURCE, DeliveryEvent.DELIVERY_EVENT.DELIVERY_ID, DeliveryEvent.DELIVERY_EVENT.SEQ }, true);
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
@@ -66,9 +73,16 @@ public class Keys {
     public static final UniqueKey<OutboxControlRecord> OUTBOX_CONTROL_PKEY = Internal.createUniqueKey(OutboxControl.OUTBOX_CONTROL, DSL.name("outbox_control_pkey"), new TableField[] { OutboxControl.OUTBOX_CONTROL.SCOPE }, true);
     public static final UniqueKey<OutboxDispatcherRecord> OUTBOX_DISPATCHER_PKEY = Internal.createUniqueKey(OutboxDispatcher.OUTBOX_DISPATCHER, DSL.name("outbox_dispatcher_pkey"), new TableField[] { OutboxDispatcher.OUTBOX_DISPATCHER.WORKER_ID }, true);
     public static final UniqueKey<OutboxEffectRecord> OUTBOX_EFFECT_PKEY = Internal.createUniqueKey(OutboxEffect.OUTBOX_EFFECT, DSL.name("outbox_effect_pkey"), new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true);
+    public static final UniqueKey<OutboxEffectTermRecord> OUTBOX_EFFECT_TERM_PKEY = Internal.createUniqueKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_pkey"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY, OutboxEffectTerm.OUTBOX_EFFECT_TERM.TERM }, true);
     public static final UniqueKey<OutboxMessageRecord> OUTBOX_MESSAGE_PKEY = Internal.createUniqueKey(OutboxMessage.OUTBOX_MESSAGE, DSL.name("outbox_message_pkey"), new TableField[] { OutboxMessage.OUTBOX_MESSAGE.ID, OutboxMessage.OUTBOX_MESSAGE.CREATED_AT }, true);
     public static final UniqueKey<OutboxRollupRecord> OUTBOX_ROLLUP_PKEY = Internal.createUniqueKey(OutboxRollup.OUTBOX_ROLLUP, DSL.name("outbox_rollup_pkey"), new TableField[] { OutboxRollup.OUTBOX_ROLLUP.RESOLUTION, OutboxRollup.OUTBOX_ROLLUP.BUCKET, OutboxRollup.OUTBOX_ROLLUP.TOPIC }, true);
     public static final UniqueKey<OutboxRollupMarkRecord> OUTBOX_ROLLUP_MARK_PKEY = Internal.createUniqueKey(OutboxRollupMark.OUTBOX_ROLLUP_MARK, DSL.name("outbox_rollup_mark_pkey"), new TableField[] { OutboxRollupMark.OUTBOX_ROLLUP_MARK.NAME }, true);
     public static final UniqueKey<SoftBounceRunRecord> SOFT_BOUNCE_RUN_PKEY = Internal.createUniqueKey(SoftBounceRun.SOFT_BOUNCE_RUN, DSL.name("soft_bounce_run_pkey"), new TableField[] { SoftBounceRun.SOFT_BOUNCE_RUN.ADDRESS }, true);
     public static final UniqueKey<SuppressionRecord> SUPPRESSION_PKEY = Internal.createUniqueKey(Suppression.SUPPRESSION, DSL.name("suppression_pkey"), new TableField[] { Suppression.SUPPRESSION.ID }, true);
+
+    // -------------------------------------------------------------------------
+    // FOREIGN KEY definitions
+    // -------------------------------------------------------------------------
+
+    public static final ForeignKey<OutboxEffectTermRecord, OutboxEffectRecord> OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK = Internal.createForeignKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_effect_fk"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

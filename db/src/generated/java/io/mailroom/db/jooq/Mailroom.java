@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
@@ -15,6 +16,7 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.OutboxRollup;
 import io.mailroom.db.jooq.tables.OutboxRollupMark;
@@ -47,6 +49,12 @@ public class Mailroom extends SchemaImpl {
      * The table <code>mailroom.audit_log</code>.
      */
     public final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Support's bulk actions on a search: what, on which filter, how many were
+     * confirmed, progress and outcome.
+     */
+    public final BulkAction BULK_ACTION = BulkAction.BULK_ACTION;
 
     /**
      * Delivery events reported after the provider accepted an email (webhooks,
@@ -105,6 +113,12 @@ public class Mailroom extends SchemaImpl {
     public final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
 
     /**
+     * Search terms of each effect (to:, domain:, template:, tag:), written at
+     * enqueue, removed with the effect.
+     */
+    public final OutboxEffectTerm OUTBOX_EFFECT_TERM = OutboxEffectTerm.OUTBOX_EFFECT_TERM;
+
+    /**
      * Hot queue of the transactional outbox; daily partitions
      * (outbox_message_pYYYYMMDD, UTC) plus a default one.
      */
@@ -149,6 +163,7 @@ public class Mailroom extends SchemaImpl {
     public final List<Table<?>> getTables() {
         return Arrays.asList(
             AuditLog.AUDIT_LOG,
+            BulkAction.BULK_ACTION,
             DeliveryEvent.DELIVERY_EVENT,
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
             DeliveryEventRollup.DELIVERY_EVENT_ROLLUP,
@@ -159,6 +174,7 @@ public class Mailroom extends SchemaImpl {
             OutboxControl.OUTBOX_CONTROL,
             OutboxDispatcher.OUTBOX_DISPATCHER,
             OutboxEffect.OUTBOX_EFFECT,
+            OutboxEffectTerm.OUTBOX_EFFECT_TERM,
             OutboxMessage.OUTBOX_MESSAGE,
             OutboxRollup.OUTBOX_ROLLUP,
             OutboxRollupMark.OUTBOX_ROLLUP_MARK,

@@ -5,6 +5,7 @@ package io.mailroom.db.jooq;
 
 
 import io.mailroom.db.jooq.tables.AuditLog;
+import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
@@ -15,6 +16,7 @@ import io.mailroom.db.jooq.tables.OutboxAttempt;
 import io.mailroom.db.jooq.tables.OutboxControl;
 import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
 import io.mailroom.db.jooq.tables.OutboxRollup;
 import io.mailroom.db.jooq.tables.OutboxRollupMark;
@@ -32,6 +34,12 @@ public class Tables {
      * The table <code>mailroom.audit_log</code>.
      */
     public static final AuditLog AUDIT_LOG = AuditLog.AUDIT_LOG;
+
+    /**
+     * Support's bulk actions on a search: what, on which filter, how many were
+     * confirmed, progress and outcome.
+     */
+    public static final BulkAction BULK_ACTION = BulkAction.BULK_ACTION;
 
     /**
      * Delivery events reported after the provider accepted an email (webhooks,
@@ -88,6 +96,12 @@ public class Tables {
      * The table <code>mailroom.outbox_effect</code>.
      */
     public static final OutboxEffect OUTBOX_EFFECT = OutboxEffect.OUTBOX_EFFECT;
+
+    /**
+     * Search terms of each effect (to:, domain:, template:, tag:), written at
+     * enqueue, removed with the effect.
+     */
+    public static final OutboxEffectTerm OUTBOX_EFFECT_TERM = OutboxEffectTerm.OUTBOX_EFFECT_TERM;
 
     /**
      * Hot queue of the transactional outbox; daily partitions

@@ -77,7 +77,7 @@ public final class EmailOutbox {
         }
         try {
             NewMessage message = NewMessage.of(email.topic(), email.aggregateType(), email.aggregateId(), email.idempotencyKey(),
-                    payload);
+                    payload).withSearchTerms(SearchTerms.of(email));
             return email.orderingKey() == null ? message : message.withOrderingKey(email.orderingKey());
         } catch (IllegalArgumentException e) {
             // NewMessage names the argument first ("idempotencyKey must not be blank"): keep it as the field

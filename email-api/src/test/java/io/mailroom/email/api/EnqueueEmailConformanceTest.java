@@ -186,7 +186,7 @@ class EnqueueEmailConformanceTest {
         }
     }
 
-    /** Every column of the two rows but ids and times, and how the times relate. */
+    /** Every column of the two rows but ids and times, how the times relate, and the effect's search terms. */
     private static String rows(DSLContext tx, String key) {
         return tx.resultQuery("""
                 SELECT jsonb_build_object(
@@ -194,7 +194,9 @@ class EnqueueEmailConformanceTest {
                   'effect', to_jsonb(e) - 'message_id' - 'message_created_at' - 'created_at' - 'updated_at',
                   'times', jsonb_build_array(m.available_at = m.created_at, m.updated_at = m.created_at,
                                              e.message_id = m.id, e.message_created_at = m.created_at,
-                                             e.created_at = m.created_at, e.updated_at = m.created_at))::text
+                                             e.created_at = m.created_at, e.updated_at = m.created_at),
+                  'terms', (SELECT jsonb_agg(jsonb_build_array(t.term, t.created_at = e.created_at) ORDER BY t.term)
+                            FROM outbox_effect_term t WHERE t.idempotency_key = e.idempotency_key))::text
                 FROM outbox_message m JOIN outbox_effect e ON e.idempotency_key = m.idempotency_key
                 WHERE m.idempotency_key = ?""", key).fetchOne(0, String.class);
     }

@@ -78,7 +78,7 @@ class BadInputCatalogueTest {
         provider.resetAll();
         provider.stubFor(post(urlEqualTo("/v1/emails")).willReturn(aResponse().withStatus(202)
                 .withHeader("Content-Type", "application/json").withBody("{\"id\":\"prov-1\"}")));
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
         transport = DispatchFixture.resilient(new HttpMailTransport(HttpMailConfig.of(URI.create(provider.baseUrl()), "tok_test")
                 .withTimeouts(Duration.ofSeconds(1), Duration.ofSeconds(2))), TransportPolicyConfig.defaults());
     }

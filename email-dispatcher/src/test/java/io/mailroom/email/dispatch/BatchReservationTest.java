@@ -51,7 +51,7 @@ class BatchReservationTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, email_rendering");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, email_rendering");
     }
 
     /** Accepts every email; remembers each key it was given, in order. */

@@ -52,7 +52,7 @@ class BreakerRecoveryTest {
 
     @BeforeEach
     void setUp() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
         MailTransport provider = new MailTransport() {
             @Override
             public String name() {

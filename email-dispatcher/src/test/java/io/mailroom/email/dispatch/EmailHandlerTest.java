@@ -46,7 +46,7 @@ class EmailHandlerTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
     }
 
     /** A transport whose n-th send (from 0) answers {@code script.apply(n)}; counts the sends. */

@@ -45,7 +45,7 @@ class EmailRenderingTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, email_rendering");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, email_rendering");
     }
 
     /** Answers {@code script.apply(n)} to the n-th send (from 0), and reads the rendering row as the send starts. */

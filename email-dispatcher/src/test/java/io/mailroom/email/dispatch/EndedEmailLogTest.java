@@ -34,7 +34,7 @@ class EndedEmailLogTest {
 
     @BeforeEach
     void capture() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         logs.start();
         logger.addAppender(logs);
     }

@@ -65,7 +65,7 @@ class HttpDispatchTest {
     @BeforeEach
     void setUp() {
         provider.resetAll();
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
         transport = transport(TransportPolicyConfig.defaults());
     }
 

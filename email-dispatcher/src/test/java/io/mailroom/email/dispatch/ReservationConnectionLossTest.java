@@ -40,7 +40,7 @@ class ReservationConnectionLossTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, email_rendering");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, email_rendering");
     }
 
     /** Breaks the first session it hands out that reserves a key: before the statement, or after its COMMIT. */

@@ -44,7 +44,7 @@ class SmtpDispatchTest {
 
     @BeforeEach
     void setUp() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
         smtp = new SmtpTransport(SmtpConfig.builder().host("127.0.0.1").port(greenMail.getSmtp().getPort())
                 .security(SmtpSecurity.NONE).from(EmailAddress.of("bounces@example.com")).messageIdDomain("shop.example.com")
                 .connectTimeout(Duration.ofSeconds(2)).readTimeout(Duration.ofSeconds(5)).build());

@@ -35,7 +35,7 @@ class SuppressedRecipientTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, email_rendering, suppression, audit_log");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, email_rendering, suppression, audit_log");
         for (long id = 1; id <= 5; id++) {
             enqueueOrder(pg.dsl(), id);
         }

@@ -34,7 +34,7 @@ class OrderEmailOrderingTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
     }
 
     private Dispatcher dispatcher(String worker, MessageHandler handler) {

@@ -19,6 +19,7 @@ import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.metrics.QueueSampler;
 import io.mailroom.email.render.TemplatedComposer;
+import io.mailroom.email.resilience.BreakerReport;
 import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.transport.MailTransport;
@@ -203,6 +204,9 @@ final class ServiceWiring {
                 listenPool = ServicePools.direct(config, config.db().listenUrl(), "mailroom-listen", applicationName);
             }
             dispatcher = new Dispatcher(pool, config.dispatcher(), handlers, new TransportGate(gates), listener, listenPool);
+            // each heartbeat's registry row says how this process's breakers stand (support's dispatchers page)
+            List<ResilientTransport> reported = List.copyOf(transports.values());
+            dispatcher.registrationDetails(() -> BreakerReport.json(reported));
             // emails a breaker held back go when it lets calls through again, not a whole open wait later
             BreakerRecovery.watchAll(gates, new WaitingMessages(pool, config.dispatcher()), dispatcher::wake);
             dispatcher.start();

@@ -2,10 +2,12 @@ package io.mailroom.email.service;
 
 import com.icegreen.greenmail.junit5.GreenMailExtension;
 import com.icegreen.greenmail.util.ServerSetupTest;
+import io.mailroom.email.resilience.BreakerReport;
 import io.mailroom.email.resilience.TransportPolicyConfig;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.admin.Dispatchers;
 import io.mailroom.testing.PostgresExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -147,6 +149,15 @@ class DispatcherServiceTest {
             HttpResponse<String> ready = get(port, "/health/ready");
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("\"database\":\"UP\"").contains("\"breaker\":\"CLOSED\"");
+            // its row in the dispatcher registry says what it serves and how its transport's breaker stands
+            String workerId = service.dispatcher().config().workerId();
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Dispatchers.list(pg.dsl()).dispatchers())
+                    .filteredOn(d -> d.workerId().equals(workerId)).singleElement().satisfies(d -> {
+                        assertThat(d.live()).isTrue();
+                        assertThat(d.incarnation()).isEqualTo(service.dispatcher().incarnation());
+                        assertThat(d.topics()).contains(ServiceEnv.TOPIC);
+                        assertThat(BreakerReport.parse(d.details())).containsExactly(new BreakerReport.State("smtp", "closed"));
+                    }));
 
             pg.dsl().transaction(cfg -> new OutboxEnqueuer().enqueue(cfg.dsl(), NewMessage.of(ServiceEnv.TOPIC,
                     "order", "77", "email-order-77", ServiceEnv.receipt(77, "dora@example.com", "Dora"))));
@@ -159,5 +170,6 @@ class DispatcherServiceTest {
                     .get(0, Integer.class)).isGreaterThanOrEqualTo(1);
         }
         assertThatThrownBy(() -> get(port, "/health/live")).isInstanceOf(ConnectException.class);
+        assertThat(Dispatchers.list(pg.dsl()).dispatchers()).as("a graceful stop leaves the registry").isEmpty();
     }
 }

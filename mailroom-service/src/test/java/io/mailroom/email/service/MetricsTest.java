@@ -83,7 +83,7 @@ class MetricsTest {
     @Test
     void emailsOnATopicNoDispatcherServesAreAMetricPerTopic() throws Exception {
         Map<String, String> env = ServiceEnv.smtp(pg.database().jdbcUrlWithCredentials(), greenMail.getSmtp().getPort());
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
             // a template added to a folder the running dispatcher does not read
             new OutboxEnqueuer().enqueue(pg.dsl(), NewMessage.of("email.welcome_back", "user", "7", "email-welcome-7", "{}")

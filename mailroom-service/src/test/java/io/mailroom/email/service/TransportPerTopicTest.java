@@ -94,6 +94,14 @@ class TransportPerTopicTest {
             @SuppressWarnings("unchecked")
             Map<String, Object> each = (Map<String, Object>) ready.get("transports");
             assertThat(each).containsOnlyKeys("smtp", "http");
+            // the dispatcher's registry row names both transports and their breakers, for support's dispatchers page
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(io.mailroom.outbox.admin.Dispatchers.list(pg.dsl())
+                    .dispatchers()).singleElement().satisfies(d -> {
+                        assertThat(d.topics()).contains("shop.receipt", "email.receipt");
+                        assertThat(io.mailroom.email.resilience.BreakerReport.parse(d.details()))
+                                .extracting(io.mailroom.email.resilience.BreakerReport.State::transport)
+                                .containsExactlyInAnyOrder("smtp", "http");
+                    }));
         }
 
         // through SMTP: exactly the default topic's email

@@ -78,7 +78,7 @@ public final class EffectHistory {
         }
     }
 
-    private static final List<SelectField<?>> COLUMNS = List.of(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE,
+    static final List<SelectField<?>> COLUMNS = List.of(E.IDEMPOTENCY_KEY, E.TOPIC, E.AGGREGATE_TYPE,
             E.AGGREGATE_ID, E.STATUS, E.ATTEMPTS, E.MAX_ATTEMPTS, E.LAST_ERROR, E.CREATED_AT, E.UPDATED_AT, E.FINISHED_AT,
             E.RESEND_OF, E.MESSAGE_ID, E.MESSAGE_CREATED_AT,
             M.ID, M.STATUS, M.ATTEMPTS, M.MAX_ATTEMPTS, M.LAST_ERROR, M.AVAILABLE_AT, M.PAYLOAD);
@@ -88,7 +88,7 @@ public final class EffectHistory {
                 .leftJoin(M).on(M.ID.eq(E.MESSAGE_ID).and(M.CREATED_AT.eq(E.MESSAGE_CREATED_AT)));
     }
 
-    private static Effect effect(Record r) {
+    static Effect effect(Record r) {
         Live live = r.get(M.ID) == null ? null : new Live(r.get(M.STATUS), r.get(M.ATTEMPTS), r.get(M.MAX_ATTEMPTS),
                 r.get(M.LAST_ERROR), r.get(M.AVAILABLE_AT), r.get(M.PAYLOAD) == null ? null : r.get(M.PAYLOAD).data());
         return new Effect(r.get(E.IDEMPOTENCY_KEY), r.get(E.TOPIC), r.get(E.AGGREGATE_TYPE), r.get(E.AGGREGATE_ID),
@@ -169,6 +169,18 @@ public final class EffectHistory {
             return List.of();
         }
         return effects(tx).where(E.IDEMPOTENCY_KEY.in(keys)).fetch(EffectHistory::effect);
+    }
+
+    /** The search terms of these effects ({@code to:...}, {@code template:...}), by key. */
+    public static Map<String, List<String>> terms(DSLContext tx, Collection<String> keys) {
+        if (keys.isEmpty()) {
+            return Map.of();
+        }
+        var t = io.mailroom.db.jooq.Tables.OUTBOX_EFFECT_TERM;
+        Map<String, List<String>> out = new java.util.HashMap<>();
+        tx.select(t.IDEMPOTENCY_KEY, t.TERM).from(t).where(t.IDEMPOTENCY_KEY.in(keys)).orderBy(t.IDEMPOTENCY_KEY, t.TERM)
+                .forEach(r -> out.computeIfAbsent(r.value1(), k -> new ArrayList<>()).add(r.value2()));
+        return out;
     }
 
     /** The status of an effect, without locking it; null when there is none. */

@@ -86,7 +86,12 @@ public final class MessageActions {
 
     /** A failed (or waiting) message becomes pending and available now, with one more attempt allowed. */
     public Result retryNow(String idempotencyKey, Outcome.TransactionalStep alsoInTransaction) {
-        return act(idempotencyKey, Set.of(MessageStatus.FAILED, MessageStatus.PENDING), "only a failed or pending message can be retried now",
+        return retryNow(idempotencyKey, null, alsoInTransaction);
+    }
+
+    /** {@link #retryNow(String, Outcome.TransactionalStep)}, refused by {@code precondition} under the row lock. */
+    public Result retryNow(String idempotencyKey, Precondition precondition, Outcome.TransactionalStep alsoInTransaction) {
+        return act(idempotencyKey, precondition, Set.of(MessageStatus.FAILED, MessageStatus.PENDING), "only a failed or pending message can be retried now",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.STATUS, MessageStatus.PENDING.sql())
                         .set(OUTBOX_MESSAGE.AVAILABLE_AT, clock.now())
@@ -99,7 +104,7 @@ public final class MessageActions {
 
     /** A pending message is cancelled: it will not be sent. */
     public Result cancel(String idempotencyKey, Outcome.TransactionalStep alsoInTransaction) {
-        return act(idempotencyKey, Set.of(MessageStatus.PENDING), "only a pending message can be cancelled",
+        return act(idempotencyKey, null, Set.of(MessageStatus.PENDING), "only a pending message can be cancelled",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.STATUS, MessageStatus.CANCELLED.sql())
                         .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
@@ -111,7 +116,7 @@ public final class MessageActions {
     /** A pending message waits until {@code at}. */
     public Result reschedule(String idempotencyKey, Instant at, Outcome.TransactionalStep alsoInTransaction) {
         Objects.requireNonNull(at, "at");
-        return act(idempotencyKey, Set.of(MessageStatus.PENDING), "only a pending message can be rescheduled",
+        return act(idempotencyKey, null, Set.of(MessageStatus.PENDING), "only a pending message can be rescheduled",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.AVAILABLE_AT, at)
                         // a person's time wins over a breaker's recovery
@@ -122,7 +127,7 @@ public final class MessageActions {
 
     /** A message in review is confirmed done by a person (e.g. the email did arrive). */
     public Result confirmDone(String idempotencyKey, Outcome.TransactionalStep alsoInTransaction) {
-        return act(idempotencyKey, Set.of(MessageStatus.REVIEW), "only a message in review can be confirmed",
+        return act(idempotencyKey, null, Set.of(MessageStatus.REVIEW), "only a message in review can be confirmed",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.STATUS, MessageStatus.DONE.sql())
                         .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
@@ -132,7 +137,12 @@ public final class MessageActions {
 
     /** A message in review is closed as failed by a person (e.g. it was resent under a new key). */
     public Result closeReview(String idempotencyKey, Outcome.TransactionalStep alsoInTransaction) {
-        return act(idempotencyKey, Set.of(MessageStatus.REVIEW), "only a message in review can be closed",
+        return closeReview(idempotencyKey, null, alsoInTransaction);
+    }
+
+    /** {@link #closeReview(String, Outcome.TransactionalStep)}, refused by {@code precondition} under the row lock. */
+    public Result closeReview(String idempotencyKey, Precondition precondition, Outcome.TransactionalStep alsoInTransaction) {
+        return act(idempotencyKey, precondition, Set.of(MessageStatus.REVIEW), "only a message in review can be closed",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
                         .set(OUTBOX_MESSAGE.STATUS, MessageStatus.FAILED.sql())
                         .set(OUTBOX_MESSAGE.FINISHED_AT, clock.now())
@@ -146,9 +156,14 @@ public final class MessageActions {
      * {@code alsoInTransaction} learns the status the message was closed from (e.g. for the audit row).
      */
     public Result close(String idempotencyKey, ClosingStep alsoInTransaction) {
+        return close(idempotencyKey, null, alsoInTransaction);
+    }
+
+    /** {@link #close(String, ClosingStep)}, refused by {@code precondition} under the row lock. */
+    public Result close(String idempotencyKey, Precondition precondition, ClosingStep alsoInTransaction) {
         Objects.requireNonNull(alsoInTransaction, "alsoInTransaction");
         MessageStatus[] from = new MessageStatus[1];
-        return act(idempotencyKey, Set.of(MessageStatus.FAILED, MessageStatus.REVIEW),
+        return act(idempotencyKey, precondition, Set.of(MessageStatus.FAILED, MessageStatus.REVIEW),
                 "only a failed message or one in review can be closed",
                 (tx, m) -> {
                     from[0] = MessageStatus.fromSql(m.get(OUTBOX_MESSAGE.STATUS));
@@ -166,19 +181,29 @@ public final class MessageActions {
         void run(DSLContext tx, MessageStatus from);
     }
 
+    /**
+     * A check in the action's transaction after the row lock and the status check, before anything
+     * changes (e.g. "does this message still match the bulk action's filter"): it refuses by throwing,
+     * which rolls the transaction back and reaches the caller.
+     */
+    @FunctionalInterface
+    public interface Precondition {
+        void check(DSLContext tx, MessageStatus current);
+    }
+
     @FunctionalInterface
     private interface Change {
         org.jooq.UpdateSetMoreStep<?> apply(DSLContext tx, Record row);
     }
 
-    private Result act(String key, Set<MessageStatus> allowed, String why, Change change, MessageStatus after,
-                       Outcome.TransactionalStep step) {
+    private Result act(String key, Precondition precondition, Set<MessageStatus> allowed, String why, Change change,
+                       MessageStatus after, Outcome.TransactionalStep step) {
         if (key == null || key.isBlank() || key.length() > NewMessage.MAX_KEY_LENGTH) {
             throw new IllegalArgumentException("idempotency key must be 1.." + NewMessage.MAX_KEY_LENGTH + " characters");
         }
         for (int attempt = 0; ; attempt++) {
             try {
-                return sessions.inTransaction(tx -> apply(tx, key, allowed, why, change, after, step));
+                return sessions.inTransaction(tx -> apply(tx, key, precondition, allowed, why, change, after, step));
             } catch (RuntimeException e) {
                 if (!SqlStates.is(e, SqlStates.LOCK_NOT_AVAILABLE)) {
                     throw e;
@@ -198,8 +223,8 @@ public final class MessageActions {
         }
     }
 
-    private Result apply(DSLContext tx, String key, Set<MessageStatus> allowed, String why, Change change,
-                         MessageStatus after, Outcome.TransactionalStep step) {
+    private Result apply(DSLContext tx, String key, Precondition precondition, Set<MessageStatus> allowed, String why,
+                         Change change, MessageStatus after, Outcome.TransactionalStep step) {
         Record2<Long, Instant> effect = tx.select(OUTBOX_EFFECT.MESSAGE_ID, OUTBOX_EFFECT.MESSAGE_CREATED_AT)
                 .from(OUTBOX_EFFECT).where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).fetchOne();
         if (effect == null) {
@@ -217,6 +242,9 @@ public final class MessageActions {
         MessageStatus current = MessageStatus.fromSql(row.get(m.STATUS));
         if (!allowed.contains(current)) {
             return new Result.NotAllowed(current, why + "; it is " + current.sql());
+        }
+        if (precondition != null) {
+            precondition.check(tx, current);
         }
         change.apply(tx, row).where(m.ID.eq(row.get(m.ID)).and(m.CREATED_AT.eq(row.get(m.CREATED_AT)))).execute();
         tx.update(OUTBOX_EFFECT)

@@ -108,7 +108,7 @@ public final class Dispatcher implements AutoCloseable {
         this.handBack = new HandBack(sessions, store, config, clock, ledger);
         this.heartbeater = new Heartbeater(sessions, store, config, this.listener);
         this.interrupted = new InterruptedClaims(sessions, store, config, this.listener, incarnation);
-        this.registration = new Registration(sessions, config, topics, incarnation);
+        this.registration = new Registration(sessions, config, topics, incarnation, ledger::inFlightCount);
         this.rescuer = new LeaseRescuer(sessions, store, config, this.listener);
         this.listenDataSource = listenDataSource;
     }
@@ -223,6 +223,19 @@ public final class Dispatcher implements AutoCloseable {
 
     public boolean isRunning() {
         return running;
+    }
+
+    /**
+     * What this dispatcher reports about itself in the registry ({@code outbox_dispatcher.details})
+     * at every heartbeat, beside who it is, what it serves and the claims it holds: the text of a
+     * JSON object of at most 4 KB, or null for nothing. The supplier is called on the maintenance
+     * thread, so it must be quick; outbox-core stores the text without reading it (the email
+     * service reports its transports' breaker states). Details it cannot store are left out of the
+     * row, with a warning, never the row. May be set before or after {@link #start()}.
+     */
+    public Dispatcher registrationDetails(java.util.function.Supplier<String> json) {
+        registration.details(json);
+        return this;
     }
 
     /** Claims currently held by this instance (handlers running or outcomes not yet written). */

@@ -17,7 +17,8 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_DISPATCHER;
  * serves, and removes itself when it stops gracefully. A row is live while its {@code expires_at}
  * is ahead, three heartbeat intervals of its own dispatcher. From it, {@link #unservedTopics}
  * finds the emails waiting on a topic no live dispatcher serves, which would otherwise wait
- * forever without a word.
+ * forever without a word. Each row also carries the claims its dispatcher held and the details its
+ * embedding process reported at the last beat; {@code io.mailroom.outbox.admin.Dispatchers} reads them.
  */
 public final class DispatcherRegistry {
 
@@ -46,21 +47,31 @@ public final class DispatcherRegistry {
     private DispatcherRegistry() {
     }
 
-    /** This dispatcher is alive: its row, replacing a predecessor's of the same worker id. */
+    /** This dispatcher is alive: its row, replacing a predecessor's of the same worker id (no claims, no details). */
     static void beat(DSLContext tx, String workerId, String incarnation, String host, String version,
                      Set<String> topics, Duration heartbeatInterval) {
+        beat(tx, workerId, incarnation, host, version, topics, heartbeatInterval, 0, null);
+    }
+
+    /**
+     * This dispatcher is alive: its row, replacing a predecessor's of the same worker id, with the
+     * claims it holds now and the embedding process's details (a JSON object's text, or null).
+     */
+    static void beat(DSLContext tx, String workerId, String incarnation, String host, String version,
+                     Set<String> topics, Duration heartbeatInterval, int claimsInFlight, String details) {
         double liveSeconds = heartbeatInterval.toMillis() * LIVE_FOR_BEATS / 1000.0;
         String[] served = topics.stream().sorted().toArray(String[]::new);
         MailroomSchema schema = MailroomSchema.of(tx);
         tx.execute(schema.sql("""
                 INSERT INTO {schema}.outbox_dispatcher AS d (worker_id, incarnation, host, version, topics, started_at,
-                                                    heartbeat_at, expires_at)
-                VALUES (?, ?, ?, ?, ?::varchar[], now(), now(), now() + make_interval(secs => ?::double precision))
+                                                    heartbeat_at, expires_at, claims_in_flight, details)
+                VALUES (?, ?, ?, ?, ?::varchar[], now(), now(), now() + make_interval(secs => ?::double precision), ?, ?::jsonb)
                 ON CONFLICT (worker_id) DO UPDATE SET
                   incarnation = excluded.incarnation, host = excluded.host, version = excluded.version,
                   topics = excluded.topics, heartbeat_at = now(), expires_at = excluded.expires_at,
+                  claims_in_flight = excluded.claims_in_flight, details = excluded.details,
                   started_at = CASE WHEN d.incarnation = excluded.incarnation THEN d.started_at ELSE now() END"""),
-                workerId, incarnation, host, version, served, liveSeconds);
+                workerId, incarnation, host, version, served, liveSeconds, Math.max(0, claimsInFlight), details);
         tx.execute(schema.sql("DELETE FROM {schema}.outbox_dispatcher WHERE expires_at < now() - make_interval(secs => ?::double precision)"),
                 (double) FORGET_AFTER.toSeconds());
     }

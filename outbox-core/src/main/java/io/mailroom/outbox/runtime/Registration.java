@@ -1,10 +1,12 @@
 package io.mailroom.outbox.runtime;
 
+import io.mailroom.db.sql.SqlStates;
 import io.mailroom.outbox.DispatcherSessions;
 import io.mailroom.outbox.Durations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -12,12 +14,17 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * This dispatcher's row in the {@link DispatcherRegistry}, renewed at every heartbeat interval,
  * and the watch on unserved topics that comes with it: emails waiting on a topic no live
  * dispatcher serves are logged when first seen, every {@link #LOG_AGAIN_EVERY} while it lasts,
- * and once when it ends.
+ * and once when it ends. Each beat writes the claims held at that moment and the details the
+ * embedding process supplies ({@link Dispatcher#registrationDetails}); details that cannot be
+ * stored (too long, not a JSON object, a supplier that throws) are left out of the row, with a
+ * warning, and never cost the beat itself.
  */
 final class Registration {
 
@@ -28,27 +35,49 @@ final class Registration {
     static final String HOST = hostName();
     /** This build's version, as the registry shows it ("dev" outside a packaged jar). */
     static final String VERSION = Objects.requireNonNullElse(Dispatcher.class.getPackage().getImplementationVersion(), "dev");
+    /** The most details one row carries (its text as given; the database bounds the stored form at twice this). */
+    static final int MAX_DETAILS_BYTES = 4096;
 
     private final DispatcherSessions sessions;
     private final DispatcherConfig config;
     private final Set<String> topics;
     private final String incarnation;
+    private final IntSupplier claimsInFlight;
+    /** The embedding process's details, read at every beat; null: none. */
+    private volatile Supplier<String> details;
+    /** Whether unusable details were already warned about (later ones are logged at debug). */
+    private volatile boolean detailsWarned;
     /** Topics seen unserved, and when each was last logged. */
     private final Map<String, Instant> logged = new ConcurrentHashMap<>();
 
-    Registration(DispatcherSessions sessions, DispatcherConfig config, Set<String> topics, String incarnation) {
+    Registration(DispatcherSessions sessions, DispatcherConfig config, Set<String> topics, String incarnation,
+                 IntSupplier claimsInFlight) {
         this.sessions = sessions;
         this.config = config;
         this.topics = Set.copyOf(topics);
         this.incarnation = incarnation;
+        this.claimsInFlight = claimsInFlight;
+    }
+
+    /** What each beat reports as details from now on; null: nothing. */
+    void details(Supplier<String> json) {
+        this.details = json;
     }
 
     /** One heartbeat: the row renewed, then the unserved topics looked for. */
     void beat() {
-        sessions.inTransaction(tx -> {
-            DispatcherRegistry.beat(tx, config.workerId(), incarnation, HOST, VERSION, topics, config.heartbeatInterval());
-            return null;
-        });
+        String json = details();
+        try {
+            write(json);
+        } catch (RuntimeException e) {
+            String state = SqlStates.sqlState(e);
+            if (json == null || state == null
+                    || !(state.startsWith(SqlStates.DATA_EXCEPTION_CLASS) || state.equals("23514"))) {
+                throw e;
+            }
+            unusable("the database refused them (SQLSTATE " + state + ")", e);
+            write(null);
+        }
         Map<String, Long> unserved = sessions.inTransaction(DispatcherRegistry::unservedTopics);
         Instant now = Instant.now();
         unserved.forEach((topic, waiting) -> {
@@ -69,6 +98,49 @@ final class Registration {
                 log.info("Topic {} no longer has emails waiting without a dispatcher", topic);
             }
         }
+    }
+
+    private void write(String json) {
+        int claims = claimsInFlight.getAsInt();
+        sessions.inTransaction(tx -> {
+            DispatcherRegistry.beat(tx, config.workerId(), incarnation, HOST, VERSION, topics, config.heartbeatInterval(),
+                    claims, json);
+            return null;
+        });
+    }
+
+    /** The details to write now: the supplier's JSON if it gives one that fits, else null. */
+    String details() {
+        Supplier<String> supplier = details;
+        if (supplier == null) {
+            return null;
+        }
+        String json;
+        try {
+            json = supplier.get();
+        } catch (RuntimeException e) {
+            unusable("their supplier failed", e);
+            return null;
+        }
+        if (json == null || json.isBlank()) {
+            return null;
+        }
+        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_DETAILS_BYTES) {
+            unusable(bytes + " bytes is more than " + MAX_DETAILS_BYTES, null);
+            return null;
+        }
+        return json;
+    }
+
+    private void unusable(String why, Exception e) {
+        if (detailsWarned) {
+            log.debug("Registry details of {} left out: {}", config.workerId(), why, e);
+            return;
+        }
+        detailsWarned = true;
+        log.warn("The details dispatcher {} reports in the registry are left out of its row ({}); the row itself is"
+                + " written. Said once; later ones are logged at debug", config.workerId(), why, e);
     }
 
     /** A graceful stop: the row goes at once rather than when it expires. */

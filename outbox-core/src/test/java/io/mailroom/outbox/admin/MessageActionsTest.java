@@ -35,7 +35,7 @@ class MessageActionsTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         actions = new MessageActions(pg.dataSource(), clock, 2, Duration.ofMillis(10));
     }
 

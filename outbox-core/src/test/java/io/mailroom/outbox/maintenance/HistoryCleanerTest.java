@@ -42,7 +42,7 @@ class HistoryCleanerTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, audit_log");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, audit_log");
     }
 
     @Test

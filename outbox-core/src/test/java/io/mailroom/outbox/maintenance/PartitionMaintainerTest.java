@@ -57,7 +57,7 @@ class PartitionMaintainerTest {
 
     @BeforeEach
     void noDailyPartitions() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, audit_log");
         pg.dsl().execute("""
                 DO $$
                 DECLARE r record;

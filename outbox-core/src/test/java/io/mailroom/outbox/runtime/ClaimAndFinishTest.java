@@ -34,7 +34,7 @@ class ClaimAndFinishTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
     }
 
     private Dispatcher dispatcher(MessageHandler handler, Backoff backoff) {

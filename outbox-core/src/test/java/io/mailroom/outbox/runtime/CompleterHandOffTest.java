@@ -35,7 +35,7 @@ class CompleterHandOffTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
     }
 
     private Completer completer(int completionBatchSize, DispatcherSessions sessions) {

@@ -59,7 +59,7 @@ class DatabaseFaultsTest {
 
     @BeforeEach
     void setUp() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         HikariConfig c = new HikariConfig();
         String url = pg.jdbcUrl();
         c.setJdbcUrl(url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + APP);

@@ -26,7 +26,7 @@ class OrderingKeyTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         sessions = new DispatcherSessions(pg.dataSource(), null, null);
     }
 

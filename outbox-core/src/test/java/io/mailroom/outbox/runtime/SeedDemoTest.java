@@ -41,7 +41,7 @@ class SeedDemoTest {
 
     @BeforeEach
     void fourPendingJobs() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
         var jobs = Fixtures.enqueue(pg.dsl(), null, "job-" + System.nanoTime(), 4);
         // available_at equal for all: the claim orders by (available_at, id)
         pg.dsl().execute("UPDATE outbox_message SET available_at = now() - interval '1 minute'");

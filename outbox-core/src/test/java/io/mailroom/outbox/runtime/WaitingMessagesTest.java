@@ -41,7 +41,7 @@ class WaitingMessagesTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt");
     }
 
     /** Hands every message back for the open wait, waiting for what its key says; sends once told to. */

@@ -6,16 +6,23 @@ import io.mailroom.support.InvalidParameterException;
 import io.mailroom.support.AboutEmails;
 import io.mailroom.support.About;
 import io.mailroom.support.Params;
+import io.mailroom.support.EmailSearch;
+import io.mailroom.support.SearchPage;
+import io.mailroom.support.SupportParams;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.time.Instant;
 
 @Command(name = "emails", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"The emails about one business entity (with their history), or the emails in one status.",
+        description = {"The emails about one business entity (with their history), the emails in one status, or a search",
+                "of every email the history keeps (any of --recipient, --domain, --topic, --template, --delivery, --key,",
+                "--key-prefix, --provider-id, --error, with --about, --status, --since, --until: newest queued first).",
                 "Examples: emails --about user:42;  emails --order 102 (= --about order:102);",
-                "          emails --status failed --since 1h;  emails --status pending --older-than 30m"})
+                "          emails --status failed --since 1h;  emails --status pending --older-than 30m",
+                "          emails --recipient ann@example.com;  emails --domain example.com --status failed --since 1d"})
 final class EmailsCommand extends CliCommand {
 
     @Option(names = "--about", paramLabel = "TYPE:ID", description = "what the emails are about: order:102, user:42, invoice:2026-17")
@@ -36,6 +43,9 @@ final class EmailsCommand extends CliCommand {
     @Option(names = "--older-than", paramLabel = "DURATION", description = "queued more than this long ago: 30m, 2h, 1d")
     String olderThan;
 
+    @Mixin
+    SearchOptions filters = new SearchOptions();
+
     @Option(names = "--limit", paramLabel = "N", description = "how many (1-200, default 50)")
     String limit;
 
@@ -44,6 +54,27 @@ final class EmailsCommand extends CliCommand {
 
     @Override
     int run(PrintWriter out) throws Exception {
+        boolean searching = filters.any() || (about != null && status != null);
+        if (searching) {
+            if (order != null) {
+                throw new InvalidParameterException("order", "--order does not combine with a search: use --about order:ORDER");
+            }
+            java.util.Map<String, String> p = filters.params();
+            p.put(SupportParams.ABOUT, about);
+            p.put(SupportParams.STATUS, status);
+            p.put(SupportParams.SINCE, since);
+            p.put(SupportParams.UNTIL, until);
+            p.put(SupportParams.OLDER_THAN, olderThan);
+            p.put(SupportParams.CURSOR, cursor);
+            p.put(SupportParams.LIMIT, limit);
+            SearchPage page = cli.service().search(EmailSearch.parse(p::get, Instant.now()));
+            if (json()) {
+                printJson(out, page);
+            } else {
+                Printer.search(out, page);
+            }
+            return ExitCodes.OK;
+        }
         int given = (about != null ? 1 : 0) + (order != null ? 1 : 0) + (status != null ? 1 : 0);
         if (given != 1) {
             throw new InvalidParameterException(about != null ? "about" : "order",

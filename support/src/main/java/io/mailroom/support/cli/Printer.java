@@ -2,6 +2,7 @@ package io.mailroom.support.cli;
 
 import io.mailroom.support.ActionResult;
 import io.mailroom.support.ControlState;
+import io.mailroom.support.DispatcherList;
 import io.mailroom.support.EmailPage;
 import io.mailroom.support.EmailView;
 import io.mailroom.support.AboutEmails;
@@ -175,6 +176,22 @@ final class Printer {
         }
     }
 
+    static void search(PrintWriter out, io.mailroom.support.SearchPage page) {
+        if (page.emails().isEmpty()) {
+            out.println("No email matches" + (page.nextCursor() == null ? "." : " in the emails read so far."));
+        } else {
+            Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "TO", "QUEUED", "LAST ERROR"), 60, 24, 10, 40, 24, 70);
+            for (EmailView e : page.emails()) {
+                t.row(e.key(), e.about().label(), e.status().code(), e.recipient(), time(e.createdAt()),
+                        e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
+            }
+            t.print(out);
+        }
+        if (page.nextCursor() != null) {
+            out.println("More: add --cursor " + page.nextCursor());
+        }
+    }
+
     static void page(PrintWriter out, EmailPage page) {
         if (page.emails().isEmpty()) {
             out.println("No " + page.status().code() + " emails.");
@@ -238,5 +255,33 @@ final class Printer {
             out.println("  " + s.scope() + "  " + (s.paused() ? "paused" : "running") + "  by " + s.updatedBy() + " at "
                     + time(s.updatedAt()) + (s.reason() == null ? "" : "  \"" + Table.cell(s.reason(), 200) + "\""));
         }
+    }
+
+    /** Every dispatcher, live ones first, then the topics that are paused or that no live dispatcher serves. */
+    static void dispatchers(PrintWriter out, DispatcherList list) {
+        out.println("Dispatchers at " + time(list.at()) + ": " + list.liveCount() + " live of " + list.dispatchers().size());
+        if (!list.dispatchers().isEmpty()) {
+            Table t = new Table(List.of("WORKER", "STATE", "HOST", "VERSION", "STARTED", "LAST HEARTBEAT", "IN FLIGHT", "BREAKERS",
+                    "TOPICS"), 60, 8, 40, 20, 24, 24, 9, 50, 80);
+            for (DispatcherList.DispatcherView d : list.dispatchers()) {
+                t.row(d.workerId(), d.live() ? "live" : "NOT LIVE", d.host(), d.version(), time(d.startedAt()), time(d.lastHeartbeatAt()),
+                        d.claimsInFlight(), d.transports().isEmpty() ? null : String.join(", ", d.transports().stream()
+                                .map(b -> b.transport() + " " + b.breaker()).toList()), String.join(", ", d.topics()));
+            }
+            t.print(out);
+        }
+        if (list.pausedAll() != null) {
+            out.println("All sending is PAUSED by " + list.pausedAll().updatedBy() + " at " + time(list.pausedAll().updatedAt())
+                    + (list.pausedAll().reason() == null ? "" : "  \"" + Table.cell(list.pausedAll().reason(), 200) + "\""));
+        }
+        for (DispatcherList.Topic topic : list.topics()) {
+            if (topic.pause() != null) {
+                out.println("Topic " + topic.topic() + " is PAUSED by " + topic.pause().updatedBy() + " at " + time(topic.pause().updatedAt())
+                        + (topic.pause().reason() == null ? "" : "  \"" + Table.cell(topic.pause().reason(), 200) + "\"")
+                        + "; resume it with: support resume --scope " + topic.topic());
+            }
+        }
+        list.unservedTopics().forEach((topic, waiting) -> out.println("UNSERVED: " + waiting + " emails wait on topic " + topic
+                + " and no live dispatcher serves it"));
     }
 }

@@ -32,7 +32,9 @@ import java.util.function.Supplier;
  * support cancel email-order-102
  * support close email-order-102 --reason "the name cannot be rendered; customer told by phone"
  * support stats
+ * support dispatchers
  * support pause --reason "provider incident"
+ * support pause --scope email.password_reset --reason "template being fixed"
  * support resume
  * </pre>
  *
@@ -54,7 +56,7 @@ import java.util.function.Supplier;
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
                 ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
-                DeliveryCommand.class, SuppressionsCommand.class})
+                DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class, BulkCommand.class})
 public class SupportCli implements Callable<Integer> {
 
     @Option(names = "--db-url", scope = ScopeType.INHERIT, paramLabel = "URL",

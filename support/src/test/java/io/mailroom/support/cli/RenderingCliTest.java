@@ -39,7 +39,7 @@ class RenderingCliTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, email_rendering");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, audit_log, email_rendering");
     }
 
     private EnqueuedMessage sent(long orderId, String subject, String text) {

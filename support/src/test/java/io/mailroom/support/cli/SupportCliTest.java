@@ -71,7 +71,7 @@ class SupportCliTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record, audit_log, outbox_control");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, audit_log, outbox_control");
     }
 
     private EnqueuedMessage enqueue(long orderId) {

@@ -131,7 +131,7 @@ public final class SoakRun {
             }
             double capacity = capacityMessages / ((System.nanoTime() - t0) / 1e9);
             probe.stop();
-            dsl.execute("TRUNCATE mailroom.outbox_message, mailroom.outbox_effect, mailroom.outbox_attempt");
+            dsl.execute("TRUNCATE mailroom.outbox_message, mailroom.outbox_effect, mailroom.outbox_effect_term, mailroom.outbox_attempt");
             dsl.execute("VACUUM ANALYZE mailroom.outbox_message");
             claimNanos.clear();
             double rate = capacity * load;

@@ -16,6 +16,7 @@ import java.util.List;
 import org.jooq.Check;
 import org.jooq.Condition;
 import org.jooq.Field;
+import org.jooq.JSONB;
 import org.jooq.Name;
 import org.jooq.PlainSQL;
 import org.jooq.QueryPart;
@@ -95,6 +96,20 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
      */
     public final TableField<OutboxDispatcherRecord, Instant> EXPIRES_AT = createField(DSL.name("expires_at"), SQLDataType.INSTANT.nullable(false), this, "");
 
+    /**
+     * The column <code>mailroom.outbox_dispatcher.claims_in_flight</code>.
+     * Claims the dispatcher held (handlers running or outcomes not yet written)
+     * at its last heartbeat.
+     */
+    public final TableField<OutboxDispatcherRecord, Integer> CLAIMS_IN_FLIGHT = createField(DSL.name("claims_in_flight"), SQLDataType.INTEGER.nullable(false).defaultValue(DSL.field(DSL.raw("0"), SQLDataType.INTEGER)), this, "Claims the dispatcher held (handlers running or outcomes not yet written) at its last heartbeat.");
+
+    /**
+     * The column <code>mailroom.outbox_dispatcher.details</code>. A JSON object
+     * the embedding process reports at each heartbeat (the email service: its
+     * transports and their breaker states).
+     */
+    public final TableField<OutboxDispatcherRecord, JSONB> DETAILS = createField(DSL.name("details"), SQLDataType.JSONB, this, "A JSON object the embedding process reports at each heartbeat (the email service: its transports and their breaker states).");
+
     private OutboxDispatcher(Name alias, Table<OutboxDispatcherRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -137,6 +152,8 @@ public class OutboxDispatcher extends TableImpl<OutboxDispatcherRecord> {
     @Override
     public List<Check<OutboxDispatcherRecord>> getChecks() {
         return Arrays.asList(
+            Internal.createCheck(this, DSL.name("outbox_dispatcher_claims_check"), "((claims_in_flight >= 0))", true),
+            Internal.createCheck(this, DSL.name("outbox_dispatcher_details_check"), "(((details IS NULL) OR ((jsonb_typeof(details) = 'object'::text) AND (octet_length((details)::text) <= 8192))))", true),
             Internal.createCheck(this, DSL.name("outbox_dispatcher_host_check"), "((length((host)::text) <= 255))", true),
             Internal.createCheck(this, DSL.name("outbox_dispatcher_version_check"), "((length((version)::text) <= 100))", true),
             Internal.createCheck(this, DSL.name("outbox_dispatcher_worker_check"), "(((length((worker_id)::text) >= 1) AND (length((worker_id)::text) <= 200)))", true)

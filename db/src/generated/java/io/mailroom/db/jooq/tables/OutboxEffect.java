@@ -7,6 +7,7 @@ package io.mailroom.db.jooq.tables;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.Mailroom;
+import io.mailroom.db.jooq.tables.OutboxEffectTerm.OutboxEffectTermPath;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
 
 import java.time.Instant;
@@ -17,10 +18,14 @@ import java.util.List;
 import org.jooq.Check;
 import org.jooq.Condition;
 import org.jooq.Field;
+import org.jooq.ForeignKey;
 import org.jooq.Index;
+import org.jooq.InverseForeignKey;
 import org.jooq.Name;
+import org.jooq.Path;
 import org.jooq.PlainSQL;
 import org.jooq.QueryPart;
+import org.jooq.Record;
 import org.jooq.SQL;
 import org.jooq.Schema;
 import org.jooq.Stringly;
@@ -155,6 +160,39 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
         this(DSL.name("outbox_effect"), null);
     }
 
+    public <O extends Record> OutboxEffect(Table<O> path, ForeignKey<O, OutboxEffectRecord> childPath, InverseForeignKey<O, OutboxEffectRecord> parentPath) {
+        super(path, childPath, parentPath, OUTBOX_EFFECT);
+    }
+
+    /**
+     * A subtype implementing {@link Path} for simplified path-based joins.
+     */
+    public static class OutboxEffectPath extends OutboxEffect implements Path<OutboxEffectRecord> {
+
+        private static final long serialVersionUID = 1L;
+        public <O extends Record> OutboxEffectPath(Table<O> path, ForeignKey<O, OutboxEffectRecord> childPath, InverseForeignKey<O, OutboxEffectRecord> parentPath) {
+            super(path, childPath, parentPath);
+        }
+        private OutboxEffectPath(Name alias, Table<OutboxEffectRecord> aliased) {
+            super(alias, aliased);
+        }
+
+        @Override
+        public OutboxEffectPath as(String alias) {
+            return new OutboxEffectPath(DSL.name(alias), this);
+        }
+
+        @Override
+        public OutboxEffectPath as(Name alias) {
+            return new OutboxEffectPath(alias, this);
+        }
+
+        @Override
+        public OutboxEffectPath as(Table<?> alias) {
+            return new OutboxEffectPath(alias.getQualifiedName(), this);
+        }
+    }
+
     @Override
     public Schema getSchema() {
         return aliased() ? null : Mailroom.MAILROOM;
@@ -162,12 +200,25 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_STATUS_IDX);
+        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_KEY_PREFIX_IDX, Indexes.OUTBOX_EFFECT_STATUS_IDX, Indexes.OUTBOX_EFFECT_TOPIC_IDX);
     }
 
     @Override
     public UniqueKey<OutboxEffectRecord> getPrimaryKey() {
         return Keys.OUTBOX_EFFECT_PKEY;
+    }
+
+    private transient OutboxEffectTermPath _outboxEffectTerm;
+
+    /**
+     * Get the implicit to-many join path to the
+     * <code>mailroom.outbox_effect_term</code> table
+     */
+    public OutboxEffectTermPath outboxEffectTerm() {
+        if (_outboxEffectTerm == null)
+            _outboxEffectTerm = new OutboxEffectTermPath(this, null, Keys.OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK.getInverseKey());
+
+        return _outboxEffectTerm;
     }
 
     @Override

@@ -49,7 +49,7 @@ class SilentServerResendTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, idempotency_record");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record");
         server = ScriptedSmtpServer.start();
         server.finalReply = null;
         smtp = new SmtpTransport(SmtpTransportTest.config(server.port()).build());

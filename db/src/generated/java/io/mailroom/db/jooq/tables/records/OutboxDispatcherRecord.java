@@ -8,6 +8,7 @@ import io.mailroom.db.jooq.tables.OutboxDispatcher;
 
 import java.time.Instant;
 
+import org.jooq.JSONB;
 import org.jooq.Record1;
 import org.jooq.impl.UpdatableRecordImpl;
 
@@ -141,6 +142,44 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
         return (Instant) get(7);
     }
 
+    /**
+     * Setter for <code>mailroom.outbox_dispatcher.claims_in_flight</code>.
+     * Claims the dispatcher held (handlers running or outcomes not yet written)
+     * at its last heartbeat.
+     */
+    public OutboxDispatcherRecord setClaimsInFlight(Integer value) {
+        set(8, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.outbox_dispatcher.claims_in_flight</code>.
+     * Claims the dispatcher held (handlers running or outcomes not yet written)
+     * at its last heartbeat.
+     */
+    public Integer getClaimsInFlight() {
+        return (Integer) get(8);
+    }
+
+    /**
+     * Setter for <code>mailroom.outbox_dispatcher.details</code>. A JSON object
+     * the embedding process reports at each heartbeat (the email service: its
+     * transports and their breaker states).
+     */
+    public OutboxDispatcherRecord setDetails(JSONB value) {
+        set(9, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.outbox_dispatcher.details</code>. A JSON object
+     * the embedding process reports at each heartbeat (the email service: its
+     * transports and their breaker states).
+     */
+    public JSONB getDetails() {
+        return (JSONB) get(9);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -164,7 +203,7 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
     /**
      * Create a detached, initialised OutboxDispatcherRecord
      */
-    public OutboxDispatcherRecord(String workerId, String incarnation, String host, String version, String[] topics, Instant startedAt, Instant heartbeatAt, Instant expiresAt) {
+    public OutboxDispatcherRecord(String workerId, String incarnation, String host, String version, String[] topics, Instant startedAt, Instant heartbeatAt, Instant expiresAt, Integer claimsInFlight, JSONB details) {
         super(OutboxDispatcher.OUTBOX_DISPATCHER);
 
         setWorkerId(workerId);
@@ -175,6 +214,8 @@ public class OutboxDispatcherRecord extends UpdatableRecordImpl<OutboxDispatcher
         setStartedAt(startedAt);
         setHeartbeatAt(heartbeatAt);
         setExpiresAt(expiresAt);
+        setClaimsInFlight(claimsInFlight);
+        setDetails(details);
         resetTouchedOnNotNull();
     }
 }
