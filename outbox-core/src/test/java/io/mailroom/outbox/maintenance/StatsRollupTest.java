@@ -45,7 +45,7 @@ class StatsRollupTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_attempt, outbox_rollup, outbox_rollup_mark");
+        pg.dsl().execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, outbox_rollup, outbox_rollup_mark");
     }
 
     private StatsRollup rollup(RollupConfig.Builder config) {
