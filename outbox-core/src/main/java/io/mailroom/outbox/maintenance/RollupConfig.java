@@ -13,8 +13,11 @@ import java.time.Duration;
  * @param settle           how long after a minute ends before it is folded: an attempt whose row arrives later
  *                         than this after its {@code finished_at} (a completion retried after a database blip, a
  *                         worker clock that lags) is not counted. 0..10 min
- * @param foldChunk        minutes of attempts folded in one transaction (whole minutes, 1 min..1 day); a backlog
- *                         (after an upgrade, or a stop) is folded chunk by chunk
+ * @param foldChunk        minutes of attempts folded in one transaction at most (whole minutes, 1 min..1 day); a
+ *                         backlog (after an upgrade, or a stop) is folded chunk by chunk
+ * @param chunkAttempts    attempts folded in one transaction at most: a chunk ends at the minute that holds this
+ *                         many (a single minute is always folded whole), so a dense backlog read from disk still
+ *                         fits the statement timeout
  * @param maxChunksPerRun  chunks one run folds at most, so one run stays bounded however big the backlog
  * @param backfill         how far back the first run of a database starts (at most {@code hourRetention})
  * @param minuteRetention  how long minute buckets are kept: the 24-hour charts read them, so at least 25 hours
@@ -23,12 +26,13 @@ import java.time.Duration;
  * @param statementTimeout {@code statement_timeout} of the rollup's statements
  * @param clock            time source; null (default) means the database's {@code now()}
  */
-public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPerRun, Duration backfill,
+public record RollupConfig(Duration settle, Duration foldChunk, int chunkAttempts, int maxChunksPerRun, Duration backfill,
                            Duration minuteRetention, Duration hourRetention, Duration lockTimeout,
                            Duration statementTimeout, Clock clock) {
 
     public static final Duration DEFAULT_SETTLE = Duration.ofSeconds(30);
     public static final Duration DEFAULT_FOLD_CHUNK = Duration.ofMinutes(10);
+    public static final int DEFAULT_CHUNK_ATTEMPTS = 100_000;
     /** A day of ten-minute chunks. */
     public static final int DEFAULT_MAX_CHUNKS_PER_RUN = 144;
     public static final Duration DEFAULT_BACKFILL = Duration.ofDays(7);
@@ -49,6 +53,7 @@ public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPer
         Builder b = new Builder();
         b.settle = settle;
         b.foldChunk = foldChunk;
+        b.chunkAttempts = chunkAttempts;
         b.maxChunksPerRun = maxChunksPerRun;
         b.backfill = backfill;
         b.minuteRetention = minuteRetention;
@@ -62,6 +67,7 @@ public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPer
     public static final class Builder {
         private Duration settle = DEFAULT_SETTLE;
         private Duration foldChunk = DEFAULT_FOLD_CHUNK;
+        private int chunkAttempts = DEFAULT_CHUNK_ATTEMPTS;
         private int maxChunksPerRun = DEFAULT_MAX_CHUNKS_PER_RUN;
         private Duration backfill = DEFAULT_BACKFILL;
         private Duration minuteRetention = DEFAULT_MINUTE_RETENTION;
@@ -77,6 +83,8 @@ public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPer
         public Builder settle(Duration v) { this.settle = v; return this; }
         /** Minutes folded per transaction, whole minutes, 1 min..1 day. */
         public Builder foldChunk(Duration v) { this.foldChunk = v; return this; }
+        /** Attempts folded per transaction at most (a minute is folded whole), 1..10000000. */
+        public Builder chunkAttempts(int v) { this.chunkAttempts = v; return this; }
         /** Chunks per run, 1..100000. */
         public Builder maxChunksPerRun(int v) { this.maxChunksPerRun = v; return this; }
         /** How far back a database's first run starts, 0..hourRetention. */
@@ -100,6 +108,7 @@ public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPer
             if (foldChunk.toSecondsPart() != 0 || foldChunk.toNanosPart() != 0) {
                 throw new InvalidSettingException("foldChunk", "foldChunk must be whole minutes, got " + foldChunk);
             }
+            Checks.range("chunkAttempts", chunkAttempts, 1, 10_000_000);
             Checks.range("maxChunksPerRun", maxChunksPerRun, 1, 100_000);
             Checks.atLeast("minuteRetention", minuteRetention, Duration.ofHours(25),
                     "the 24-hour charts read minute buckets");
@@ -118,7 +127,7 @@ public record RollupConfig(Duration settle, Duration foldChunk, int maxChunksPer
                 throw new InvalidSettingException("statementTimeout", "statementTimeout must be at least 1ms, got "
                         + statementTimeout);
             }
-            return new RollupConfig(settle, foldChunk, maxChunksPerRun, backfill, minuteRetention, hourRetention,
+            return new RollupConfig(settle, foldChunk, chunkAttempts, maxChunksPerRun, backfill, minuteRetention, hourRetention,
                     lockTimeout, statementTimeout, clock);
         }
     }

@@ -9,6 +9,7 @@ import org.jooq.impl.DSL;
 import java.time.Duration;
 import java.time.Instant;
 
+import static io.mailroom.db.jooq.Tables.OUTBOX_ATTEMPT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ROLLUP;
 import static io.mailroom.db.jooq.Tables.OUTBOX_ROLLUP_MARK;
 import static org.jooq.impl.DSL.val;
@@ -19,21 +20,23 @@ final class RollupStore {
     /**
      * Folds the attempts that finished in {@code [?, ?)} into minute and hour buckets by topic, adding
      * to what the buckets hold; answers the number of attempts folded. The attempts are read through
-     * {@code outbox_attempt_finished_idx}, each joined to its effect by primary key for the topic
-     * (outbox_attempt has no topic column; an attempt whose effect is gone counts under "unknown").
+     * {@code outbox_attempt_finished_idx}, and each one's topic is looked up in its effect by primary
+     * key (outbox_attempt has no topic column; an attempt whose effect is gone counts under "unknown").
+     * The lookup is a scalar subquery on purpose: as a join, a busy minute (300,000 attempts) made the
+     * planner hash the whole of outbox_effect (7 s at 10 M emails) instead of 300,000 lookups (1.4 s).
      * Both upserts run in this one statement, so the minute and hour buckets never disagree.
      */
     static final String FOLD = """
             WITH folded AS (
                 SELECT date_bin('1 minute', a.finished_at, timestamptz '2000-01-01 00:00:00+00') AS bucket,
-                       coalesce(e.topic, 'unknown') AS topic,
+                       coalesce((SELECT e.topic FROM {schema}.outbox_effect e WHERE e.idempotency_key = a.idempotency_key),
+                                'unknown') AS topic,
                        count(*) FILTER (WHERE a.outcome = 'done') AS sent,
                        count(*) FILTER (WHERE a.outcome = 'retry') AS retried,
                        count(*) FILTER (WHERE a.outcome = 'failed') AS failed,
                        count(*) FILTER (WHERE a.outcome = 'review') AS review,
                        count(*) FILTER (WHERE a.outcome NOT IN ('done', 'retry', 'failed', 'review')) AS other
                 FROM {schema}.outbox_attempt a
-                LEFT JOIN {schema}.outbox_effect e ON e.idempotency_key = a.idempotency_key
                 WHERE a.finished_at >= ?::timestamptz AND a.finished_at < ?::timestamptz
                 GROUP BY 1, 2
             ), minutes AS (
@@ -116,6 +119,16 @@ final class RollupStore {
     void sampled(DSLContext tx, Instant at) {
         var m = OUTBOX_ROLLUP_MARK;
         tx.update(m).set(m.SAMPLED_AT, at).set(m.UPDATED_AT, clock.now()).where(m.NAME.eq(TopicRollup.MARK)).execute();
+    }
+
+    /**
+     * When the attempt {@code n} places after {@code from} finished, among those that finished in
+     * {@code [from, to)}; null when fewer did. Read through the {@code finished_at} index alone.
+     */
+    Instant nthFinished(DSLContext tx, Instant from, Instant to, int n) {
+        var a = OUTBOX_ATTEMPT;
+        return tx.select(a.FINISHED_AT).from(a).where(a.FINISHED_AT.ge(from)).and(a.FINISHED_AT.lt(to))
+                .orderBy(a.FINISHED_AT).offset(n).limit(1).fetchOptional(a.FINISHED_AT).orElse(null);
     }
 
     /** Folds the attempts that finished in {@code [from, to)}; returns how many. */

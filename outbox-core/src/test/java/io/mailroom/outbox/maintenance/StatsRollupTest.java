@@ -226,6 +226,21 @@ class StatsRollupTest {
     }
 
     @Test
+    void aChunkHoldsAtMostChunkAttemptsCutAtAMinute_butAlwaysAWholeMinute() {
+        history(); // ten attempts a minute from 08:00
+        clock.advance(Duration.ofHours(1));
+        StatsRollup.Report r = rollup(RollupConfig.builder().backfill(Duration.ofHours(3)).chunkAttempts(25).maxChunksPerRun(3)).run();
+        assertThat(r.chunks()).isEqualTo(3);
+        assertThat(r.attempts()).isEqualTo(60); // 08:00-08:02, 08:02-08:04, 08:04-08:06
+        assertThat(mark()).isEqualTo(Instant.parse("2031-01-05T08:06:00Z"));
+        // fewer than one minute's attempts: the minute is folded whole all the same
+        r = rollup(RollupConfig.builder().chunkAttempts(5).maxChunksPerRun(1)).run();
+        assertThat(r.attempts()).isEqualTo(10);
+        assertThat(mark()).isEqualTo(Instant.parse("2031-01-05T08:07:00Z"));
+        assertThatThrownBy(() -> RollupConfig.builder().chunkAttempts(0).build()).hasMessageContaining("chunkAttempts");
+    }
+
+    @Test
     void theEmailsWaitingAreSampledOnceAMinutePerTopic_andATopicThatEmptiedGetsZero() {
         email("a-1", "t.a");
         email("a-2", "t.a");
