@@ -25,7 +25,7 @@ class QualifiedSqlTest {
     /** Every table of Mailroom's schema. */
     static final String TABLES = "outbox_message|outbox_effect|outbox_attempt|outbox_control|outbox_dispatcher"
             + "|idempotency_record|email_rendering|delivery_event|delivery_event_count|delivery_state|suppression|soft_bounce_run|audit_log"
-            + "|erasure_key";
+            + "|erasure_key|outbox_rollup|outbox_rollup_mark|delivery_event_rollup";
     private static final Pattern BARE = Pattern.compile(
             "\\b(FROM|JOIN|INTO|UPDATE|TABLE|USING)\\s+(" + TABLES + ")\\b(?!_)");
     private static final List<String> MODULES = List.of("db", "outbox-core", "idempotency-store", "email-api",

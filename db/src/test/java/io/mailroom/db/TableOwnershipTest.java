@@ -34,11 +34,11 @@ class TableOwnershipTest {
     private static Map<String, Set<String>> ownersInOrder() {
         Map<String, Set<String>> owners = new LinkedHashMap<>();
         owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_effect_term", "outbox_attempt", "outbox_control",
-                "outbox_dispatcher", "audit_log"));
+                "outbox_dispatcher", "audit_log", "outbox_rollup", "outbox_rollup_mark"));
         owners.put("idempotency-store", Set.of("idempotency_record"));
         owners.put("email-api", Set.of());
         owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "delivery_state", "suppression",
-                "soft_bounce_run", "erasure_key"));
+                "soft_bounce_run", "erasure_key", "delivery_event_rollup"));
         owners.put("email-templates", Set.of());
         owners.put("email-dispatcher", Set.of("email_rendering"));
         owners.put("support", Set.of("bulk_action"));

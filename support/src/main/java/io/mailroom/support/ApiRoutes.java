@@ -36,6 +36,8 @@ import java.util.Set;
  *       status list, newest change first, as before</li>
  *   <li>{@code GET /api/emails/suggestions?field=recipient|domain|template|topic&prefix=} → {@code {"values": [...]}}</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
+ *   <li>{@code GET /api/stats/topics?range=1h|24h|7d} → {@link TopicStats}: per topic and bucket sent, failed,
+ *       bounced and waiting, from the rollups; another range is 400</li>
  *   <li>{@code POST /api/control/pause | resume} with an optional body {@code {"scope": "*", "reason": "..."}} → {@link ControlState}</li>
  *   <li>{@code GET /api/dispatchers} → {@link DispatcherList}: every dispatcher process (live or not), every topic with its
  *       pause switch, and {@code unservedTopics}, the topics with emails due that no live dispatcher serves</li>
@@ -60,6 +62,7 @@ final class ApiRoutes {
             "GET /api/emails/suggestions", Set.of("field", "prefix"),
             "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
+            "GET /api/stats/topics", Set.of(SupportParams.RANGE),
             "GET /api/suppressions", Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
 
@@ -104,6 +107,7 @@ final class ApiRoutes {
             answer(ctx, service.close(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
         }, Role.SUPPORT);
         c.routes.get("/api/stats", ctx -> ctx.json(service.stats()), Role.VIEWER);
+        c.routes.get("/api/stats/topics", ctx -> ctx.json(service.topicStats(ctx.queryParam(SupportParams.RANGE))), Role.VIEWER);
         c.routes.get("/api/control", ctx -> ctx.json(service.control()), Role.VIEWER);
         c.routes.get("/api/dispatchers", ctx -> ctx.json(service.dispatchers()), Role.VIEWER);
         c.routes.post("/api/control/pause", ctx -> {

@@ -275,9 +275,21 @@ final class ConsolePages {
         return queuePage(viewer, flash, s, control, Map.of());
     }
 
-    /** @param unserved emails waiting on each topic no running dispatcher serves (a banner when any) */
     String queuePage(Viewer viewer, Sessions.Flash flash, QueueStats s, ControlState control, Map<String, Long> unserved) {
+        return queuePage(viewer, flash, s, control, unserved, new TopicStats(ChartRange.HOUR, s.at(), s.at(), 60, null, null, List.of()));
+    }
+
+    /**
+     * @param unserved emails waiting on each topic no running dispatcher serves (a banner when any)
+     * @param byTopic  the charts by topic, over the range chosen by the links above them
+     */
+    String queuePage(Viewer viewer, Sessions.Flash flash, QueueStats s, ControlState control, Map<String, Long> unserved,
+                     TopicStats byTopic) {
         Map<String, Object> m = new HashMap<>();
+        m.put("topicCharts", TopicChart.of(byTopic));
+        m.put("ranges", java.util.Arrays.stream(ChartRange.values())
+                .map(r -> new Option(r.code(), r.code().replaceAll("(\\d+)", "$1 "), r == byTopic.range())).toList());
+        m.put("countedUntil", byTopic.countedUntil());
         m.put("unserved", unserved.entrySet().stream().map(e -> e.getValue() + " on " + e.getKey()).toList());
         boolean allPaused = control.allPaused();
         m.put("paused", allPaused
@@ -292,7 +304,7 @@ final class ConsolePages {
                 new Tile("Needs review", s.counts().getOrDefault("review", 0L), "outcome unknown", "review")));
         m.put("oldestWaiting", s.oldestPendingAgeSeconds() == null ? "–" : ago(s.oldestPendingAgeSeconds()));
         m.put("windows", List.of(new WindowRow("Last minute", s.lastMinute()), new WindowRow("Last hour", s.lastHour())));
-        m.put("chart", Chart.of(s.perMinute()));
+        m.put("chart", QueueChart.of(s.perMinute()));
         m.put("transportStateKnown", s.transportStateKnown());
         m.put("transports", s.transports().stream().map(t -> new Breaker(t.transport(), breakerWords(t.breaker()))).toList());
         m.put("at", s.at());
@@ -328,78 +340,6 @@ final class ConsolePages {
             case "disabled" -> "disabled";
             default -> "unknown";
         };
-    }
-
-    /**
-     * The queue chart's geometry: bars of sent and failed tries per minute on the left scale, the
-     * number of emails waiting as a line on the right scale. Coordinates are ready-formatted.
-     */
-    public record Chart(int width, int height, int left, int right, int countAxisX, int depthAxisX, int headY, int footY,
-                        int middle, List<Grid> grid, List<Bar> bars, String points) {
-
-        /** A horizontal grid line with its labels on both scales. */
-        public record Grid(String y, String labelY, long count, long depth) {
-        }
-
-        /** @param kind sent or failed (its CSS class and its words) */
-        public record Bar(String kind, String x, String y, String width, String height, long value) {
-        }
-
-        static Chart of(List<QueueStats.Minute> minutes) {
-            int w = 760;
-            int h = 220;
-            int left = 44;
-            int right = 44;
-            int top = 22;
-            int bottom = 28;
-            int plotW = w - left - right;
-            int plotH = h - top - bottom;
-            long maxCount = 1;
-            long maxDepth = 1;
-            for (QueueStats.Minute m : minutes) {
-                maxCount = Math.max(maxCount, Math.max(m.sent(), m.failed()));
-                maxDepth = Math.max(maxDepth, m.pendingDepth());
-            }
-            maxCount = niceMax(maxCount);
-            maxDepth = niceMax(maxDepth);
-            int n = Math.max(1, minutes.size());
-            double slot = plotW / (double) n;
-            double bar = Math.max(1, (slot - 2) / 2);
-            List<Grid> grid = new ArrayList<>();
-            for (int i = 0; i <= 4; i++) {
-                double y = top + plotH - plotH * i / 4.0;
-                grid.add(new Grid(fmt(y), fmt(y + 4), maxCount * i / 4, maxDepth * i / 4));
-            }
-            List<Bar> bars = new ArrayList<>();
-            StringBuilder points = new StringBuilder();
-            for (int i = 0; i < minutes.size(); i++) {
-                QueueStats.Minute m = minutes.get(i);
-                double x = left + i * slot + 1;
-                double hs = plotH * m.sent() / (double) maxCount;
-                double hf = plotH * m.failed() / (double) maxCount;
-                if (m.sent() > 0) {
-                    bars.add(new Bar("sent", fmt(x), fmt(top + plotH - hs), fmt(bar), fmt(hs), m.sent()));
-                }
-                if (m.failed() > 0) {
-                    bars.add(new Bar("failed", fmt(x + bar), fmt(top + plotH - hf), fmt(bar), fmt(hf), m.failed()));
-                }
-                double px = left + i * slot + slot / 2;
-                double py = top + plotH - plotH * m.pendingDepth() / (double) maxDepth;
-                points.append(i == 0 ? "" : " ").append(fmt(px)).append(',').append(fmt(py));
-            }
-            return new Chart(w, h, left, left + plotW, left - 6, left + plotW + 6, top - 10, h - 8, left + plotW / 2,
-                    List.copyOf(grid), List.copyOf(bars), points.toString());
-        }
-    }
-
-    /** The smallest multiple of 4 at or above {@code max}, so the four grid lines carry whole numbers. */
-    static long niceMax(long max) {
-        long step = Math.max(1, (max + 3) / 4);
-        return step * 4;
-    }
-
-    private static String fmt(double v) {
-        return String.format(Locale.ROOT, "%.1f", v);
     }
 
     /** An error page; {@code viewer} null when nobody is signed in. */

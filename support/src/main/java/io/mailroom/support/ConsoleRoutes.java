@@ -55,6 +55,7 @@ final class ConsoleRoutes {
             "GET /console/suggestions", java.util.Set.of("field", "prefix"),
             "GET /console/bulk/confirm", BulkRoutes.CONFIRM_QUERY,
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
+            "GET /console/queue", java.util.Set.of(SupportParams.RANGE),
             "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
 
@@ -119,9 +120,18 @@ final class ConsoleRoutes {
         return new ConsolePages.Viewer(s.actor, s.csrfToken);
     }
 
+    /** The message for this page, taken once; a live refresh of a page ({@link #isRefresh}) leaves it for the next page. */
     private Sessions.Flash flash(Context ctx) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
-        return s.takeFlash();
+        return isRefresh(ctx) ? null : s.takeFlash();
+    }
+
+    /** The header app.js sends when it fetches the open page again to refresh its live parts. */
+    static final String REFRESH_HEADER = "X-Mailroom-Refresh";
+
+    /** A live refresh by app.js rather than a person opening the page. */
+    static boolean isRefresh(Context ctx) {
+        return "1".equals(ctx.header(REFRESH_HEADER));
     }
 
     private void about(Context ctx) {
@@ -252,8 +262,9 @@ final class ConsoleRoutes {
         QueueStats stats = service.stats();
         ControlState control = service.control();
         java.util.Map<String, Long> unserved = service.unservedTopics();
+        TopicStats topics = service.topicStats(ctx.queryParam(SupportParams.RANGE));
         // the flash is taken once the page can be shown: a failure above keeps it for the next page
-        page(ctx, pages.queuePage(viewer(ctx), flash(ctx), stats, control, unserved));
+        page(ctx, pages.queuePage(viewer(ctx), flash(ctx), stats, control, unserved, topics));
     }
 
     private void act(Context ctx) {

@@ -41,13 +41,16 @@ final class ConsoleSecurity {
         this.pages = pages;
     }
 
-    /** The signed-in session, or: a GET goes to the sign-in page, anything else gets 401. */
+    /**
+     * The signed-in session, or: a GET goes to the sign-in page, anything else gets 401, and so does a
+     * live refresh (app.js then stops refreshing and says the session ended).
+     */
     Sessions.Session requireSession(Context ctx) {
         Sessions.Session s = sessions.find(ctx.cookie(SESSION_COOKIE)).orElse(null);
         if (s != null) {
             return s;
         }
-        if (ctx.method().name().equals("GET")) {
+        if (ctx.method().name().equals("GET") && !ConsoleRoutes.isRefresh(ctx)) {
             String next = ctx.path() + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
             throw new ConsoleRoutes.Redirect("/console/login" + (LOCAL_PATH.matcher(next).matches() ? "?next=" + url(next) : ""));
         }

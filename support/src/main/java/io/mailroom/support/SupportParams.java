@@ -27,6 +27,7 @@ public final class SupportParams {
     public static final String KEY_PREFIX = "keyPrefix";
     public static final String ERROR = "error";
     public static final String ABOUT = "about";
+    public static final String RANGE = "range";
 
     private SupportParams() {
     }

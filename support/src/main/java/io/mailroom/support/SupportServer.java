@@ -54,7 +54,8 @@ public final class SupportServer implements AutoCloseable {
     private static final int SELECTORS = 1;
     private static final int MIN_THREADS = 4;
 
-    static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    /** Only this server's own files; {@code connect-src 'self'}: app.js fetches the open page again for its live parts. */
+    static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             + "form-action 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
     private final Javalin app;

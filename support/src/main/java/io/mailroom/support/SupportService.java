@@ -17,7 +17,8 @@ import java.util.Optional;
 /**
  * What support staff and operators can ask and do, whatever the surface (JSON API, console, CLI):
  * one entry point over the parts that hold each role: {@link SupportQueries} (an order's emails,
- * pages by status or delivery), {@link QueueStatistics} (the queue for operators),
+ * pages by status or delivery), {@link QueueStatistics} (the queue for operators), {@link TopicCharts}
+ * (emails by topic over time),
  * {@link SupportActions} (retry, resend, confirm-sent, cancel, close, pause, resume),
  * {@link SuppressionAdmin} (the suppression list), {@link SupportViews} (rows to views) and
  * {@link Roles} (who may do what). The surfaces hold this one object, so they cannot assemble the
@@ -32,6 +33,7 @@ public final class SupportService {
 
     private final SupportQueries queries;
     private final QueueStatistics statistics;
+    private final TopicCharts topicCharts;
     private final SupportActions actions;
     private final SuppressionAdmin suppressions;
     private final BulkActions bulk;
@@ -68,6 +70,7 @@ public final class SupportService {
         SupportViews views = new SupportViews(store, suppressionList);
         this.queries = new SupportQueries(db, store, views);
         this.statistics = new QueueStatistics(db, store, transports);
+        this.topicCharts = new TopicCharts(db);
         this.suppressions = new SuppressionAdmin(db, suppressionList);
         this.erasures = new Erasures(db, store, suppressionList);
         this.actions = new SupportActions(db, store, queries, views,
@@ -180,6 +183,16 @@ public final class SupportService {
     /** The queue for operators: counts, oldest pending age, outcome windows, a 60-minute series, breaker states. */
     public QueueStats stats() {
         return statistics.stats();
+    }
+
+    /**
+     * Emails by topic over {@code range} ({@code 1h}, {@code 24h}, {@code 7d}; absent: {@code 1h}) from the
+     * rollups: sent, failed, bounced, waiting per bucket.
+     *
+     * @throws InvalidParameterException naming {@code range} for any other value
+     */
+    public TopicStats topicStats(String range) {
+        return topicCharts.read(ChartRange.parse(SupportParams.RANGE, range));
     }
 
     // -------------------------------------------------------------------------------- suppressions

@@ -100,6 +100,21 @@ final class ConsoleSamples {
                 new QueueStats.Window(10, 20, 30, 40), minutes, List.of(), transports, transportsKnown);
     }
 
+    /** Two topics over a range: one busy (a hostile name), one with a gap in its samples. */
+    TopicStats topics(ChartRange range) {
+        Instant from = T0;
+        List<TopicStats.Bucket> busy = new ArrayList<>();
+        List<TopicStats.Bucket> gappy = new ArrayList<>();
+        for (int i = 0; i < range.buckets(); i++) {
+            Instant start = from.plus(range.step().multipliedBy(i));
+            busy.add(new TopicStats.Bucket(start, i % 9, i % 4, i % 8 == 0 ? 1 : 0, i % 6 == 0 ? 2 : 0, (long) (i % 11)));
+            gappy.add(new TopicStats.Bucket(start, i % 2, 0, 0, 0, i % 10 < 5 ? null : (long) i % 3));
+        }
+        return new TopicStats(range, from, from.plus(range.step().multipliedBy(range.buckets())), range.step().toSeconds(),
+                T0, T0, List.of(new TopicStats.Topic("email.shipped " + text, 100, 20, 5, 3L, busy),
+                new TopicStats.Topic("email.welcome", 30, 0, 0, null, gappy)));
+    }
+
     ControlState paused() {
         return new ControlState(List.of(new ControlState.Switch("*", true, "pause " + text, "olga " + text, T0)));
     }

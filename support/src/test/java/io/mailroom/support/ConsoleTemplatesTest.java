@@ -109,6 +109,10 @@ class ConsoleTemplatesTest {
                     List.of(new TransportStatus.TransportState("smtp " + HOSTILE, "OPEN"))), samples.paused()));
             out.put(role + " queue topic paused", pages.queuePage(viewer, null, samples.stats(true, List.of()), samples.topicPaused()));
             out.put(role + " queue running", pages.queuePage(viewer, null, samples.stats(false, List.of()), new ControlState(List.of())));
+            for (ChartRange range : ChartRange.values()) {
+                out.put(role + " queue by topic " + range.code(), pages.queuePage(viewer, null, samples.stats(false, List.of()),
+                        new ControlState(List.of()), java.util.Map.of(), samples.topics(range)));
+            }
             out.put(role + " error", pages.error(viewer, 404, "message " + HOSTILE, "key " + HOSTILE));
             out.put(role + " dispatchers", pages.dispatchersPage(viewer, flash, samples.dispatchers(false)));
             out.put(role + " dispatchers all paused", pages.dispatchersPage(viewer, flash, samples.dispatchers(true)));
@@ -172,6 +176,17 @@ class ConsoleTemplatesTest {
         assertThat(all.get("OPERATOR dispatchers all paused")).contains("data-action=\"resume\"")
                 .contains("All sending is paused").contains("“all " + ESCAPED + "”").contains("Held: all sending is paused");
         assertThat(all.get("VIEWER dispatchers none")).contains("No dispatcher is running").contains("No dispatcher has registered");
+        // the charts by topic: the topic's name escaped, one chart each, the chosen range marked, its axis in words
+        for (ChartRange range : ChartRange.values()) {
+            String page = all.get("VIEWER queue by topic " + range.code());
+            assertThat(page).contains("<h3 class=\"topic-title\">email.shipped " + ESCAPED)
+                    .contains("id=\"topic-chart-1\"").contains("id=\"topic-chart-2\"")
+                    .contains("href=\"/console/queue?range=" + range.code() + "#by-topic\" class=\"active\" aria-current=\"page\"")
+                    .contains(range.startWords()).contains("rect class=\"bounced\"").contains("data-live id=\"live-topics\"");
+        }
+        // a gap in the samples breaks the waiting line in pieces
+        assertThat(all.get("VIEWER queue by topic 1h").split("polyline class=\"depth\"", -1).length).isGreaterThan(4);
+        assertThat(all.get("VIEWER queue running")).contains("No emails in this range.").doesNotContain("Reload the page");
         assertThat(all.get("SUPPORT list FAILED")).contains("value=\"" + ESCAPED + "\"").contains("last error " + ESCAPED);
         assertThat(all.get("login")).contains("value=\"/console/emails?status=failed&amp;since=1h\"");
         // the provider's words in the history and the bounce lists, the reasons on the suppression list

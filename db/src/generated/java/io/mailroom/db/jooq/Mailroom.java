@@ -8,6 +8,7 @@ import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
+import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
@@ -18,6 +19,8 @@ import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.OutboxRollup;
+import io.mailroom.db.jooq.tables.OutboxRollupMark;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 
@@ -65,6 +68,12 @@ public class Mailroom extends SchemaImpl {
      * topic of the matched email (none); kept by a trigger.
      */
     public final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
+
+    /**
+     * Bounces and complaints by minute or hour of arrival, topic of the matched
+     * email (none) and bounce type (none); kept by a trigger.
+     */
+    public final DeliveryEventRollup DELIVERY_EVENT_ROLLUP = DeliveryEventRollup.DELIVERY_EVENT_ROLLUP;
 
     /**
      * The delivery state of each email a provider reported on after accepting
@@ -123,6 +132,18 @@ public class Mailroom extends SchemaImpl {
     public final OutboxMessage OUTBOX_MESSAGE = OutboxMessage.OUTBOX_MESSAGE;
 
     /**
+     * Attempts by minute or hour, topic and outcome (other: lease expired,
+     * released, claim lost, interrupted), and the most emails seen waiting;
+     * folded from outbox_attempt by StatsRollup.
+     */
+    public final OutboxRollup OUTBOX_ROLLUP = OutboxRollup.OUTBOX_ROLLUP;
+
+    /**
+     * The table <code>mailroom.outbox_rollup_mark</code>.
+     */
+    public final OutboxRollupMark OUTBOX_ROLLUP_MARK = OutboxRollupMark.OUTBOX_ROLLUP_MARK;
+
+    /**
      * The table <code>mailroom.soft_bounce_run</code>.
      */
     public final SoftBounceRun SOFT_BOUNCE_RUN = SoftBounceRun.SOFT_BOUNCE_RUN;
@@ -152,6 +173,7 @@ public class Mailroom extends SchemaImpl {
             BulkAction.BULK_ACTION,
             DeliveryEvent.DELIVERY_EVENT,
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
+            DeliveryEventRollup.DELIVERY_EVENT_ROLLUP,
             DeliveryState.DELIVERY_STATE,
             EmailRendering.EMAIL_RENDERING,
             ErasureKey.ERASURE_KEY,
@@ -162,6 +184,8 @@ public class Mailroom extends SchemaImpl {
             OutboxEffect.OUTBOX_EFFECT,
             OutboxEffectTerm.OUTBOX_EFFECT_TERM,
             OutboxMessage.OUTBOX_MESSAGE,
+            OutboxRollup.OUTBOX_ROLLUP,
+            OutboxRollupMark.OUTBOX_ROLLUP_MARK,
             SoftBounceRun.SOFT_BOUNCE_RUN,
             Suppression.SUPPRESSION
         );

@@ -8,6 +8,7 @@ import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
+import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
@@ -18,6 +19,8 @@ import io.mailroom.db.jooq.tables.OutboxDispatcher;
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxEffectTerm;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.db.jooq.tables.OutboxRollup;
+import io.mailroom.db.jooq.tables.OutboxRollupMark;
 import io.mailroom.db.jooq.tables.SoftBounceRun;
 import io.mailroom.db.jooq.tables.Suppression;
 
@@ -50,6 +53,12 @@ public class Tables {
      * topic of the matched email (none); kept by a trigger.
      */
     public static final DeliveryEventCount DELIVERY_EVENT_COUNT = DeliveryEventCount.DELIVERY_EVENT_COUNT;
+
+    /**
+     * Bounces and complaints by minute or hour of arrival, topic of the matched
+     * email (none) and bounce type (none); kept by a trigger.
+     */
+    public static final DeliveryEventRollup DELIVERY_EVENT_ROLLUP = DeliveryEventRollup.DELIVERY_EVENT_ROLLUP;
 
     /**
      * The delivery state of each email a provider reported on after accepting
@@ -106,6 +115,18 @@ public class Tables {
      * (outbox_message_pYYYYMMDD, UTC) plus a default one.
      */
     public static final OutboxMessage OUTBOX_MESSAGE = OutboxMessage.OUTBOX_MESSAGE;
+
+    /**
+     * Attempts by minute or hour, topic and outcome (other: lease expired,
+     * released, claim lost, interrupted), and the most emails seen waiting;
+     * folded from outbox_attempt by StatsRollup.
+     */
+    public static final OutboxRollup OUTBOX_ROLLUP = OutboxRollup.OUTBOX_ROLLUP;
+
+    /**
+     * The table <code>mailroom.outbox_rollup_mark</code>.
+     */
+    public static final OutboxRollupMark OUTBOX_ROLLUP_MARK = OutboxRollupMark.OUTBOX_ROLLUP_MARK;
 
     /**
      * The table <code>mailroom.soft_bounce_run</code>.

@@ -9,6 +9,7 @@ import io.mailroom.outbox.maintenance.RetentionStep;
 import org.jooq.DSLContext;
 import io.mailroom.outbox.maintenance.PartitionMaintainer;
 import io.mailroom.outbox.maintenance.RetentionConfig;
+import io.mailroom.outbox.maintenance.RollupConfig;
 import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +36,9 @@ import java.util.concurrent.TimeUnit;
  * up to {@code retryMax} (never longer than the interval), until one succeeds; then the interval
  * applies again. Nothing is lost meanwhile: a row whose day has no partition yet lands in the
  * default partition, so inserts never fail for want of maintenance.
+ *
+ * <p>It also starts the {@link RollupSchedule} (the counts behind the charts by topic), which runs
+ * every half minute on a thread of its own and stops with this.
  */
 final class RetentionSchedule implements AutoCloseable {
 
@@ -47,6 +51,8 @@ final class RetentionSchedule implements AutoCloseable {
 
     private final PartitionMaintainer maintainer;
     private final HistoryCleaner cleaner;
+    /** The charts' rollup, on its own thread and interval beside this maintenance. */
+    private final RollupSchedule rollup;
     private final Duration interval;
     private final Duration retryFirst;
     private final Duration retryMax;
@@ -76,6 +82,7 @@ final class RetentionSchedule implements AutoCloseable {
         this.retryFirst = retryFirst;
         this.retryMax = retryMax.compareTo(interval) < 0 ? retryMax : interval;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("mailroom-retention").unstarted(r));
+        this.rollup = new RollupSchedule(dataSource, RollupConfig.defaults(), RollupSchedule.DEFAULT_INTERVAL);
         boolean ensured = ensureAtStart();
         // After a good start the first full run is spread over the interval, so instances started
         // together do not all run at once; after a failed one it comes within seconds.
@@ -200,5 +207,6 @@ final class RetentionSchedule implements AutoCloseable {
     public synchronized void close() {
         closed = true;
         timer.shutdownNow();
+        rollup.close();
     }
 }
