@@ -54,6 +54,27 @@ public final class OutboxEnqueuer {
               SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
                      created_at
               FROM inserted
+            )
+            SELECT id, created_at, idempotency_key%s FROM inserted""";
+
+    /** {@link #INSERT} that also writes the effects' search terms ({@code outbox_effect_term}, V18). */
+    private static final String INSERT_WITH_TERMS = """
+            WITH inserted AS (
+              INSERT INTO {schema}.outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
+                                          available_at, max_attempts, created_at)
+              SELECT v.topic, v.aggregate_type, v.aggregate_id, v.idempotency_key, v.ordering_key, v.payload::jsonb,
+                     coalesce(v.available_at, {now}), v.max_attempts, {now}
+              FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[],
+                          ?::varchar[]::timestamptz[], ?::int[])
+                   AS v(topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload, available_at,
+                        max_attempts)
+              RETURNING id, created_at, idempotency_key, topic, aggregate_type, aggregate_id, max_attempts
+            ), effects AS (
+              INSERT INTO {schema}.outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                                         message_created_at, max_attempts, created_at, updated_at)
+              SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
+                     created_at
+              FROM inserted
             ), terms AS (
               INSERT INTO {schema}.outbox_effect_term (idempotency_key, term, created_at)
               SELECT i.idempotency_key, t.term, i.created_at
@@ -63,6 +84,7 @@ public final class OutboxEnqueuer {
             SELECT id, created_at, idempotency_key%s FROM inserted""";
 
     private final HotSql insert;
+    private final HotSql insertWithTerms;
     private final MailroomSchema schema;
 
     /** Database time, wake-ups on, the default schema. */
@@ -90,6 +112,8 @@ public final class OutboxEnqueuer {
     public OutboxEnqueuer(Clock clock, boolean notifyOnCommit, MailroomSchema schema) {
         this.schema = java.util.Objects.requireNonNull(schema, "schema");
         this.insert = HotSql.of(INSERT.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
+                SqlClock.of(clock));
+        this.insertWithTerms = HotSql.of(INSERT_WITH_TERMS.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
                 SqlClock.of(clock));
     }
 
@@ -136,8 +160,12 @@ public final class OutboxEnqueuer {
         }
         List<EnqueuedMessage> rows;
         try {
-            rows = insert.query(schema.join(tx), rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
-                    topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts,
+            // messages without search terms (the queue's own, a business's generic ones) skip that insert
+            rows = terms.isEmpty()
+                    ? insert.query(schema.join(tx), rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2), rs.getString(3)),
+                    topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts)
+                    : insertWithTerms.query(schema.join(tx), rs -> new EnqueuedMessage(rs.getLong(1), HotSql.instant(rs, 2),
+                    rs.getString(3)), topics, aggregateTypes, aggregateIds, keys, orderingKeys, payloads, availableAts, maxAttempts,
                     termKeys.toArray(String[]::new), terms.toArray(String[]::new));
         } catch (DataAccessException ex) {
             if (SqlStates.is(ex, SqlStates.INVALID_TEXT_REPRESENTATION)) {

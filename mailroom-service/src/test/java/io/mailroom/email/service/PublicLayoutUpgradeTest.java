@@ -56,12 +56,13 @@ class PublicLayoutUpgradeTest {
                     .target("13").load().migrate();
             DSLContext dsl = db.dsl();
             dsl.execute("INSERT INTO public.orders (customer_email, customer_name, currency, total) VALUES ('ann@example.com', 'Ann', 'EUR', 10)");
-            // the previous release wrote these rows: the same row format, in public
-            EmailOutbox old = new EmailOutbox(new OutboxEnqueuer(new MailroomSchema("public")));
+            // the previous release wrote these rows: the same row format, in public, without the search terms it did not have
+            EmailOutbox emails = new EmailOutbox(new OutboxEnqueuer());
+            OutboxEnqueuer old = new OutboxEnqueuer(new MailroomSchema("public"));
             dsl.transaction(c -> {
                 for (String key : List.of("welcome-pending", "welcome-retrying", "welcome-review")) {
-                    old.enqueue(c.dsl(), OutgoingEmail.template("welcome").to(key + "@example.com", "Ann")
-                            .about("user", key).idempotencyKey(key).data(Map.of("name", "Ann")).build());
+                    old.enqueue(c.dsl(), emails.message(OutgoingEmail.template("welcome").to(key + "@example.com", "Ann")
+                            .about("user", key).idempotencyKey(key).data(Map.of("name", "Ann")).build()).withSearchTerms(List.of()));
                 }
             });
             dsl.execute("UPDATE public.outbox_message SET attempts = 2, last_error = '421 4.3.2 try later',"
@@ -87,6 +88,10 @@ class PublicLayoutUpgradeTest {
             assertThat(dsl.fetch("SELECT idempotency_key, status FROM mailroom.outbox_effect ORDER BY 1").map(r -> r.get(0) + "=" + r.get(1)))
                     .containsExactly("welcome-pending=done", "welcome-retrying=done", "welcome-review=failed",
                             "welcome-review-resend-1=done");
+            // the upgrade gave the emails of the previous release their search terms (V18), and the resend copied them
+            assertThat(dsl.fetch("SELECT idempotency_key FROM mailroom.outbox_effect_term WHERE term = 'to:welcome-review@example.com'"
+                    + " ORDER BY 1").getValues(0, String.class)).containsExactly("welcome-review", "welcome-review-resend-1");
+            assertThat(dsl.fetchValue("SELECT count(*) FROM mailroom.outbox_effect_term WHERE term = 'template:welcome'")).isEqualTo(4L);
             assertThat(dsl.fetchValue("SELECT count(*) FROM public.orders")).isEqualTo(1L);
             assertThat(dsl.fetchValue("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'outbox%'")).isEqualTo(0L);
         }
