@@ -92,6 +92,8 @@ final class SupportQueries {
 
     /** How many emails a search reads at most for one page when it filters by what outbox-core does not hold. */
     static final int SEARCH_READ_BUDGET = 2_000;
+    /** How long a bulk action's count may take (a page's statements get the support default, 5 s). */
+    static final java.time.Duration COUNT_TIMEOUT = java.time.Duration.ofSeconds(60);
 
     /**
      * One page of a search, newest queued first. Outbox-core's search applies every filter it holds
@@ -156,11 +158,12 @@ final class SupportQueries {
         boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
                 || search.status() == EmailStatus.SENDING;
         if (!filtersHere) {
+            // a person waits for this count before confirming: 7 s for 50,000 of 10 M emails (BENCHMARKS.md, issue 26)
             return db.read(tx -> {
                 List<String> keys = search.providerMessageId() == null ? null
                         : store.keysOfProviderId(tx, search.providerMessageId());
                 return io.mailroom.outbox.admin.EffectSearch.count(tx, SupportStore.criteria(search.page(null, 1), keys, 1));
-            });
+            }, COUNT_TIMEOUT);
         }
         long n = 0;
         EmailSearch page = search.page(null, SupportService.MAX_PAGE_SIZE);

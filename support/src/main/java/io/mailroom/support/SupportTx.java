@@ -25,10 +25,15 @@ final class SupportTx {
     }
 
     <T> T read(Function<DSLContext, T> work) {
+        return read(work, Duration.ofMillis(statementTimeoutMillis));
+    }
+
+    /** A read whose statements may each take up to {@code statementTimeout} (a bulk action's count of a broad filter). */
+    <T> T read(Function<DSLContext, T> work, Duration statementTimeout) {
         return dsl.transactionResult(cfg -> {
             DSLContext tx = cfg.dsl();
             tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-            tx.execute("SET LOCAL statement_timeout = " + statementTimeoutMillis);
+            tx.execute("SET LOCAL statement_timeout = " + statementTimeout.toMillis());
             return work.apply(tx);
         });
     }
