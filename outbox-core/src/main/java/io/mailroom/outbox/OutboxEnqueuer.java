@@ -34,8 +34,9 @@ public final class OutboxEnqueuer {
     public static final String CHANNEL = "mailroom_outbox";
 
     /**
-     * Messages and their effects in one statement. {@code %s} is where the notification goes:
-     * PostgreSQL delivers one per channel and payload per transaction, however often it is sent.
+     * Messages and their effects in one statement. The first {@code %s} is where the search terms'
+     * insert goes ({@link #TERMS}, when a message has terms); the second is where the notification
+     * goes: PostgreSQL delivers one per channel and payload per transaction, however often it is sent.
      */
     private static final String INSERT = """
             WITH inserted AS (
@@ -54,34 +55,17 @@ public final class OutboxEnqueuer {
               SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
                      created_at
               FROM inserted
-            )
+            %s)
             SELECT id, created_at, idempotency_key%s FROM inserted""";
 
-    /** {@link #INSERT} that also writes the effects' search terms ({@code outbox_effect_term}, V18). */
-    private static final String INSERT_WITH_TERMS = """
-            WITH inserted AS (
-              INSERT INTO {schema}.outbox_message (topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload,
-                                          available_at, max_attempts, created_at)
-              SELECT v.topic, v.aggregate_type, v.aggregate_id, v.idempotency_key, v.ordering_key, v.payload::jsonb,
-                     coalesce(v.available_at, {now}), v.max_attempts, {now}
-              FROM unnest(?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[], ?::varchar[],
-                          ?::varchar[]::timestamptz[], ?::int[])
-                   AS v(topic, aggregate_type, aggregate_id, idempotency_key, ordering_key, payload, available_at,
-                        max_attempts)
-              RETURNING id, created_at, idempotency_key, topic, aggregate_type, aggregate_id, max_attempts
-            ), effects AS (
-              INSERT INTO {schema}.outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
-                                         message_created_at, max_attempts, created_at, updated_at)
-              SELECT idempotency_key, topic, aggregate_type, aggregate_id, id, created_at, max_attempts, created_at,
-                     created_at
-              FROM inserted
+    /** The effects' search terms ({@code outbox_effect_term}, V18), a further step of {@link #INSERT}. */
+    private static final String TERMS = """
             ), terms AS (
               INSERT INTO {schema}.outbox_effect_term (idempotency_key, term, created_at)
               SELECT i.idempotency_key, t.term, i.created_at
               FROM unnest(?::varchar[], ?::varchar[]) AS t(idempotency_key, term)
               JOIN inserted i ON i.idempotency_key = t.idempotency_key
-            )
-            SELECT id, created_at, idempotency_key%s FROM inserted""";
+            """;
 
     private final HotSql insert;
     private final HotSql insertWithTerms;
@@ -111,10 +95,9 @@ public final class OutboxEnqueuer {
      */
     public OutboxEnqueuer(Clock clock, boolean notifyOnCommit, MailroomSchema schema) {
         this.schema = java.util.Objects.requireNonNull(schema, "schema");
-        this.insert = HotSql.of(INSERT.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
-                SqlClock.of(clock));
-        this.insertWithTerms = HotSql.of(INSERT_WITH_TERMS.formatted(notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : ""),
-                SqlClock.of(clock));
+        String notify = notifyOnCommit ? ", pg_notify('" + CHANNEL + "', topic)" : "";
+        this.insert = HotSql.of(INSERT.formatted("", notify), SqlClock.of(clock));
+        this.insertWithTerms = HotSql.of(INSERT.formatted(TERMS, notify), SqlClock.of(clock));
     }
 
     /** Adds one message in the caller's transaction. */
