@@ -108,6 +108,28 @@ public final class DkimVerifier {
         return Files.writeString(file, pem, StandardCharsets.US_ASCII);
     }
 
+    /**
+     * A PKCS#12 keystore holding one new key pair ({@code RSA} 2048 or {@code Ed25519}) under alias
+     * {@code dkim}, made by the running JDK's keytool as an operator would.
+     */
+    public static Path keytoolPkcs12(Path file, String algorithm, String password) throws IOException, InterruptedException {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(), "-genkeypair", "-alias", "dkim",
+                "-keyalg", algorithm, "-dname", "CN=dkim", "-validity", "2", "-keystore", file.toString(),
+                "-storetype", "PKCS12", "-storepass", password, "-keypass", password));
+        if (algorithm.equals("RSA")) {
+            command.addAll(java.util.List.of("-keysize", "2048"));
+        }
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            p.destroyForcibly();
+            throw new IOException("keytool failed: " + out);
+        }
+        return file;
+    }
+
     /** The TXT record dkimpy should find for this public key: RSA's SubjectPublicKeyInfo, Ed25519's 32 bytes. */
     public static String txtRecord(java.security.PublicKey key) {
         byte[] spki = key.getEncoded();
