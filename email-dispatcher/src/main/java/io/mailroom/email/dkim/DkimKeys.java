@@ -43,8 +43,9 @@ public final class DkimKeys {
 
     /**
      * @param setting  the variable that named the file, for messages ({@code MAILROOM_DKIM_KEYS})
-     * @param file     a PEM file, or a keystore ending {@code .p12}/{@code .pfx}, optionally with {@code #alias}
-     * @param password the keystore's password (its setting is {@code setting + "_PASSWORD"}... as the caller names it); ignored for PEM
+     * @param file     a PEM file, or a keystore ending {@code .p12}/{@code .pfx}, optionally followed by {@code #alias}
+     * @param password the keystore's password, or null; not used for a PEM file
+     * @throws InvalidSettingException naming {@code setting} and the file when the key cannot be used
      */
     public static DkimKey load(String setting, String domain, String selector, DkimAlgorithm algorithm, String file, String password) {
         String alias = null;
@@ -55,20 +56,9 @@ public final class DkimKeys {
             path = file.substring(0, hash);
         }
         String what = "the DKIM key file '" + path + "' (" + domain + ", selector " + selector + ")";
-        byte[] bytes;
+        byte[] bytes = read(setting, path, what);
         try {
-            if (Files.size(Path.of(path)) > MAX_KEY_FILE_BYTES) {
-                throw new InvalidSettingException(setting, setting + ": " + what + " is larger than a key file can be");
-            }
-            bytes = Files.readAllBytes(Path.of(path));
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof InvalidSettingException ise) {
-                throw ise;
-            }
-            throw new InvalidSettingException(setting, setting + ": " + what + " cannot be read: " + e);
-        }
-        try {
-            KeyPair pair = isKeyStore(path) ? fromKeyStore(bytes, password, alias, what) : fromPem(bytes, what);
+            KeyPair pair = isKeyStore(path) ? fromKeyStore(bytes, password, alias) : fromPem(bytes);
             String actual = pair.privateKey().getAlgorithm();
             if (!actual.equalsIgnoreCase(algorithm.jcaKey()) && !(algorithm == DkimAlgorithm.ED25519_SHA256 && actual.equals("EdDSA"))) {
                 throw new GeneralSecurityException("it holds a " + actual + " key, but " + algorithm.tag() + " is configured");
@@ -85,6 +75,18 @@ public final class DkimKeys {
         }
     }
 
+    private static byte[] read(String setting, String path, String what) {
+        try {
+            Path p = Path.of(path);
+            if (Files.size(p) > MAX_KEY_FILE_BYTES) {
+                throw new InvalidSettingException(setting, setting + ": " + what + " is larger than a key file can be");
+            }
+            return Files.readAllBytes(p);
+        } catch (IOException | java.nio.file.InvalidPathException e) {
+            throw new InvalidSettingException(setting, setting + ": " + what + " cannot be read: " + e);
+        }
+    }
+
     static boolean isKeyStore(String path) {
         String p = path.toLowerCase(Locale.ROOT);
         return p.endsWith(".p12") || p.endsWith(".pfx");
@@ -93,7 +95,7 @@ public final class DkimKeys {
     private record KeyPair(PrivateKey privateKey, PublicKey publicKey) {
     }
 
-    private static KeyPair fromPem(byte[] bytes, String what) throws GeneralSecurityException {
+    private static KeyPair fromPem(byte[] bytes) throws GeneralSecurityException {
         String text = new String(bytes, StandardCharsets.US_ASCII);
         Matcher m = PEM.matcher(text);
         while (m.find()) {
@@ -134,7 +136,7 @@ public final class DkimKeys {
         throw new GeneralSecurityException("its PKCS#8 key is neither RSA nor Ed25519", first);
     }
 
-    private static KeyPair fromKeyStore(byte[] bytes, String password, String alias, String what)
+    private static KeyPair fromKeyStore(byte[] bytes, String password, String alias)
             throws GeneralSecurityException, IOException {
         KeyStore store = KeyStore.getInstance("PKCS12");
         char[] secret = password == null ? new char[0] : password.toCharArray();

@@ -23,16 +23,23 @@ public final class JndiTxtLookup implements TxtLookup {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
     private final Duration timeout;
+    private final String servers;
 
     public JndiTxtLookup(Duration timeout) {
+        this(timeout, "dns:");
+    }
+
+    /** @param servers a JNDI DNS URL: {@code dns:} for the system's servers, {@code dns://127.0.0.1:5353} for one */
+    JndiTxtLookup(Duration timeout, String servers) {
         this.timeout = timeout;
+        this.servers = servers;
     }
 
     @Override
     public List<String> txt(String name) throws IOException {
         Hashtable<String, String> env = new Hashtable<>();
         env.put("java.naming.factory.initial", "com.sun.jndi.dns.DnsContextFactory");
-        env.put("java.naming.provider.url", "dns:");
+        env.put("java.naming.provider.url", servers);
         env.put("com.sun.jndi.dns.timeout.initial", Long.toString(Math.max(1, timeout.toMillis())));
         env.put("com.sun.jndi.dns.timeout.retries", "1");
         DirContext context = null;
