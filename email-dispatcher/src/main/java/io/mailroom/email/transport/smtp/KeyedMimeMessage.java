@@ -1,11 +1,10 @@
 package io.mailroom.email.transport.smtp;
 
+import io.mailroom.email.dkim.DkimSigner;
 import jakarta.mail.MessagingException;
 import jakarta.mail.Session;
 import org.eclipse.angus.mail.smtp.SMTPMessage;
 import org.eclipse.angus.mail.smtp.SMTPOutputStream;
-
-import io.mailroom.email.dkim.DkimSigner;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -174,6 +174,24 @@ class DkimSignedSmtpTest {
     }
 
     @Test
+    void foldedEncodedHeadersDotsAndTrailingWhitespaceSurviveTheWire() throws Exception {
+        String subject = "Ihre Bestellung Nr. 102 über « Tasse Café » ist unterwegs, und dies ist ein sehr langer Betreff";
+        Email email = new Email(EmailAddress.of("shop@example.com", "Café Shop"), EmailAddress.of("zoe@example.com", "Zoë Ünal"),
+                subject, ".starts with a dot\n  indented   with  spaces  \nlast line\n\n\n",
+                "<p>.html</p>\n\n", Map.of("List-Unsubscribe", "<https://shop.example/u/102>",
+                "List-Unsubscribe-Post", "List-Unsubscribe=One-Click"), "test/v1", EmailAddress.of("help@example.com"));
+        byte[] raw = sendThroughGreenMail(email, key("rsa1", DkimAlgorithm.RSA_SHA256, rsa),
+                key("ed1", DkimAlgorithm.ED25519_SHA256, ed25519));
+        String text = new String(raw, StandardCharsets.US_ASCII);
+        // the Subject is RFC 2047-encoded and folded; the body line starting with a dot was dot-stuffed on the wire
+        assertThat(text).containsPattern("Subject: =\\?UTF-8\\?[^\r]*\r\n[ \t]=\\?UTF-8\\?").contains("\r\n.starts with a dot");
+
+        DkimVerifier.Result result = DkimVerifier.verify(raw, records());
+        assertThat(result.passed()).as(result.output()).isTrue();
+        assertThat(tag(unfolded(text), "h")).contains("reply-to", "list-unsubscribe:list-unsubscribe-post");
+    }
+
+    @Test
     void aSenderDomainWithoutKeyIsSentUnsigned() throws Exception {
         Email other = new Email(EmailAddress.of("news@other.example"), EmailAddress.of("ann@example.com"), "Hi", "text\n", "<p>html</p>",
                 Map.of(), "test/v1");
