@@ -22,12 +22,14 @@ import java.util.Objects;
  * instead of being the one a reader sees. No {@code l=} (a body length limit lets anyone append to
  * the body), no {@code i=}, {@code t=} from the clock, no {@code x=}.
  *
- * <p>Why not {@code org.simplejavamail:utils-mail-dkim}: it signs only through its own
- * {@code DkimMessage}, a copy of the message, which would lose what {@code KeyedMimeMessage} keeps
- * (the fixed Message-ID, and noticing when DATA starts, which tells an ambiguous send from a
- * refused one); its header list is a set, so From cannot be oversigned; its {@code t=} is the
- * system clock; and its Ed25519 path needs BouncyCastle's key classes, where the JDK has Ed25519.
- * Relaxed canonicalization is short and the tests check every signature with dkimpy.
+ * <p>Why not {@code org.simplejavamail:utils-mail-dkim} 3.2.2 (its rsa-sha256 relaxed/relaxed
+ * signatures do verify with dkimpy): it signs only through its own {@code DkimMessage}, a copy of the
+ * message, which would lose what {@code KeyedMimeMessage} keeps (the fixed Message-ID on a later
+ * save, and noticing when DATA starts, which tells an ambiguous send from a refused one); its header
+ * list is a set, so From cannot be oversigned; its {@code t=} is the system clock; its Ed25519 path
+ * takes BouncyCastle's key class only (bcprov/bcpkix beside the JDK's own Ed25519); and it brings
+ * older Jakarta Mail/Angus versions and two more small libraries. Relaxed canonicalization is short,
+ * and the tests check every signature with dkimpy.
  */
 public final class DkimSigner {
 
