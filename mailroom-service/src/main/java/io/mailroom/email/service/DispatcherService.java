@@ -1,6 +1,8 @@
 package io.mailroom.email.service;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.mailroom.email.dkim.JndiTxtLookup;
+import io.mailroom.email.dkim.TxtLookup;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.outbox.runtime.Dispatcher;
@@ -50,7 +52,12 @@ public final class DispatcherService implements AutoCloseable {
 
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     public static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
-        return ServiceWiring.start(config, extra);
+        return ServiceWiring.start(config, extra, new JndiTxtLookup(JndiTxtLookup.DEFAULT_TIMEOUT));
+    }
+
+    /** As {@link #start(ServiceConfig, DispatcherListener)}, with the DNS lookup of the DKIM key check given (tests). */
+    static DispatcherService start(ServiceConfig config, DispatcherListener extra, TxtLookup dkimDns) {
+        return ServiceWiring.start(config, extra, dkimDns);
     }
 
     public int port() {

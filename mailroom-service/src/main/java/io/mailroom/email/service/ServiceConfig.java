@@ -89,6 +89,7 @@ public record ServiceConfig(
             int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
             smtp = transportSettings("smtp", transport, topics, () -> TransportEnv.smtp(env, sendsAtOnce));
             requirePoolFitsBulkhead(smtp, policies.bulkhead(), sendsAtOnce);
+            DkimEnv.requireKeyForEverySender(smtp.dkim(), DispatchEnv.mail(env).from(), transport, topics);
             Integer resends = s.string("MAILROOM_SMTP_AMBIGUOUS_RESENDS") == null
                     ? null : s.integer("MAILROOM_SMTP_AMBIGUOUS_RESENDS", AmbiguityPolicy.DEFAULT_MAX_RESENDS);
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));

@@ -25,6 +25,8 @@ import io.mailroom.email.resilience.ResilientTransport;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.http.HttpMailTransport;
 import io.mailroom.email.transport.smtp.SmtpTransport;
+import io.mailroom.email.dkim.DkimDnsCheck;
+import io.mailroom.email.dkim.TxtLookup;
 import io.mailroom.idempotency.IdempotencyStore;
 import io.mailroom.outbox.runtime.ConnectionBudget;
 import io.mailroom.outbox.DbTimeouts;
@@ -104,8 +106,12 @@ final class ServiceWiring {
     }
 
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
-    static DispatcherService start(ServiceConfig config, DispatcherListener extra) {
+    static DispatcherService start(ServiceConfig config, DispatcherListener extra, TxtLookup dkimDns) {
         log.info("Starting dispatcher with {}", config);
+        if (config.smtp() != null && config.smtp().dkim() != null) {
+            // before anything is opened: a configured key that DNS contradicts refuses start (MAILROOM_DKIM_DNS_CHECK)
+            new DkimDnsCheck(dkimDns).check(config.smtp().dkim());
+        }
         StartupPhases phases = new StartupPhases();
         // the templates are checked beside the database wait, and joined before anything is claimed
         TemplateCheck checkedTemplates = TemplateCheck.start(() -> templates(config.topics()), phases);

@@ -58,7 +58,8 @@ final class TransportEnv {
                 s.duration("MAILROOM_SMTP_MAX_IDLE", SmtpConfig.DEFAULT_MAX_IDLE),
                 trustStore(s, "MAILROOM_SMTP_TRUSTSTORE"),
                 s.string("MAILROOM_SMTP_VERP") == null ? null : Verp.parse(s.string("MAILROOM_SMTP_VERP")),
-                s.string("MAILROOM_SMTP_HELO_NAME"));
+                s.string("MAILROOM_SMTP_HELO_NAME"),
+                DkimEnv.dkim(s));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.mailroom.email.transport.smtp;
 
 import io.mailroom.email.EmailAddress;
+import io.mailroom.email.dkim.DkimSettings;
 import io.mailroom.outbox.Checks;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.config.Formats;
@@ -28,11 +29,13 @@ import java.util.regex.Pattern;
  *                                 {@code [IPv6:2001:db8::1]}); null or blank takes {@link #defaultHeloName}.
  *                                 Relays with strict HELO rules (Postfix {@code reject_non_fqdn_helo_hostname})
  *                                 refuse {@code localhost}, Angus's fallback, at every RCPT
+ * @param dkim                     the DKIM keys each sender domain's mail is signed with
+ *                                 ({@code MAILROOM_DKIM_KEYS}), or null to send unsigned
  */
 public record SmtpConfig(String host, int port, SmtpSecurity security, String username, String password,
                          EmailAddress from, String messageIdDomain, Duration connectTimeout, Duration readTimeout,
                          Duration writeTimeout, int poolSize, int maxMessagesPerConnection, Duration maxIdle,
-                         TrustStore trustStore, Verp verp, String heloName) {
+                         TrustStore trustStore, Verp verp, String heloName, DkimSettings dkim) {
 
     public static final String DEFAULT_HOST = "localhost";
     public static final SmtpSecurity DEFAULT_SECURITY = SmtpSecurity.STARTTLS;
@@ -136,7 +139,8 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
                 + ", writeTimeout=" + Formats.format(writeTimeout) + ", poolSize=" + poolSize
                 + ", maxMessagesPerConnection=" + maxMessagesPerConnection + ", maxIdle=" + Formats.format(maxIdle)
                 + ", trustStore=" + (trustStore == null ? "(JDK default)" : trustStore)
-                + ", verp=" + (verp == null ? "(off)" : verp) + ", heloName=" + heloName + "]";
+                + ", verp=" + (verp == null ? "(off)" : verp) + ", heloName=" + heloName
+                + ", dkim=" + (dkim == null ? "(off)" : dkim) + "]";
     }
 
     /** Builds a config from the defaults; {@link #build()} validates. The port defaults to the security's port. */
@@ -157,6 +161,7 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         private TrustStore trustStore;
         private Verp verp;
         private String heloName;
+        private DkimSettings dkim;
 
         private Builder() {
         }
@@ -176,11 +181,12 @@ public record SmtpConfig(String host, int port, SmtpSecurity security, String us
         public Builder trustStore(TrustStore t) { this.trustStore = t; return this; }
         public Builder verp(Verp v) { this.verp = v; return this; }
         public Builder heloName(String name) { this.heloName = name; return this; }
+        public Builder dkim(DkimSettings d) { this.dkim = d; return this; }
 
         public SmtpConfig build() {
             SmtpSecurity sec = security == null ? DEFAULT_SECURITY : security;
             return new SmtpConfig(host, port == null ? sec.defaultPort() : port, security, username, password, from,
-                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore, verp, heloName);
+                    messageIdDomain, connectTimeout, readTimeout, writeTimeout, poolSize, maxMessagesPerConnection, maxIdle, trustStore, verp, heloName, dkim);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.email.Text;
+import io.mailroom.email.dkim.DkimSigner;
 import io.mailroom.email.transport.IdempotencyKeys;
 import io.mailroom.email.transport.MailTransport;
 import io.mailroom.email.transport.SendResult;
@@ -18,8 +19,10 @@ import jakarta.mail.internet.MimeMultipart;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.io.UnsupportedEncodingException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.util.Date;
 import java.util.Map;
@@ -54,6 +57,8 @@ public final class SmtpTransport implements MailTransport {
     private final SmtpConnectionPool pool;
     private final JsonMapper json = EmailJson.mapper();
     private final String hostPort;
+    /** Signs each message with the keys of its From domain ({@code MAILROOM_DKIM_KEYS}), or null. */
+    private final DkimSigner dkim;
     /**
      * Whether this server accepted a recipient of ours since it last refused the session: then a
      * 5.5.x/5.7.x at RCPT is not the same for every recipient, and is about that one.
@@ -64,13 +69,14 @@ public final class SmtpTransport implements MailTransport {
         this(config, Clock.systemUTC());
     }
 
-    /** @param clock sets the Date header */
+    /** @param clock sets the Date header and the DKIM signatures' {@code t=} */
     public SmtpTransport(SmtpConfig config, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.session = Session.getInstance(sessionProperties(config));
         this.pool = new SmtpConnectionPool(session, config);
         this.hostPort = config.host() + ":" + config.port();
+        this.dkim = config.dkim() == null ? null : new DkimSigner(config.dkim(), clock);
     }
 
     @Override
@@ -94,6 +100,14 @@ public final class SmtpTransport implements MailTransport {
             }
         } catch (MessagingException | UnsupportedEncodingException e) {
             return new SendResult.Permanent("invalid-message", "cannot build the MIME message: " + SmtpFailures.rootCause(e));
+        }
+        if (dkim != null) {
+            // last: every header (Message-ID, Date) and the envelope are final; the signed bytes are what is sent
+            try {
+                message.sign(dkim, email.from().domain());
+            } catch (GeneralSecurityException | IOException | MessagingException e) {
+                return new SendResult.Misconfigured("dkim-signing-failed", "cannot DKIM-sign the message: " + SmtpFailures.rootCause(e));
+            }
         }
 
         // A pooled connection may have been closed by the server since its last use; that shows

@@ -38,6 +38,8 @@ final class ScriptedSmtpServer implements AutoCloseable {
     final AtomicInteger connections = new AtomicInteger();
     final List<String> commands = new CopyOnWriteArrayList<>();
     final AtomicInteger messagesCompleted = new AtomicInteger();
+    /** Each completed message as received: CRLF line ends, dot-stuffing undone (ASCII, as Jakarta Mail sends). */
+    final List<String> messages = new CopyOnWriteArrayList<>();
     /** Per command, in order: the number of the network read (counted over all connections) that completed it. */
     final List<Integer> commandReads = new CopyOnWriteArrayList<>();
     private final AtomicInteger reads = new AtomicInteger();
@@ -202,12 +204,14 @@ final class ScriptedSmtpServer implements AutoCloseable {
                         reply(out, dataReply);
                         if (dataReply.startsWith("354")) {
                             String dataLine;
+                            StringBuilder received = new StringBuilder();
                             while ((dataLine = in.readLine()) != null && !dataLine.equals(".")) {
-                                // swallow the message
+                                received.append(dataLine.startsWith(".") ? dataLine.substring(1) : dataLine).append("\r\n");
                             }
                             if (dataLine == null) {
                                 return; // the client went away mid-data: nothing was delivered
                             }
+                            messages.add(received.toString());
                             messagesCompleted.incrementAndGet();
                             mailAccepted = false;
                             String answer = finalReply;
