@@ -149,6 +149,21 @@ public final class SmtpTransport implements MailTransport {
         }
     }
 
+    /** A message as {@link #send} would write it after DATA, and its Message-ID. */
+    public record Mime(String messageId, byte[] bytes) {
+    }
+
+    /**
+     * The MIME message {@link #send} would write for this email and key, built by the same code and
+     * with the same Message-ID; nothing is sent and no connection is opened (the capture transport).
+     */
+    public Mime mime(Email email, String idempotencyKey) throws MessagingException, java.io.IOException {
+        String messageId = MessageIds.forKey(idempotencyKey, config.messageIdDomain());
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        build(email, messageId).writeTo(out);
+        return new Mime(messageId, out.toByteArray());
+    }
+
     /** Connections opened since start (a reused connection is counted once). */
     public long connectionsOpened() {
         return pool.connectionsOpened();
