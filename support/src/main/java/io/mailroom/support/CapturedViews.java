@@ -26,6 +26,7 @@ public final class CapturedViews {
     public record Item(long id, String key, Instant capturedAt, String from, String recipients, String subject,
                        String messageId, int bytes) {
         /** What the capture transport answered as the provider's id, and the idempotency record holds. */
+        @com.fasterxml.jackson.annotation.JsonProperty("providerMessageId")
         public String providerMessageId() {
             return "capture:" + id;
         }
