@@ -131,6 +131,15 @@ class CaptureTransportTest {
             assertThat(parsed.getMessageID()).contains("email-order-102");
             assertThat(parsed.getSubject()).contains("102");
             assertThat(get(base + "/api/captured/nope", VIEWER).statusCode()).isEqualTo(404);
+
+            // erasing the address takes its captured mail along with the rest of the history
+            HttpResponse<String> erased = client.send(HttpRequest.newBuilder(URI.create(base + "/api/erasures"))
+                    .header("Authorization", "Bearer " + SUPPORT).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"address\":\"anh@example.com\",\"reason\":\"customer asked\"}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(erased.statusCode()).as(erased.body()).isEqualTo(200);
+            assertThat(get(base + "/api/captured/email-order-102", VIEWER).statusCode()).isEqualTo(404);
+            assertThat(json(get(base + "/api/captured", VIEWER)).get("emails")).isEmpty();
         }
 
         // nothing was sent anywhere
