@@ -2,7 +2,6 @@ package io.mailroom.email.transport.capture;
 
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.email.Email;
-import io.mailroom.email.EmailAddress;
 import io.mailroom.email.transport.smtp.SmtpTransport;
 import org.jooq.DSLContext;
 
@@ -34,10 +33,10 @@ final class CaptureStore {
                 .fetchOne(C.ID);
     }
 
+    /** Every address the message goes to, as support lists them (one today; cc and bcc join here). */
     private static List<String> recipients(Email email) {
         List<String> all = new ArrayList<>();
-        EmailAddress to = email.to();
-        all.add(to.address());
+        all.add(email.to().address());
         return all;
     }
 }

@@ -10,11 +10,15 @@ import jakarta.mail.Multipart;
 import jakarta.mail.Part;
 import jakarta.mail.Session;
 import jakarta.mail.internet.MimeMessage;
+import jakarta.mail.internet.MimeUtility;
 import org.jooq.DSLContext;
+import org.jooq.Field;
 import org.jooq.Record;
+import org.jooq.impl.DSL;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.UnsupportedEncodingException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -34,10 +38,11 @@ import static org.jooq.impl.DSL.select;
  */
 public final class CapturedMail {
 
-    private static final EmailCapture C = EMAIL_CAPTURE;
+    /** The most captures one page lists. */
     public static final int MAX_PAGE = 200;
+    private static final EmailCapture C = EMAIL_CAPTURE;
     /** The stored message's size in bytes; jOOQ's octetLength takes text only. */
-    private static final org.jooq.Field<Integer> SIZE = org.jooq.impl.DSL.field("octet_length({0})", Integer.class, C.RAW_MIME);
+    private static final Field<Integer> SIZE = DSL.field("octet_length({0})", Integer.class, C.RAW_MIME);
 
     private CapturedMail() {
     }
@@ -65,7 +70,7 @@ public final class CapturedMail {
         return tx.select(C.ID, C.IDEMPOTENCY_KEY, C.CAPTURED_AT, C.SENDER, C.RECIPIENTS, C.SUBJECT, C.MESSAGE_ID,
                         SIZE)
                 .from(C)
-                .where(beforeId == null ? org.jooq.impl.DSL.noCondition() : C.ID.lt(beforeId))
+                .where(beforeId == null ? DSL.noCondition() : C.ID.lt(beforeId))
                 .orderBy(C.ID.desc())
                 .limit(limit)
                 .fetch(CapturedMail::summary);
@@ -103,8 +108,8 @@ public final class CapturedMail {
 
     private static String decode(String value) {
         try {
-            return jakarta.mail.internet.MimeUtility.decodeText(jakarta.mail.internet.MimeUtility.unfold(value));
-        } catch (java.io.UnsupportedEncodingException e) {
+            return MimeUtility.decodeText(MimeUtility.unfold(value));
+        } catch (UnsupportedEncodingException e) {
             return value;
         }
     }
