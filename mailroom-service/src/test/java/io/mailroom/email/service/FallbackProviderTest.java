@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.core.WireMockConfiguration;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
+import com.icegreen.greenmail.junit5.GreenMailExtension;
+import com.icegreen.greenmail.util.ServerSetupTest;
 import io.mailroom.email.api.EmailOutbox;
 import io.mailroom.email.api.OutgoingEmail;
 import io.mailroom.outbox.OutboxEnqueuer;
@@ -47,6 +49,9 @@ class FallbackProviderTest {
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
 
+    @RegisterExtension
+    static final GreenMailExtension greenMail = new GreenMailExtension(ServerSetupTest.SMTP.dynamicPort());
+
     private static final String VIEWER = "viewer-token-0123456789abcdef";
 
     private WireMockServer provider;
@@ -63,6 +68,9 @@ class FallbackProviderTest {
     @AfterEach
     void stop() {
         provider.stop();
+        // each test's emails are its own (the first test's service creates the tables)
+        pg.dsl().execute("DO $$ BEGIN IF to_regclass('outbox_message') IS NOT NULL THEN TRUNCATE outbox_message, outbox_effect,"
+                + " outbox_effect_term, outbox_attempt, idempotency_record, email_rendering; END IF; END $$");
     }
 
     private Map<String, String> env(int smtpPort) {
@@ -130,6 +138,33 @@ class FallbackProviderTest {
                     .header("Authorization", "Bearer " + VIEWER).build(), HttpResponse.BodyHandlers.ofString()).body());
             assertThat(email.get("sentBy").asText()).isEqualTo("http");
             assertThat(email.get("timeline").findValuesAsText("transport")).contains("http");
+        }
+    }
+
+    @Test
+    void anHttpProviderThatAnswers503IsPassedOverTo_smtp_butA500StaysWithIt() throws Exception {
+        provider.resetAll();
+        provider.stubFor(post(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", com.github.tomakehurst.wiremock.client.WireMock
+                .equalTo("acct-503")).willReturn(aResponse().withStatus(503)));
+        provider.stubFor(post(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", com.github.tomakehurst.wiremock.client.WireMock
+                .equalTo("acct-500")).willReturn(aResponse().withStatus(500)));
+        Map<String, String> env = env(greenMail.getSmtp().getPort());
+        env.put("MAILROOM_TRANSPORT", "http,smtp");
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env))) {
+            enqueue("acct-503");
+            enqueue("acct-500");
+            await().atMost(Duration.ofSeconds(30)).until(() -> "done".equals(status("acct-503")));
+            assertThat(greenMail.getReceivedMessages()).singleElement()
+                    .satisfies(m -> assertThat(m.getHeader("Message-ID")[0]).contains("acct-503"));
+            assertThat(text("SELECT detail->>'transport' FROM outbox_attempt WHERE idempotency_key = 'acct-503' AND outcome = 'done'"))
+                    .isEqualTo("smtp");
+
+            // 500 may come after the provider took it: it stays with HTTP (its key makes that retry safe), never SMTP
+            await().atMost(Duration.ofSeconds(30)).until(() -> text("SELECT count(*) FROM outbox_attempt"
+                    + " WHERE idempotency_key = 'acct-500'").equals("1"));
+            assertThat(text("SELECT detail->>'code' FROM outbox_attempt WHERE idempotency_key = 'acct-500'")).isEqualTo("http-500");
+            assertThat(text("SELECT error FROM outbox_attempt WHERE idempotency_key = 'acct-500'")).doesNotContain("failing over");
+            assertThat(greenMail.getReceivedMessages()).hasSize(1);
         }
     }
 
