@@ -142,6 +142,25 @@ class FallbackProviderTest {
     }
 
     @Test
+    void whileTheFirstProvidersBreakerIsOpenTheEmailGoesStraightToTheNextInOneAttempt() throws Exception {
+        try (DispatcherService service = DispatcherService.start(ServiceConfig.fromEnv(env(greenMail.getSmtp().getPort())))) {
+            service.transports().get("smtp").circuitBreaker().transitionToForcedOpenState();
+            enqueue("acct-open");
+            await().atMost(Duration.ofSeconds(30)).until(() -> "done".equals(status("acct-open")));
+
+            // SMTP (healthy, but its breaker open) was not asked; HTTP sent it in the first attempt
+            assertThat(greenMail.getReceivedMessages()).isEmpty();
+            assertThat(provider.findAll(postRequestedFor(urlEqualTo("/v1/emails")))).hasSize(1);
+            assertThat(pg.dsl().fetch("SELECT attempt, outcome, detail->>'transport' FROM outbox_attempt"
+                    + " WHERE idempotency_key = 'acct-open'")).singleElement().satisfies(r -> {
+                        assertThat(r.get(0, Integer.class)).isEqualTo(1);
+                        assertThat(r.get(1, String.class)).isEqualTo("done");
+                        assertThat(r.get(2, String.class)).isEqualTo("http");
+                    });
+        }
+    }
+
+    @Test
     void anHttpProviderThatAnswers503IsPassedOverTo_smtp_butA500StaysWithIt() throws Exception {
         provider.resetAll();
         provider.stubFor(post(urlEqualTo("/v1/emails")).withHeader("Idempotency-Key", com.github.tomakehurst.wiremock.client.WireMock
