@@ -40,7 +40,7 @@ class TableOwnershipTest {
         owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "delivery_state", "suppression",
                 "soft_bounce_run", "erasure_key", "delivery_event_rollup"));
         owners.put("email-templates", Set.of());
-        owners.put("email-dispatcher", Set.of("email_rendering"));
+        owners.put("email-dispatcher", Set.of("email_rendering", "email_capture"));
         owners.put("support", Set.of("bulk_action"));
         owners.put("mailroom-service", Set.of());
         owners.put("mailroom-spring-boot-starter", Set.of());

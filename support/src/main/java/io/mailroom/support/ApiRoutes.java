@@ -63,6 +63,7 @@ final class ApiRoutes {
             "GET /api/delivery", Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /api/delivery/orphans", Set.of(SupportParams.BEFORE, SupportParams.LIMIT),
             "GET /api/stats/topics", Set.of(SupportParams.RANGE),
+            "GET /api/captured", CapturedRoutes.LIST_QUERY,
             "GET /api/suppressions", Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
 

@@ -40,7 +40,7 @@ final class ConsolePages {
             "layout.peb", "macros/common.peb", "macros/email.peb", "macros/chart.peb",
             "login.peb", "about.peb", "search.peb", "email.peb", "list.peb", "queue.peb", "error.peb", "delivery.peb",
             "suppressions.peb", "dispatchers.peb", "erase.peb",
-            "bulk-confirm.peb", "bulk-run.peb");
+            "bulk-confirm.peb", "bulk-run.peb", "captured-list.peb", "captured.peb");
 
     private final Map<String, PebbleTemplate> templates = new HashMap<>();
 

@@ -56,6 +56,7 @@ final class ConsoleRoutes {
             "GET /console/bulk/confirm", BulkRoutes.CONFIRM_QUERY,
             "GET /console/delivery", java.util.Set.of(SupportParams.DELIVERY, SupportParams.CURSOR, SupportParams.LIMIT),
             "GET /console/queue", java.util.Set.of(SupportParams.RANGE),
+            "GET /console/captured", CapturedRoutes.LIST_QUERY,
             "GET /console/suppressions", java.util.Set.of(SupportParams.ADDRESS, SupportParams.LIFTED, SupportParams.BEFORE,
                     SupportParams.LIMIT));
 
@@ -115,13 +116,13 @@ final class ConsoleRoutes {
 
     // ---------------------------------------------------------------------------------- pages
 
-    private ConsolePages.Viewer viewer(Context ctx) {
+    ConsolePages.Viewer viewer(Context ctx) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
         return new ConsolePages.Viewer(s.actor, s.csrfToken);
     }
 
     /** The message for this page, taken once; a live refresh of a page ({@link #isRefresh}) leaves it for the next page. */
-    private Sessions.Flash flash(Context ctx) {
+    Sessions.Flash flash(Context ctx) {
         Sessions.Session s = ctx.attribute(SupportServer.SESSION);
         return isRefresh(ctx) ? null : s.takeFlash();
     }

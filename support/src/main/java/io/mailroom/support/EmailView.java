@@ -111,6 +111,21 @@ public record EmailView(String key, String topic, String kind, About about,
         };
     }
 
+    /**
+     * Which provider accepted it: the transport of the attempt that sent it ({@code smtp}, {@code http},
+     * {@code capture}; with fallback providers, the one that took it); null if not sent, and in lists.
+     */
+    @JsonProperty("sentBy")
+    public String sentBy() {
+        String by = null;
+        for (TimelineEntry t : timeline == null ? List.<TimelineEntry>of() : timeline) {
+            if (t instanceof TimelineEntry.Attempt a && "done".equals(a.outcome()) && a.transport() != null) {
+                by = a.transport();
+            }
+        }
+        return by;
+    }
+
     /** The same email without its timeline (for lists). */
     public EmailView withoutTimeline() {
         return new EmailView(key, topic, kind, about, recipient, recipientName, subject, status,

@@ -122,6 +122,9 @@ final class Erasures {
         EffectErasure.Erased effects = EffectErasure.erase(tx, r, recipient, mentioning, queued, "erased:" + hash);
         RecordErasure.erase(tx, r, recipient, mentioning);
         int renderings = RenderingErasure.erase(tx, r, recipient, mentioning);
+        // a captured message cannot be redacted part by part and stay the message that was built: it goes
+        io.mailroom.email.transport.capture.CapturedMail.erase(tx, java.util.stream.Stream.concat(recipient.stream(),
+                mentioning.stream()).distinct().toList());
         DeliveryErasure.Erased delivery = DeliveryErasure.erase(tx, r, hash, all);
 
         String why = r.apply(reason);

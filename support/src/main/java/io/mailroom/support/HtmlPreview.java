@@ -25,6 +25,11 @@ final class HtmlPreview {
         String key = ctx.pathParam("key");
         String html = service.renderedHtml(key).orElseThrow(() ->
                 HttpFailure.notFound("no stored HTML rendering for email " + key, SupportParams.KEY));
+        serveHtml(ctx, html);
+    }
+
+    /** Serves {@code html} inert, as above (also a captured email's HTML part). */
+    static void serveHtml(Context ctx, String html) {
         // replaces the console's own headers set before every route (which forbid framing)
         ctx.header("Content-Security-Policy", CSP);
         ctx.header("X-Frame-Options", "SAMEORIGIN");

@@ -100,6 +100,7 @@ public final class SupportServer implements AutoCloseable {
         ConsolePages pages = new ConsolePages();
         ConsoleRoutes console = new ConsoleRoutes(service, auth, sessions, config, pages);
         BulkRoutes bulk = new BulkRoutes(service, pages);
+        CapturedRoutes captured = new CapturedRoutes(service.captured(), pages, console);
         Javalin app = Javalin.create(c -> {
             c.startup.showJavalinBanner = false;
             c.startup.showOldJavalinVersionWarning = false;
@@ -127,6 +128,7 @@ public final class SupportServer implements AutoCloseable {
             api.register(c);
             console.register(c);
             bulk.register(c);
+            captured.register(c);
 
             c.routes.exception(HttpFailure.class, (e, ctx) -> fail(ctx, console, e.status(), e.code(), e.getMessage(), e.parameter()));
             c.routes.exception(ConsoleRoutes.Redirect.class, (e, ctx) -> ctx.status(303).header("Location", e.location()));

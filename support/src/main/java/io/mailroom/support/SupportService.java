@@ -37,6 +37,7 @@ public final class SupportService {
     private final SupportActions actions;
     private final SuppressionAdmin suppressions;
     private final BulkActions bulk;
+    private final CapturedViews captured;
     private final Erasures erasures;
 
     public SupportService(DataSource dataSource) {
@@ -78,6 +79,7 @@ public final class SupportService {
                         MessageActions.DEFAULT_BUSY_BACKOFF, settings),
                 new OutboxControl(dataSource, settings));
         this.bulk = new BulkActions(db, store, queries, actions, suppressions);
+        this.captured = new CapturedViews(dataSource, DEFAULT_STATEMENT_TIMEOUT);
     }
 
     // ------------------------------------------------------------------------------------- reads
@@ -139,6 +141,11 @@ public final class SupportService {
     /** One email with its timeline. */
     public Optional<EmailView> email(String key) {
         return queries.email(key);
+    }
+
+    /** Mail the staging transport {@code capture} stored instead of sending. */
+    public CapturedViews captured() {
+        return captured;
     }
 
     /** The stored HTML part of an email's rendering, verbatim; serve it only sandboxed. */

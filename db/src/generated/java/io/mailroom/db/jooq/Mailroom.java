@@ -10,6 +10,7 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -80,6 +81,12 @@ public class Mailroom extends SchemaImpl {
      * it; owned by delivery-events.
      */
     public final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
+
+    /**
+     * Mail the capture transport stored instead of sending (staging); kept as
+     * long as its outbox_effect. Owned by email-dispatcher.
+     */
+    public final EmailCapture EMAIL_CAPTURE = EmailCapture.EMAIL_CAPTURE;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -175,6 +182,7 @@ public class Mailroom extends SchemaImpl {
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
             DeliveryEventRollup.DELIVERY_EVENT_ROLLUP,
             DeliveryState.DELIVERY_STATE,
+            EmailCapture.EMAIL_CAPTURE,
             EmailRendering.EMAIL_RENDERING,
             ErasureKey.ERASURE_KEY,
             IdempotencyRecord.IDEMPOTENCY_RECORD,

@@ -10,6 +10,7 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -65,6 +66,12 @@ public class Tables {
      * it; owned by delivery-events.
      */
     public static final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
+
+    /**
+     * Mail the capture transport stored instead of sending (staging); kept as
+     * long as its outbox_effect. Owned by email-dispatcher.
+     */
+    public static final EmailCapture EMAIL_CAPTURE = EmailCapture.EMAIL_CAPTURE;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * needs more than the defaults, one line here; no Java:
  *
  * <pre>
- * # topic                = template          [from="Display Name &lt;address&gt;"] [transport=smtp|http]
+ * # topic                = template          [from="Display Name &lt;address&gt;"] [transport=smtp|http|capture|smtp,http]
  * #                                           [suppression=strict|allow-complained]
  * shop.shipped           = order_shipped
  * email.password_reset   = password_reset     from="Security &lt;security@shop.example&gt;" transport=http suppression=allow-complained
@@ -29,7 +29,8 @@ import java.util.regex.Pattern;
  *
  * {@code suppression=allow-complained} lets a topic's emails past suppressions caused by complaints
  * (mail the recipient asked for right now, like a password reset); nothing gets past a hard bounce.
- * The default is {@code strict}.
+ * The default is {@code strict}. {@code transport} may be an ordered list ({@code transport=smtp,http}):
+ * see {@link TransportChain}.
  *
  * Lines come from the file {@code MAILROOM_TOPICS_FILE} and from {@code MAILROOM_TOPICS} (the same
  * lines, separated by newlines or ';'); a topic named twice is refused. Every mistake is refused at
@@ -52,7 +53,7 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
     private static final Pattern TEMPLATE = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
 
     /** The transports a topic can name; which of them a service has is the service's business. */
-    public static final List<String> TRANSPORTS = List.of("smtp", "http");
+    public static final List<String> TRANSPORTS = TransportChain.NAMES;
 
     /**
      * One topic's email: its template, its From when it is not the service's default, and the
@@ -60,8 +61,12 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
      */
     public record Route(String topic, String template, EmailAddress from, String transport, SuppressionPolicy suppression) {
         public Route {
-            if (transport != null && !TRANSPORTS.contains(transport)) {
-                throw new IllegalArgumentException("transport must be one of " + TRANSPORTS + ", got '" + transport + "'");
+            if (transport != null) {
+                try {
+                    transport = TransportChain.canonical(transport);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("transport " + e.getMessage(), e);
+                }
             }
             if (suppression == null) {
                 suppression = SuppressionPolicy.STRICT;
@@ -80,6 +85,11 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
         /** This route's transport, or {@code defaultTransport} when it names none. */
         public String transportOr(String defaultTransport) {
             return transport == null ? defaultTransport : transport;
+        }
+
+        /** The transports this route tries in order ({@link TransportChain}), {@code defaultTransport} when it names none. */
+        public List<String> transportsOr(String defaultTransport) {
+            return TransportChain.parse(transportOr(defaultTransport));
         }
     }
 
@@ -107,7 +117,7 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
         java.util.Set<String> named = new java.util.TreeSet<>();
         routes.values().forEach(r -> {
             if (r.transport() != null) {
-                named.add(r.transport());
+                named.addAll(TransportChain.parse(r.transport()));
             }
         });
         return named;
@@ -150,7 +160,7 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
                 if (!(name.equals("from") || name.equals("transport") || name.equals("suppression"))
                         || value == null || value.isBlank()) {
                     throw new InvalidSettingException(setting, at + "unknown or empty setting '" + attribute
-                            + "' for topic " + topic + " (known: from=\"Name <address>\", transport=smtp|http,"
+                            + "' for topic " + topic + " (known: from=\"Name <address>\", transport=smtp|http|capture or a list such as smtp,http,"
                             + " suppression=strict|allow-complained)");
                 }
                 if (!seen.add(name)) {
@@ -165,11 +175,11 @@ public record EmailTopics(Path templatesDir, Map<String, Route> routes) {
                     continue;
                 }
                 if (name.equals("transport")) {
-                    if (!TRANSPORTS.contains(value)) {
-                        throw new InvalidSettingException(setting, at + "transport of topic " + topic + " must be one of "
-                                + String.join(", ", TRANSPORTS) + ", got '" + value + "'");
+                    try {
+                        transport = TransportChain.canonical(value);
+                    } catch (IllegalArgumentException ex) {
+                        throw new InvalidSettingException(setting, at + "transport of topic " + topic + " " + ex.getMessage());
                     }
-                    transport = value;
                     continue;
                 }
                 try {

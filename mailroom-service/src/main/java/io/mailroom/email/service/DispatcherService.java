@@ -60,6 +60,12 @@ public final class DispatcherService implements AutoCloseable {
         return ServiceWiring.start(config, extra, dkimDns);
     }
 
+    /** Starts everything, with {@code failover} told when a fallback list passes an email to its next provider (tests). */
+    public static DispatcherService start(ServiceConfig config, DispatcherListener extra,
+                                          io.mailroom.email.resilience.FallbackTransport.Listener failover) {
+        return ServiceWiring.start(config, extra, new JndiTxtLookup(JndiTxtLookup.DEFAULT_TIMEOUT), failover);
+    }
+
     public int port() {
         return parts.http().port();
     }
@@ -78,9 +84,9 @@ public final class DispatcherService implements AutoCloseable {
         return parts.dispatcher();
     }
 
-    /** The default transport ({@code MAILROOM_TRANSPORT}). */
+    /** The default transport ({@code MAILROOM_TRANSPORT}; of a fallback list, the first). */
     public ResilientTransport transport() {
-        return parts.transports().get(config.transport());
+        return parts.transports().get(config.firstTransport());
     }
 
     /** Every transport this service sends through, by name, the default one first. */

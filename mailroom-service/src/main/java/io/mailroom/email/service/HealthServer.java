@@ -69,7 +69,7 @@ final class HealthServer {
         DatabaseCheck.Result db = databaseCheck.check();
         // Halted (the provider refused our credentials or configuration): nothing is sent until an
         // operator resumes it, so the dispatcher is not ready. An open breaker is not: it closes by itself.
-        ResilientTransport transport = transports.get(config.transport());
+        ResilientTransport transport = transports.get(config.firstTransport());
         Optional<ResilientTransport.Halt> halted = transport.halted();
         boolean anyHalted = transports.values().stream().anyMatch(t -> t.halted().isPresent());
         // The server refuses our session (HELO name, relaying, authentication): nothing is sent until

@@ -92,11 +92,12 @@ final class RetentionSchedule implements AutoCloseable {
 
     /**
      * The retention of the tables outbox-core does not own, each by its owner: renderings
-     * (email-dispatcher), delivery events and delivery states (delivery-events) leave with their effect, settled
+     * and captured mail (email-dispatcher), delivery events and delivery states (delivery-events) leave with their effect, settled
      * idempotency records (idempotency-store) by age.
      */
     static List<RetentionStep> ownerSteps() {
-        return List.of(new RenderingRetention(), new DeliveryEventRetention(), new DeliveryStateRetention(), new RetentionStep() {
+        return List.of(new RenderingRetention(), io.mailroom.email.transport.capture.CapturedMail.retention(),
+                new DeliveryEventRetention(), new DeliveryStateRetention(), new RetentionStep() {
             @Override
             public String table() {
                 return "idempotency_record";

@@ -2,6 +2,7 @@ package io.mailroom.email.service;
 
 import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.config.TransportChain;
 import io.mailroom.outbox.InvalidSettingException;
 import io.mailroom.email.dispatch.AmbiguityPolicy;
 import io.mailroom.email.config.MailSettings;
@@ -29,8 +30,9 @@ import java.util.Map;
  * @param topics    which topic is which template ({@code MAILROOM_TOPICS}, {@code MAILROOM_TOPICS_FILE};
  *                  unset: every template on {@code email.<template>}) and where operator templates
  *                  live ({@code MAILROOM_TEMPLATES_DIR})
- * @param transport the transport of every topic that names none: {@code smtp} or {@code http}
- *                  ({@code MAILROOM_TRANSPORT}); a topic line may name the other ({@code transport=http})
+ * @param transport the transports of every topic that names none: {@code smtp}, {@code http}, {@code capture}
+ *                  or a fallback list such as {@code smtp,http} ({@code MAILROOM_TRANSPORT}); a topic line
+ *                  may name others ({@code transport=http})
  * @param smtp      the SMTP transport's settings, null when no topic sends through SMTP
  * @param http      the HTTP mail API's settings, null when no topic sends through it
  * @param smtpAmbiguity what an unknown SMTP outcome leads to, null without SMTP
@@ -68,15 +70,16 @@ public record ServiceConfig(
         if (!url.startsWith("jdbc:postgresql://")) {
             throw new InvalidSettingException("MAILROOM_DB_URL", "MAILROOM_DB_URL must be a jdbc:postgresql:// URL");
         }
-        String transport = s.string("MAILROOM_TRANSPORT", "smtp").toLowerCase(Locale.ROOT);
-        if (!EmailTopics.TRANSPORTS.contains(transport)) {
-            throw new InvalidSettingException("MAILROOM_TRANSPORT",
-                    "MAILROOM_TRANSPORT must be 'smtp' or 'http', got '" + transport + "'");
+        String transport;
+        try {
+            transport = TransportChain.canonical(s.string("MAILROOM_TRANSPORT", "smtp"));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSettingException("MAILROOM_TRANSPORT", "MAILROOM_TRANSPORT " + e.getMessage());
         }
-        // the default transport, and any other that a topic line names (transport=...): each needs its settings
+        // the default transports, and any other that a topic line names (transport=...): each needs its settings
         EmailTopics topics = DispatchEnv.topics(env);
         java.util.Set<String> used = new java.util.TreeSet<>(topics.namedTransports());
-        used.add(transport);
+        used.addAll(TransportChain.parse(transport));
         SmtpConfig smtp = null;
         HttpMailConfig http = null;
         AmbiguityPolicy smtpAmbiguity = null;
@@ -202,8 +205,19 @@ public record ServiceConfig(
         }
     }
 
-    /** The policy for an unknown outcome of {@code transportName}. */
+    /**
+     * The policy for an unknown outcome of {@code transportName}, or of a fallback list of them: a list
+     * with SMTP takes SMTP's, since the unknown outcome may have been SMTP's (see README, "Fallback
+     * providers"). Capture stores by key, replacing an earlier capture: repeating it is always safe.
+     */
     public AmbiguityPolicy ambiguity(String transportName) {
+        List<String> chain = TransportChain.parse(transportName);
+        if (chain.size() > 1) {
+            return ambiguity(chain.contains("smtp") ? "smtp" : chain.getFirst());
+        }
+        if (TransportChain.CAPTURE.equals(transportName)) {
+            return AmbiguityPolicy.resendWithKey(AmbiguityPolicy.DEFAULT_KEY_WINDOW);
+        }
         AmbiguityPolicy policy = "smtp".equals(transportName) ? smtpAmbiguity : "http".equals(transportName) ? httpAmbiguity : null;
         if (policy == null) {
             throw new IllegalArgumentException("this service has no transport '" + transportName + "'");
@@ -216,10 +230,17 @@ public record ServiceConfig(
         return ambiguity(transport);
     }
 
-    /** The transports this service sends through: the default one first. */
+    /** The default transport, or the first of the default fallback list. */
+    public String firstTransport() {
+        return TransportChain.parse(transport).getFirst();
+    }
+
+    /** The transports this service sends through, each once: the default ones first. */
     public List<String> transports() {
-        List<String> names = new java.util.ArrayList<>();
-        names.add(transport);
+        List<String> names = new java.util.ArrayList<>(TransportChain.parse(transport));
+        if (!names.contains(TransportChain.CAPTURE) && topics.namedTransports().contains(TransportChain.CAPTURE)) {
+            names.add(TransportChain.CAPTURE);
+        }
         if (smtp != null && !names.contains("smtp")) {
             names.add("smtp");
         }
@@ -258,10 +279,11 @@ public record ServiceConfig(
         try {
             return read.get();
         } catch (InvalidSettingException e) {
-            if (name.equals(defaultTransport)) {
+            if (TransportChain.parse(defaultTransport).contains(name)) {
                 throw e;
             }
-            List<String> which = topics.routes().values().stream().filter(r -> name.equals(r.transport()))
+            List<String> which = topics.routes().values().stream()
+                    .filter(r -> r.transport() != null && TransportChain.parse(r.transport()).contains(name))
                     .map(EmailTopics.Route::topic).sorted().toList();
             throw new InvalidSettingException(e.setting(), e.getMessage() + " (topics " + String.join(", ", which)
                     + " send through " + name + ")");

@@ -9,6 +9,8 @@ import io.mailroom.delivery.webhook.NeutralEventAdapter;
 import io.mailroom.delivery.webhook.ResendEventAdapter;
 import io.mailroom.delivery.webhook.WebhookVerifier;
 import io.mailroom.email.config.EmailTopics;
+import io.mailroom.email.config.TransportChain;
+import io.mailroom.email.resilience.FallbackTransport;
 import io.mailroom.email.dispatch.BreakerRecovery;
 import io.mailroom.email.dispatch.EmailHandler;
 import io.mailroom.email.dispatch.EndedEmailLog;
@@ -22,9 +24,6 @@ import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.resilience.BreakerReport;
 import io.mailroom.email.resilience.PolicyRegistries;
 import io.mailroom.email.resilience.ResilientTransport;
-import io.mailroom.email.transport.MailTransport;
-import io.mailroom.email.transport.http.HttpMailTransport;
-import io.mailroom.email.transport.smtp.SmtpTransport;
 import io.mailroom.email.dkim.DkimDnsCheck;
 import io.mailroom.email.dkim.TxtLookup;
 import io.mailroom.idempotency.IdempotencyStore;
@@ -107,6 +106,16 @@ final class ServiceWiring {
 
     /** Starts everything, with {@code extra} told about dispatcher events beside the metrics (tests, tools). */
     static DispatcherService start(ServiceConfig config, DispatcherListener extra, TxtLookup dkimDns) {
+        return start(config, extra, dkimDns, (key, from, why, to) -> {
+        });
+    }
+
+    /**
+     * Starts everything: {@code dkimDns} answers the start-up check of the DKIM selector records,
+     * {@code failover} is told when a fallback list passes an email on (tests).
+     */
+    static DispatcherService start(ServiceConfig config, DispatcherListener extra, TxtLookup dkimDns,
+                                   FallbackTransport.Listener failover) {
         log.info("Starting dispatcher with {}", config);
         if (config.smtp() != null && config.smtp().dkim() != null) {
             // before anything is opened: a configured key that DNS contradicts refuses start (MAILROOM_DKIM_DNS_CHECK)
@@ -171,12 +180,12 @@ final class ServiceWiring {
                     config.retention().statementTimeout().plus(config.db().timeouts().socket())), config.retention(), config.retentionInterval(),
                     config.dispatcher().sessionSettings());
             for (String name : config.transports()) {
-                MailTransport raw = name.equals("smtp") ? new SmtpTransport(config.smtp()) : new HttpMailTransport(config.http());
-                transports.put(name, new ResilientTransport(raw, config.policies(), policies, Clock.systemUTC()));
+                transports.put(name, new ResilientTransport(TransportRoutes.raw(name, config, reservationPool), config.policies(),
+                        policies, Clock.systemUTC()));
             }
             Map<String, EmailTopics.Route> routes = config.topics().routesFor(catalogue.names());
             Map<String, String> transportOf = new HashMap<>();
-            routes.forEach((topic, route) -> transportOf.put(topic, route.transportOr(config.transport())));
+            routes.forEach((topic, route) -> transportOf.put(topic, TransportChain.canonical(route.transportOr(config.transport()))));
             DispatcherListener listener = Listeners.both(Listeners.both(new DispatcherMetrics(metrics.registry(), transportOf, config.transport()),
                     new EndedEmailLog()), Listeners.both(new DispatcherListener() {
                         @Override
@@ -195,16 +204,21 @@ final class ServiceWiring {
                 EmailTopics.Route route = routes.get(topic);
                 return route == null ? SuppressionPolicy.STRICT : route.suppression();
             });
+            // one handler per transport or fallback list (smtp,http) that a topic sends through
             Map<String, EmailHandler> handlerOf = new HashMap<>();
-            for (Map.Entry<String, ResilientTransport> t : transports.entrySet()) {
-                handlerOf.put(t.getKey(), new EmailHandler(reservationPool, new IdempotencyStore(), composer, t.getValue(),
-                        config.ambiguity(t.getKey()), config.dispatcher().workerId(), null, check));
+            for (String chain : new java.util.TreeSet<>(transportOf.values())) {
+                handlerOf.put(chain, new EmailHandler(reservationPool, new IdempotencyStore(), composer,
+                        TransportRoutes.sender(chain, transports, failover), config.ambiguity(chain), config.dispatcher().workerId(), null, check));
             }
             Map<String, MessageHandler> handlers = new HashMap<>();
             Map<String, ResilientTransport> gates = new HashMap<>();
             transportOf.forEach((topic, name) -> {
                 handlers.put(topic, handlerOf.get(name));
-                gates.put(topic, transports.get(name)); // a topic is claimed only while its own transport's breaker lets it
+                // a topic is claimed only while its own transport's breaker lets it; a fallback list's
+                // topic always is (an open breaker passes the email to the next provider)
+                if (transports.containsKey(name)) {
+                    gates.put(topic, transports.get(name));
+                }
             });
             if (config.dispatcher().listenForNotifications() && config.db().listenUrl() != null) {
                 listenPool = ServicePools.direct(config, config.db().listenUrl(), "mailroom-listen", applicationName);

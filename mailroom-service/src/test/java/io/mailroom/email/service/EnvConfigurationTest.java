@@ -244,13 +244,50 @@ class EnvConfigurationTest {
     @Test
     void aTopicsTransportMustBeOneTheServiceKnowsAndIsGivenOnce() {
         assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=pigeon")), "MAILROOM_TOPICS",
-                "MAILROOM_TOPICS: transport of topic email.x must be one of smtp, http, got 'pigeon'");
+                "MAILROOM_TOPICS: transport of topic email.x must be one of smtp, http, capture or an ordered list of them"
+                        + " such as smtp,http; got 'pigeon'");
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=smtp,http,smtp")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: transport of topic email.x names smtp twice in 'smtp,http,smtp'");
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=smtp,capture")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: transport of topic email.x capture cannot be part of a fallback list ('smtp,capture'):"
+                        + " it stands alone, so staging never sends and production never captures");
+        assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=smtp,,http")), "MAILROOM_TOPICS",
+                "MAILROOM_TOPICS: transport of topic email.x must be one of smtp, http, capture or an ordered list of them"
+                        + " such as smtp,http; got 'smtp,,http'");
         assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=http transport=smtp")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: transport is given twice for topic email.x");
         assertRejected(() -> DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=")), "MAILROOM_TOPICS",
                 "MAILROOM_TOPICS: unknown or empty setting 'transport=' for topic email.x (known: from=\"Name <address>\","
-                        + " transport=smtp|http, suppression=strict|allow-complained)");
+                        + " transport=smtp|http|capture or a list such as smtp,http, suppression=strict|allow-complained)");
     }
+
+    @Test
+    void aTopicMayNameAnOrderedListOfProvidersAndTheServiceDefaultMayBeOneToo() {
+        EmailTopics topics = DispatchEnv.topics(env("MAILROOM_TOPICS", "email.x = x transport=http,smtp; email.y = y transport=capture"));
+        assertThat(topics.routes().get("email.x").transport()).isEqualTo("http,smtp");
+        assertThat(topics.routes().get("email.x").transportsOr("smtp")).containsExactly("http", "smtp");
+        assertThat(topics.namedTransports()).containsExactly("capture", "http", "smtp");
+
+        assertRejected(() -> ServiceConfig.fromEnv(env("MAILROOM_DB_URL", DB, "MAILROOM_TRANSPORT", "smtp,pigeon")), "MAILROOM_TRANSPORT",
+                "MAILROOM_TRANSPORT must be one of smtp, http, capture or an ordered list of them such as smtp,http;"
+                        + " got 'smtp,pigeon'");
+        assertRejected(() -> ServiceConfig.fromEnv(env("MAILROOM_DB_URL", DB, "MAILROOM_TRANSPORT", "http,http")), "MAILROOM_TRANSPORT",
+                "MAILROOM_TRANSPORT names http twice in 'http,http'");
+
+        // a list needs each provider's settings; an unknown outcome of a list with SMTP is handled as SMTP's
+        ServiceConfig both = ServiceConfig.fromEnv(env("MAILROOM_DB_URL", DB, "MAILROOM_TRANSPORT", "smtp, http",
+                "MAILROOM_SMTP_FROM", "shop@example.com", "MAILROOM_HTTP_BASE_URL", "https://api.example.com", "MAILROOM_HTTP_TOKEN", "t",
+                "MAILROOM_TOPICS", "email.y = y transport=capture"));
+        assertThat(both.transport()).isEqualTo("smtp,http");
+        assertThat(both.firstTransport()).isEqualTo("smtp");
+        assertThat(both.transports()).containsExactly("smtp", "http", "capture");
+        assertThat(both.ambiguity("smtp,http").mode()).isEqualTo(io.mailroom.email.dispatch.AmbiguityPolicy.Mode.REVIEW);
+        assertThat(both.ambiguity("http,smtp").mode()).isEqualTo(io.mailroom.email.dispatch.AmbiguityPolicy.Mode.REVIEW);
+        assertThat(both.ambiguity("http").mode()).isEqualTo(io.mailroom.email.dispatch.AmbiguityPolicy.Mode.RESEND_WITH_KEY);
+        assertThat(both.ambiguity("capture").mode()).isEqualTo(io.mailroom.email.dispatch.AmbiguityPolicy.Mode.RESEND_WITH_KEY);
+    }
+
+    private static final String DB = "jdbc:postgresql://127.0.0.1:5432/mailroom?user=postgres";
 
     @Test
     void aTopicMayLookPastComplaints_strictByDefault_andAnUnknownPolicyIsRefusedNamingTheLine() {

@@ -163,6 +163,30 @@ public final class SmtpTransport implements MailTransport {
         }
     }
 
+    /** A message as {@link #send} would write it after DATA, and its Message-ID. */
+    public record Mime(String messageId, byte[] bytes) {
+    }
+
+    /**
+     * The MIME message {@link #send} would write for this email and key, built by the same code and
+     * with the same Message-ID and DKIM signature; nothing is sent and no connection is opened (the capture
+     * transport).
+     */
+    public Mime mime(Email email, String idempotencyKey) throws MessagingException, java.io.IOException {
+        String messageId = MessageIds.forKey(idempotencyKey, config.messageIdDomain());
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        KeyedMimeMessage message = build(email, messageId);
+        if (dkim != null) {
+            try {
+                message.sign(dkim, email.from().domain()); // captured as it would be sent: signed
+            } catch (GeneralSecurityException e) {
+                throw new MessagingException("cannot DKIM-sign the message", e);
+            }
+        }
+        message.writeTo(out);
+        return new Mime(messageId, out.toByteArray());
+    }
+
     /** Connections opened since start (a reused connection is counted once). */
     public long connectionsOpened() {
         return pool.connectionsOpened();
