@@ -9,7 +9,7 @@ import io.mailroom.outbox.PendingChange;
 import io.mailroom.testing.PostgresExtension;
 import jakarta.mail.Message;
 import jakarta.mail.internet.MimeMessage;
-import org.jooq.Record;
+import io.mailroom.db.jooq.tables.records.OutboxMessageRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -50,13 +50,13 @@ class SendLaterServiceTest {
 
     private static String to(MimeMessage m) {
         try {
-            return m.getRecipients(Message.RecipientType.TO)[0].toString();
+            return ((jakarta.mail.internet.InternetAddress) m.getRecipients(Message.RecipientType.TO)[0]).getAddress();
         } catch (jakarta.mail.MessagingException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private static Record row(String key) {
+    private static OutboxMessageRecord row(String key) {
         return pg.dsl().fetchSingle(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key));
     }
 
@@ -69,7 +69,7 @@ class SendLaterServiceTest {
             pg.dsl().transaction(c -> outbox.enqueue(c.dsl(), welcome("now-1", "now@example.com", null)));
             await().atMost(Duration.ofSeconds(20)).until(() -> receivedBy().contains("now@example.com"));
 
-            Instant start = Instant.now();
+            Instant start = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS); // PostgreSQL keeps microseconds
             Instant inTwoSeconds = start.plusSeconds(2);
             Instant inOneSecond = start.plusSeconds(1);
             pg.dsl().transaction(c -> {
@@ -94,16 +94,16 @@ class SendLaterServiceTest {
                     && "done".equals(row("moved-1").getStatus()));
 
             // claimed at or after the send time, by the database's clock
-            Record later = row("later-1");
+            OutboxMessageRecord later = row("later-1");
             assertThat(later.get(OUTBOX_MESSAGE.CLAIMED_AT)).isAfterOrEqualTo(later.get(OUTBOX_MESSAGE.AVAILABLE_AT));
             assertThat(later.get(OUTBOX_MESSAGE.AVAILABLE_AT)).isEqualTo(inTwoSeconds);
             assertThat(later.get(OUTBOX_MESSAGE.ATTEMPTS)).isEqualTo(1);
-            Record movedRow = row("moved-1");
+            OutboxMessageRecord movedRow = row("moved-1");
             assertThat(movedRow.get(OUTBOX_MESSAGE.AVAILABLE_AT)).isEqualTo(movedTo);
             assertThat(movedRow.get(OUTBOX_MESSAGE.CLAIMED_AT)).isAfterOrEqualTo(movedTo);
 
             // the cancelled one's time passed long ago: it is still cancelled, never attempted, never sent
-            Record gone = row("cancelled-1");
+            OutboxMessageRecord gone = row("cancelled-1");
             assertThat(gone.get(OUTBOX_MESSAGE.STATUS)).isEqualTo("cancelled");
             assertThat(gone.get(OUTBOX_MESSAGE.ATTEMPTS)).isZero();
             assertThat(receivedBy()).containsExactlyInAnyOrder("now@example.com", "later@example.com", "moved@example.com");
