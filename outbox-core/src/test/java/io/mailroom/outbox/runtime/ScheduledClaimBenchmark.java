@@ -14,10 +14,10 @@ import java.util.List;
 /**
  * Issue 27: does a mass of scheduled emails slow the claim? The claim reads the partial index
  * {@code (available_at, id) WHERE status = 'pending'} from its head, so rows scheduled for later sit
- * behind every due row and are never read. Measured: the claim statement on {@code due} due rows
- * alone, then again after {@code scheduled} rows with times from 1 h to 30 days ahead were added
- * (ids interleaved with the due ones), with its plan (EXPLAIN ANALYZE, BUFFERS) each time; claims
- * are rolled back, so every round sees the same data. Prints figures; asserts nothing (a timed
+ * behind every due row and are never read. Measured: two databases, one with {@code due} due rows
+ * alone, one with the same due rows and {@code scheduled} rows with times from 1 h to 30 days ahead
+ * (ids interleaved with the due ones); the claim statement's plan (EXPLAIN ANALYZE, BUFFERS) in
+ * each, then claims timed alternately in the two, rolled back, so every round sees the same data. Prints figures; asserts nothing (a timed
  * unit test would fail on a busy machine without saying anything about the claim).
  *
  * <p>Run: {@code scripts/run-test-main.sh outbox-core io.mailroom.outbox.runtime.ScheduledClaimBenchmark 200000 10000 50 300}
@@ -32,32 +32,43 @@ public final class ScheduledClaimBenchmark {
         int due = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
         int batch = args.length > 2 ? Integer.parseInt(args[2]) : 50;
         int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 300;
-        try (TestDatabase db = TestDatabases.create()) {
-            DSLContext dsl = db.dsl();
+        try (TestDatabase plain = TestDatabases.create(); TestDatabase withScheduled = TestDatabases.create()) {
             OutboxStore store = new OutboxStore(SqlClock.database(), Backoff.DEFAULT);
-            DispatcherSessions sessions = new DispatcherSessions(db.dataSource(), null, null);
-
             // due rows get every 21st id, so the scheduled rows' ids lie between theirs
-            load(dsl, due, "due", "now() - interval '1 hour' + g * interval '1 millisecond'", 21, 0);
-            analyze(dsl);
+            for (TestDatabase db : List.of(plain, withScheduled)) {
+                load(db.dsl(), due, "due", "now() - interval '1 hour' + g * interval '1 millisecond'", 21, 0);
+            }
+            load(withScheduled.dsl(), scheduled, "sched", "now() + interval '1 hour' + (g % 2592000) * interval '1 second'", 21, 1);
+            analyze(plain.dsl());
+            analyze(withScheduled.dsl());
+
             System.out.printf("== %d due rows, no scheduled rows ==%n", due);
-            explain(dsl, store, batch);
-            List<Long> before = time(sessions, store, batch, rounds);
-
-            load(dsl, scheduled, "sched", "now() + interval '1 hour' + (g % 2592000) * interval '1 second'", 21, 1);
-            analyze(dsl);
+            explain(plain.dsl(), store, batch);
             System.out.printf("%n== %d due rows + %d scheduled 1 h to 30 days ahead ==%n", due, scheduled);
-            explain(dsl, store, batch);
-            List<Long> after = time(sessions, store, batch, rounds);
+            explain(withScheduled.dsl(), store, batch);
 
-            System.out.printf("%nclaim of %d, %d rounds each (rolled back), alternating machine noise not removed:%n", batch, rounds);
+            DispatcherSessions a = new DispatcherSessions(plain.dataSource(), null, null);
+            DispatcherSessions b = new DispatcherSessions(withScheduled.dataSource(), null, null);
+            List<Long> before = new ArrayList<>();
+            List<Long> after = new ArrayList<>();
+            for (int i = 0; i < rounds + 20; i++) { // alternating, so both share the machine's noise
+                long x = timeClaim(a, store, batch);
+                long y = timeClaim(b, store, batch);
+                if (i >= 20) { // warm-up
+                    before.add(x);
+                    after.add(y);
+                }
+            }
+            System.out.printf("%nclaim of %d, %d rounds each, alternating between the two databases (rolled back):%n", batch, rounds);
             print("due only          ", before);
             print("due + scheduled   ", after);
             System.out.printf("ratio of medians (with scheduled / without): %.2f%n", median(after) / (double) median(before));
-            System.out.println(dsl.fetchOne("""
-                    SELECT 'claim index: ' || pg_size_pretty(sum(pg_relation_size(h.inhrelid))) || ' over its partitions'
-                    FROM pg_class c JOIN pg_inherits h ON h.inhparent = c.oid
-                    WHERE c.relname = 'outbox_message_claim_idx'""").get(0, String.class));
+            for (TestDatabase db : List.of(plain, withScheduled)) {
+                System.out.println(db.dsl().fetchOne("""
+                        SELECT 'claim index: ' || pg_size_pretty(sum(pg_relation_size(h.inhrelid))) || ' over its partitions'
+                        FROM pg_class c JOIN pg_inherits h ON h.inhparent = c.oid
+                        WHERE c.relname = 'outbox_message_claim_idx'""").get(0, String.class));
+            }
         }
     }
 
@@ -94,28 +105,22 @@ public final class ScheduledClaimBenchmark {
         }
     }
 
-    private static List<Long> time(DispatcherSessions sessions, OutboxStore store, int batch, int rounds) {
-        List<Long> out = new ArrayList<>();
-        for (int i = 0; i < rounds + 20; i++) {
-            long[] took = new long[1];
-            try {
-                sessions.inTransaction(tx -> {
-                    long t0 = System.nanoTime();
-                    int got = store.claims().claim(tx, "bench", null, batch, List.of(TOPIC), Duration.ofMinutes(1), true).size();
-                    took[0] = System.nanoTime() - t0;
-                    if (got != batch) {
-                        throw new IllegalStateException("claimed " + got + " of " + batch);
-                    }
-                    throw new Rollback();
-                });
-            } catch (Rollback expected) {
-                // rolled back on purpose: the next round sees the same data
-            }
-            if (i >= 20) { // warm-up
-                out.add(took[0]);
-            }
+    private static long timeClaim(DispatcherSessions sessions, OutboxStore store, int batch) {
+        long[] took = new long[1];
+        try {
+            sessions.inTransaction(tx -> {
+                long t0 = System.nanoTime();
+                int got = store.claims().claim(tx, "bench", null, batch, List.of(TOPIC), Duration.ofMinutes(1), true).size();
+                took[0] = System.nanoTime() - t0;
+                if (got != batch) {
+                    throw new IllegalStateException("claimed " + got + " of " + batch);
+                }
+                throw new Rollback();
+            });
+        } catch (Rollback expected) {
+            // rolled back on purpose: the next round sees the same data
         }
-        return out;
+        return took[0];
     }
 
     private static final class Rollback extends RuntimeException {
