@@ -101,8 +101,8 @@ public final class EmailOutbox {
      */
     public PendingChange reschedule(DSLContext tx, String idempotencyKey, Instant sendAt) {
         Objects.requireNonNull(sendAt, "sendAt");
-        Instant at = sendTime.availableAt(sendAt);
-        return pending.reschedule(tx, idempotencyKey, at == null ? Instant.EPOCH : at);
+        sendTime.availableAt(sendAt); // the bound; a time past is made now by PendingMessages, in the database's time
+        return pending.reschedule(tx, idempotencyKey, sendAt);
     }
 
     /** How far ahead an email may be scheduled. */
