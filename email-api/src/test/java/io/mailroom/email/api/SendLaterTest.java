@@ -202,6 +202,75 @@ class SendLaterTest {
         }
     }
 
+    /**
+     * Real threads: a dispatcher claims while another session calls cancel_email on the same emails.
+     * Each email has one winner: sent (and the answer too_late) or cancelled (and never handled).
+     */
+    @Test
+    void cancelEmailRacingWithAClaimHasOneWinnerPerEmail() throws Exception {
+        int n = 200;
+        OutboxEnqueuer enqueuer = new OutboxEnqueuer(null, false);
+        EmailOutbox atDbTime = new EmailOutbox(enqueuer);
+        pg.dsl().transaction(cfg -> {
+            for (int i = 1; i <= n; i++) {
+                atDbTime.enqueue(cfg.dsl(), reminder("race-" + i).build());
+            }
+        });
+        java.util.Set<String> handled = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        var config = io.mailroom.outbox.runtime.DispatcherConfig.builder().workerId("racer").batchSize(5)
+                .listenForNotifications(false).build();
+        var dispatcher = new io.mailroom.outbox.runtime.Dispatcher(pg.dataSource(), config, Map.of("email.cart_reminder",
+                (m, ctx) -> {
+                    handled.add(m.idempotencyKey());
+                    return io.mailroom.outbox.runtime.Outcome.done();
+                }));
+        Map<String, String> answers = new java.util.concurrent.ConcurrentHashMap<>();
+        var start = new java.util.concurrent.CountDownLatch(1);
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            var claimer = pool.submit(() -> {
+                start.await();
+                while (dispatcher.runOnce() > 0 || answers.size() < n) {
+                    Thread.onSpinWait();
+                }
+                return null;
+            });
+            Connection session = pg.newConnection(); // opened before the start, so both begin at once
+            session.setAutoCommit(true);
+            var canceller = pool.submit(() -> {
+                try (Connection c = session) {
+                    start.await();
+                    for (int i = n; i >= 1; i--) {
+                        answers.put("race-" + i, cancel(c, "race-" + i));
+                    }
+                }
+                return null;
+            });
+            start.countDown();
+            canceller.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            claimer.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        int cancelled = 0;
+        for (int i = 1; i <= n; i++) {
+            String key = "race-" + i;
+            String status = pg.dsl().fetchSingle(OUTBOX_MESSAGE, OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key)).getStatus();
+            if (answers.get(key).equals("cancelled")) {
+                cancelled++;
+                assertThat(handled).as("cancelled %s was handled", key).doesNotContain(key);
+                assertThat(status).isEqualTo("cancelled");
+            } else {
+                assertThat(answers.get(key)).isIn("too_late:sending", "too_late:sent");
+                assertThat(handled).as("%s too late to cancel but never handled", key).contains(key);
+                assertThat(status).isEqualTo("done");
+            }
+        }
+        assertThat(cancelled + handled.size()).isEqualTo(n);
+        assertThat(cancelled).isPositive();
+        assertThat(handled).isNotEmpty();
+    }
+
     private static Instant dbNow(Connection c) throws SQLException {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT now()")) {
             rs.next();
