@@ -102,8 +102,11 @@ class ScheduledEmailSupportTest {
                 .extracting(EmailView::key).containsExactly("email-order-1");
         assertThat(service.search(EmailSearch.parse(Map.of("status", "pending")::get, Instant.now())).emails())
                 .extracting(EmailView::key).containsExactly("email-order-2");
-        // and the queue's oldest waiting email is not the scheduled one
-        assertThat(service.stats().counts().get("pending")).isEqualTo(2L);
+        // and the queue's oldest waiting email is not the scheduled one (queued first) but the retry
+        QueueStats stats = service.stats();
+        assertThat(stats.counts().get("pending")).isEqualTo(2L);
+        assertThat(stats.oldestPendingSince()).isEqualTo(pg.dsl().fetchSingle(OUTBOX_MESSAGE,
+                OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-order-2")).getCreatedAt());
     }
 
     @Test
