@@ -23,11 +23,12 @@ final class JooqCodegen {
     static final String PACKAGE = "io.mailroom.db.jooq";
 
     /**
-     * Partitions are an implementation detail of outbox_message; Flyway's history is Flyway's; enqueue_email and
-     * its helpers are the SQL API for other languages (Java code calls EmailOutbox).
+     * Partitions are an implementation detail of outbox_message; Flyway's history is Flyway's; enqueue_email,
+     * cancel_email, reschedule_email and their helpers are the SQL API for other languages (Java code calls
+     * EmailOutbox and PendingMessages).
      */
     static final String EXCLUDES = Schema.HISTORY_TABLE + "|outbox_message_default|outbox_message_p\\d{8}|delivery_event_count_trigger"
-            + "|enqueue_email.*";
+            + "|enqueue_email.*|cancel_email|reschedule_email|pending_email_change";
 
     private JooqCodegen() {
     }

@@ -61,6 +61,29 @@ public class MailroomEmails {
         return outbox.enqueue(dsl, email);
     }
 
+    /**
+     * Cancels the email of {@code idempotencyKey} in the current transaction unless a dispatcher has
+     * claimed it ({@link EmailOutbox#cancel}): cancelled, too late (and why), or not found.
+     *
+     * @throws EnqueueOutsideTransactionException as {@link #enqueue}
+     */
+    public io.mailroom.outbox.PendingChange cancel(String idempotencyKey) {
+        requireTransaction();
+        return outbox.cancel(dsl, idempotencyKey);
+    }
+
+    /**
+     * Moves the email of {@code idempotencyKey} to {@code sendAt} in the current transaction unless a
+     * dispatcher has claimed it ({@link EmailOutbox#reschedule}; at most its bound ahead, a time past is now).
+     *
+     * @throws EnqueueOutsideTransactionException as {@link #enqueue}
+     * @throws io.mailroom.email.api.InvalidEmailException naming {@code sendAt} beyond the bound
+     */
+    public io.mailroom.outbox.PendingChange reschedule(String idempotencyKey, java.time.Instant sendAt) {
+        requireTransaction();
+        return outbox.reschedule(dsl, idempotencyKey, sendAt);
+    }
+
     /** The email API underneath, for code that already holds a jOOQ context on the transaction. */
     public EmailOutbox outbox() {
         return outbox;

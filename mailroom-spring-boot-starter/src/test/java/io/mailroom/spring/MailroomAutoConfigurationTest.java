@@ -115,6 +115,31 @@ class MailroomAutoConfigurationTest {
     }
 
     @Test
+    void aScheduledEmailIsCancelledOrRescheduledInTheTransaction() {
+        runner(db).run(context -> {
+            MailroomEmails emails = context.getBean(MailroomEmails.class);
+            TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+            java.time.Instant tomorrow = java.time.Instant.now().plus(java.time.Duration.ofDays(1))
+                    .truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+            tx.executeWithoutResult(s -> emails.enqueue(OutgoingEmail.template("purchase_receipt").to("an@example.com", null)
+                    .about("purchase", "p-later").idempotencyKey("email-p-later").sendAt(tomorrow).build()));
+            assertThat(outbox().select(OUTBOX_MESSAGE.AVAILABLE_AT).from(OUTBOX_MESSAGE)
+                    .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-p-later")).fetchOne(OUTBOX_MESSAGE.AVAILABLE_AT)).isEqualTo(tomorrow);
+            // rolled back with the business transaction: nothing changed
+            tx.executeWithoutResult(s -> {
+                assertThat(emails.cancel("email-p-later").outcome()).isEqualTo(io.mailroom.outbox.PendingChange.Outcome.CANCELLED);
+                s.setRollbackOnly();
+            });
+            assertThat(tx.execute(s -> emails.reschedule("email-p-later", tomorrow.plusSeconds(3600))).answer())
+                    .isEqualTo("rescheduled");
+            assertThat(tx.execute(s -> emails.cancel("email-p-later")).answer()).isEqualTo("cancelled");
+            assertThat(outbox().select(OUTBOX_MESSAGE.STATUS).from(OUTBOX_MESSAGE)
+                    .where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("email-p-later")).fetchOne(OUTBOX_MESSAGE.STATUS)).isEqualTo("cancelled");
+            assertThatThrownBy(() -> emails.cancel("email-p-later")).isInstanceOf(EnqueueOutsideTransactionException.class);
+        });
+    }
+
+    @Test
     void anEnqueueOutsideATransactionOrInAReadOnlyOneIsRefusedAndWritesNothing() {
         runner(db).run(context -> {
             Checkout checkout = context.getBean(Checkout.class);

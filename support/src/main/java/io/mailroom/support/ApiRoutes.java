@@ -103,6 +103,11 @@ final class ApiRoutes {
             Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
             answer(ctx, service.cancel(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));
         }, Role.SUPPORT);
+        c.routes.post("/api/emails/{key}/reschedule", ctx -> {
+            Map<String, String> body = body(ctx, Set.of(ScheduleActions.SEND_AT, SupportParams.REASON));
+            answer(ctx, service.reschedule(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(ScheduleActions.SEND_AT),
+                    body.get(SupportParams.REASON)));
+        }, Role.SUPPORT);
         c.routes.post("/api/emails/{key}/close", ctx -> {
             Map<String, String> body = body(ctx, Set.of(SupportParams.REASON));
             answer(ctx, service.close(SupportServer.actor(ctx), ctx.pathParam("key"), body.get(SupportParams.REASON)));

@@ -10,6 +10,8 @@ public final class AuditActions {
     public static final String RESEND_CREATED = "resend_created";
     public static final String CONFIRM_SENT = "confirm_sent";
     public static final String CANCEL = "cancel";
+    /** A waiting email moved to another send time; the detail has {@code sendAt} (an instant, or now). */
+    public static final String RESCHEDULE = "reschedule";
     /** A failed email, or one in review, closed as won't send; the detail has {@code from}, {@code to} and the delivery record. */
     public static final String CLOSE = "close";
     public static final String PAUSE = "pause";

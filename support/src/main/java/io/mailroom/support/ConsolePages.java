@@ -208,7 +208,7 @@ final class ConsolePages {
         EmailStatus status = page.status();
         Map<String, Object> m = new HashMap<>();
         m.put("heading", listTitle(status));
-        m.put("statuses", List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SENT,
+        m.put("statuses", List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SCHEDULED, EmailStatus.SENT,
                 EmailStatus.CANCELLED, EmailStatus.CLOSED).stream().map(s -> new Option(s.code(), s.words(), s == status)).toList());
         m.put("since", input.since());
         m.put("olderThan", input.olderThan());
@@ -261,6 +261,7 @@ final class ConsolePages {
             case FAILED -> "Failed emails";
             case REVIEW -> "Emails that need review";
             case PENDING, SENDING -> "Emails waiting to be sent";
+            case SCHEDULED -> "Scheduled emails";
             case SENT -> "Sent emails";
             case CANCELLED -> "Cancelled emails";
             case CLOSED -> "Closed emails (won't send)";

@@ -278,6 +278,7 @@ final class ConsoleRoutes {
             case EmailView.RESEND -> service.resend(actor, key, reason);
             case EmailView.CONFIRM_SENT -> service.confirmSent(actor, key, ctx.formParam(SupportParams.PROVIDER_MESSAGE_ID), reason);
             case EmailView.CANCEL -> service.cancel(actor, key, reason);
+            case EmailView.RESCHEDULE -> service.reschedule(actor, key, ctx.formParam(ScheduleActions.SEND_AT), reason);
             case EmailView.CLOSE -> service.close(actor, key, reason);
             default -> throw HttpFailure.notFound("there is no such action", "action");
         };
@@ -288,6 +289,9 @@ final class ConsoleRoutes {
                 case AuditActions.RESEND -> "A new email " + a.newKey() + " was queued; it goes out within a few seconds.";
                 case AuditActions.CONFIRM_SENT -> k + " is now recorded as sent.";
                 case AuditActions.CANCEL -> k + " was cancelled; it will not be sent.";
+                case AuditActions.RESCHEDULE -> a.email() != null && a.email().sendAt() != null
+                        ? k + " was rescheduled; it goes out at " + a.email().sendAt() + "."
+                        : k + " was rescheduled to now; it goes out within a few seconds.";
                 case AuditActions.CLOSE -> k + " is closed; it will not be sent.";
                 default -> "Done.";
             }, false);

@@ -16,7 +16,7 @@ public record EmailFilter(EmailStatus status, Instant since, Instant until, Dura
     public EmailFilter {
         Objects.requireNonNull(status, "status");
         if (status == EmailStatus.SENDING) {
-            throw new InvalidParameterException("status", "status must be one of pending, failed, review, sent, cancelled, closed");
+            throw new InvalidParameterException("status", "status must be one of pending, scheduled, failed, review, sent, cancelled, closed");
         }
         if (since != null && until != null && !since.isBefore(until)) {
             throw new InvalidParameterException("since", "since must be before until");

@@ -54,9 +54,12 @@ public record EmailSearch(String recipient, String domain, String topic, String 
         }
     }
 
-    /** Whether anything narrows the search beyond status and time (a search, not a status list). */
+    /**
+     * Whether anything narrows the search beyond status and time (a search, not a status list).
+     * Scheduled is one: a status list reads the stored status, which is pending for a scheduled email.
+     */
     public boolean hasFilter() {
-        return recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
+        return status == EmailStatus.SCHEDULED || recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
                 || keyPrefix != null || providerMessageId != null || error != null || about != null;
     }
 

@@ -7,10 +7,12 @@ import java.util.Locale;
 /**
  * The status of an email as support staff read it, derived from the effect's stored status and,
  * while it is being sent, from its queue row: a queue row that is {@code running} means
- * {@link #SENDING}; otherwise the effect's status decides.
+ * {@link #SENDING}; otherwise the effect's status decides, and a pending email not tried yet whose
+ * queue row waits for a time still ahead is {@link #SCHEDULED}.
  */
 public enum EmailStatus {
     PENDING("pending", "Waiting to send", "The email is queued and will be sent shortly, or after a short pause if an earlier try failed."),
+    SCHEDULED("scheduled", "Scheduled", "The email waits for its send time; until then it can be cancelled or rescheduled."),
     SENDING("sending", "Sending now", "A dispatcher is sending this email right now."),
     SENT("sent", "Sent", "The mail provider accepted this email."),
     FAILED("failed", "Failed", "The email could not be sent and no more tries are planned. Retry it once the cause is fixed, or close it as won't send."),
@@ -47,7 +49,7 @@ public enum EmailStatus {
     /** The value of {@code outbox_effect.status} this status is stored as (sending is stored as pending). */
     public String storedStatus() {
         return switch (this) {
-            case PENDING, SENDING -> "pending";
+            case PENDING, SCHEDULED, SENDING -> "pending";
             case SENT -> "done";
             case FAILED -> "failed";
             case REVIEW -> "review";
@@ -73,6 +75,18 @@ public enum EmailStatus {
             case "closed" -> CLOSED;
             default -> throw new IllegalStateException("unknown outbox_effect.status '" + effectStatus + "'");
         };
+    }
+
+    /**
+     * {@link #derive(String, String)}, and {@link #SCHEDULED} for a pending email whose queue row has
+     * not been attempted and is available only after {@code now} (sent later, or rescheduled).
+     */
+    public static EmailStatus derive(String effectStatus, String queueStatus, java.time.Instant availableAt, Integer attempts,
+                                     java.time.Instant now) {
+        EmailStatus status = derive(effectStatus, queueStatus);
+        boolean scheduled = status == PENDING && "pending".equals(queueStatus) && availableAt != null && availableAt.isAfter(now)
+                && attempts != null && attempts == 0;
+        return scheduled ? SCHEDULED : status;
     }
 
     /** Parses a status code as the API and CLI take it; null if it is none. */

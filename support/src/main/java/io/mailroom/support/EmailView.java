@@ -60,6 +60,8 @@ public record EmailView(String key, String topic, String kind, About about,
     public static final String CONFIRM_SENT = "confirm-sent";
     public static final String CANCEL = "cancel";
     public static final String CLOSE = "close";
+    /** A scheduled email is moved to another send time (or now). */
+    public static final String RESCHEDULE = "reschedule";
 
     public EmailView {
         resentAs = List.copyOf(resentAs);
@@ -103,6 +105,7 @@ public record EmailView(String key, String topic, String kind, About about,
         return switch (status) {
             case SENT -> "Accepted by the provider; no delivery report yet";
             case PENDING, SENDING -> "Not sent yet";
+            case SCHEDULED -> "Not yet: scheduled for " + nextAttemptAt;
             case FAILED -> lastError != null && lastError.startsWith("suppressed (")
                     ? "No: not sent, the address is " + lastError : "No: not sent (gave up)";
             case REVIEW -> "Unknown: the send's outcome is unknown; parked for review";
@@ -124,6 +127,12 @@ public record EmailView(String key, String topic, String kind, About about,
             }
         }
         return by;
+    }
+
+    /** For a scheduled email, the time it is sent at (its {@code nextAttemptAt}); else null. */
+    @JsonProperty("sendAt")
+    public Instant sendAt() {
+        return status == EmailStatus.SCHEDULED ? nextAttemptAt : null;
     }
 
     /** The same email without its timeline (for lists). */
@@ -156,6 +165,7 @@ public record EmailView(String key, String topic, String kind, About about,
      *       second chance, and a retry would send it twice; it can only be closed. Nor one whose recipient
      *       is suppressed: the retry would be stopped again; it is offered once the suppression is lifted.</li>
      *   <li>pending: retry now (not while the recipient is suppressed) and cancel.</li>
+ *   <li>scheduled: reschedule (another time, or now) and cancel.</li>
      *   <li>review: confirm it was sent, resend it (needs the content), or close it as won't send
      *       (unless the delivery record says the provider accepted it: then it was sent).</li>
      * </ul>
@@ -165,6 +175,7 @@ public record EmailView(String key, String topic, String kind, About about,
             case FAILED -> f.superseded() || f.suppressed() ? List.of(CLOSE)
                     : f.failedPermanently() ? List.of(CLOSE, RETRY) : List.of(RETRY, CLOSE);
             case PENDING -> f.suppressed() ? List.of(CANCEL) : List.of(RETRY, CANCEL);
+            case SCHEDULED -> List.of(RESCHEDULE, CANCEL);
             case SENT -> f.contentKept() ? List.of(RESEND) : List.of();
             case REVIEW -> {
                 List<String> open = new java.util.ArrayList<>(List.of(CONFIRM_SENT));

@@ -123,7 +123,7 @@ public final class Params {
         String v = required(parameter, raw);
         EmailStatus s = EmailStatus.parse(v);
         if (s == null || s == EmailStatus.SENDING) {
-            throw new InvalidParameterException(parameter, parameter + " must be one of pending, failed, review, sent, cancelled, closed");
+            throw new InvalidParameterException(parameter, parameter + " must be one of pending, scheduled, failed, review, sent, cancelled, closed");
         }
         return s;
     }

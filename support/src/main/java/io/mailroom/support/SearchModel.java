@@ -25,7 +25,7 @@ final class SearchModel {
                                   List<String> templates, String next, String back) {
         Map<String, Object> m = new HashMap<>();
         m.put("input", input);
-        m.put("statuses", List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SENDING,
+        m.put("statuses", List.of(EmailStatus.FAILED, EmailStatus.REVIEW, EmailStatus.PENDING, EmailStatus.SCHEDULED, EmailStatus.SENDING,
                         EmailStatus.SENT, EmailStatus.CANCELLED, EmailStatus.CLOSED).stream()
                 .map(s -> new ConsolePages.Option(s.code(), s.words(), s == search.status())).toList());
         m.put("deliveries", EmailSearch.DELIVERY_STATES.stream().sorted()

@@ -107,8 +107,7 @@ final class SupportQueries {
             List<String> keys = search.providerMessageId() == null ? null
                     : store.keysOfProviderId(tx, search.providerMessageId());
             List<SupportStore.EmailRow> found = new java.util.ArrayList<>();
-            boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
-                    || search.status() == EmailStatus.SENDING;
+            boolean filtersHere = filtersHere(search);
             Cursor at = search.cursor();
             int read = 0;
             String next = null;
@@ -124,7 +123,7 @@ final class SupportQueries {
                     }
                     at = new Cursor(row.createdAt(), row.key());
                     read++;
-                    if (matches(search, row)) {
+                    if (matches(search, row, views)) {
                         found.add(row);
                     }
                 }
@@ -147,7 +146,7 @@ final class SupportQueries {
         }
         List<String> keys = search.providerMessageId() == null ? null : store.keysOfProviderId(tx, search.providerMessageId());
         List<SupportStore.EmailRow> rows = store.search(tx, SupportStore.criteria(search.only(key), keys, 1));
-        return !rows.isEmpty() && matches(search, rows.getFirst());
+        return !rows.isEmpty() && matches(search, rows.getFirst(), views);
     }
 
     /**
@@ -155,9 +154,7 @@ final class SupportQueries {
      * else the matches counted page by page, up to {@code cap} (then {@code cap + 1} is answered).
      */
     long count(EmailSearch search, int cap) {
-        boolean filtersHere = search.delivery() != null || search.status() == EmailStatus.PENDING
-                || search.status() == EmailStatus.SENDING;
-        if (!filtersHere) {
+        if (!filtersHere(search)) {
             // a person waits for this count before confirming: 7 s for 50,000 of 10 M emails (BENCHMARKS.md, issue 26)
             return db.read(tx -> {
                 List<String> keys = search.providerMessageId() == null ? null
@@ -178,13 +175,20 @@ final class SupportQueries {
         return Math.min(n, cap + 1L);
     }
 
-    /** The filters outbox-core does not hold: delivery state, and sending now versus waiting. */
-    private static boolean matches(EmailSearch search, SupportStore.EmailRow row) {
+    /** Whether {@code search} has a filter outbox-core does not hold (outbox-core stores sending and scheduled as pending). */
+    private static boolean filtersHere(EmailSearch search) {
+        return search.delivery() != null || search.status() == EmailStatus.PENDING || search.status() == EmailStatus.SENDING
+                || search.status() == EmailStatus.SCHEDULED;
+    }
+
+    /** The filters outbox-core does not hold: delivery state, and sending now versus scheduled versus waiting. */
+    private static boolean matches(EmailSearch search, SupportStore.EmailRow row, SupportViews views) {
         if (search.delivery() != null && !search.delivery().equals(row.deliveryState())) {
             return false;
         }
-        if (search.status() == EmailStatus.PENDING || search.status() == EmailStatus.SENDING) {
-            return EmailStatus.derive(row.effectStatus(), row.queueStatus()) == search.status();
+        if (search.status() == EmailStatus.PENDING || search.status() == EmailStatus.SENDING
+                || search.status() == EmailStatus.SCHEDULED) {
+            return views.status(row) == search.status();
         }
         return true;
     }

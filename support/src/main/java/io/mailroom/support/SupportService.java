@@ -19,7 +19,7 @@ import java.util.Optional;
  * one entry point over the parts that hold each role: {@link SupportQueries} (an order's emails,
  * pages by status or delivery), {@link QueueStatistics} (the queue for operators), {@link TopicCharts}
  * (emails by topic over time),
- * {@link SupportActions} (retry, resend, confirm-sent, cancel, close, pause, resume),
+ * {@link SupportActions} (retry, resend, confirm-sent, cancel, close, pause, resume), {@link ScheduleActions} (reschedule),
  * {@link SuppressionAdmin} (the suppression list), {@link SupportViews} (rows to views) and
  * {@link Roles} (who may do what). The surfaces hold this one object, so they cannot assemble the
  * parts differently (an action's answer reads the email back through the same views a page shows).
@@ -35,6 +35,7 @@ public final class SupportService {
     private final QueueStatistics statistics;
     private final TopicCharts topicCharts;
     private final SupportActions actions;
+    private final ScheduleActions schedule;
     private final SuppressionAdmin suppressions;
     private final BulkActions bulk;
     private final CapturedViews captured;
@@ -74,10 +75,10 @@ public final class SupportService {
         this.topicCharts = new TopicCharts(db);
         this.suppressions = new SuppressionAdmin(db, suppressionList);
         this.erasures = new Erasures(db, store, suppressionList);
-        this.actions = new SupportActions(db, store, queries, views,
-                new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
-                        MessageActions.DEFAULT_BUSY_BACKOFF, settings),
-                new OutboxControl(dataSource, settings));
+        MessageActions messageActions = new MessageActions(dataSource, null, MessageActions.DEFAULT_BUSY_RETRIES,
+                MessageActions.DEFAULT_BUSY_BACKOFF, settings);
+        this.actions = new SupportActions(db, store, queries, views, messageActions, new OutboxControl(dataSource, settings));
+        this.schedule = new ScheduleActions(messageActions, store, queries, java.time.Clock.systemUTC());
         this.bulk = new BulkActions(db, store, queries, actions, suppressions);
         this.captured = new CapturedViews(dataSource, DEFAULT_STATEMENT_TIMEOUT);
     }
@@ -247,6 +248,14 @@ public final class SupportService {
     /** A waiting email is cancelled: it will not be sent. */
     public ActionResult cancel(Actor actor, String key, String reason) {
         return actions.cancel(actor, key, reason);
+    }
+
+    /**
+     * A waiting (scheduled) email is moved to {@code sendAt}: an ISO-8601 time, {@code +2h}, or {@code now};
+     * at most 30 days ahead. Too late once a dispatcher has claimed it.
+     */
+    public ActionResult reschedule(Actor actor, String key, String sendAt, String reason) {
+        return schedule.reschedule(actor, key, sendAt, reason);
     }
 
     /** Closes a failed email or one in review as "won't send", for good, with a reason. */

@@ -36,10 +36,22 @@ final class SupportViews {
 
     private final SupportStore store;
     private final SuppressionList suppressionList;
+    /** What a scheduled email's send time is compared with. */
+    private final java.time.Clock clock;
 
     SupportViews(SupportStore store, SuppressionList suppressionList) {
+        this(store, suppressionList, java.time.Clock.systemUTC());
+    }
+
+    SupportViews(SupportStore store, SuppressionList suppressionList, java.time.Clock clock) {
         this.store = store;
         this.suppressionList = suppressionList;
+        this.clock = clock;
+    }
+
+    /** The status support shows for {@code row} now: {@link EmailStatus#SCHEDULED} while its send time is ahead. */
+    EmailStatus status(SupportStore.EmailRow row) {
+        return EmailStatus.derive(row.effectStatus(), row.queueStatus(), row.availableAt(), row.queueAttempts(), clock.instant());
     }
 
     List<EmailView> views(DSLContext tx, List<SupportStore.EmailRow> rows, boolean withTimeline) {
@@ -102,7 +114,7 @@ final class SupportViews {
                 }
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
-            out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
+            out.add(view(row, status(row), tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
                     renderings.get(row.key()), suppressed.get(row.key())));
         }
         return out;
@@ -167,10 +179,9 @@ final class SupportViews {
                 && "true".equals(SupportJson.text(SupportJson.tree(a.detailJson()), AttemptDetail.PERMANENT));
     }
 
-    private static EmailView view(SupportStore.EmailRow row, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
+    private static EmailView view(SupportStore.EmailRow row, EmailStatus status, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
                                   boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering,
                                   SuppressionNote suppression) {
-        EmailStatus status = EmailStatus.derive(row.effectStatus(), row.queueStatus());
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
         if (providerId == null) {
@@ -201,7 +212,7 @@ final class SupportViews {
                 row.queueAttempts() != null ? row.queueAttempts() : row.effectAttempts(),
                 row.queueMaxAttempts() != null ? row.queueMaxAttempts() : row.effectMaxAttempts(),
                 lastError, row.createdAt(), row.updatedAt(), sentAt,
-                status == EmailStatus.PENDING ? row.availableAt() : null,
+                status == EmailStatus.PENDING || status == EmailStatus.SCHEDULED ? row.availableAt() : null,
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
                 row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering,
                 row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()),

@@ -87,6 +87,7 @@ public sealed interface TimelineEntry {
                 case AuditActions.RESEND_CREATED -> "Created as a resend";
                 case AuditActions.CONFIRM_SENT -> "Confirmed as sent";
                 case AuditActions.CANCEL -> "Cancelled";
+                case AuditActions.RESCHEDULE -> "Rescheduled";
                 case AuditActions.CLOSE -> "Closed (won't send)";
                 case AuditActions.ERASE -> "Address erased on request";
                 default -> action.replace('_', ' ');

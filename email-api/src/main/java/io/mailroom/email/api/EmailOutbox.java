@@ -3,9 +3,14 @@ package io.mailroom.email.api;
 import io.mailroom.outbox.EnqueuedMessage;
 import io.mailroom.outbox.NewMessage;
 import io.mailroom.outbox.OutboxEnqueuer;
+import io.mailroom.outbox.PendingChange;
+import io.mailroom.outbox.PendingMessages;
 import org.jooq.DSLContext;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SortedSet;
@@ -22,6 +27,10 @@ import java.util.function.Supplier;
  * exists), the data's values and the payload's size. A duplicate idempotency key fails with
  * {@link io.mailroom.outbox.DuplicateIdempotencyKeyException}, as for any outbox message.
  *
+ * <p>An email with {@link OutgoingEmail#sendAt()} waits until then (at most {@link #DEFAULT_MAX_SEND_AHEAD}
+ * ahead, or the bound given); until a dispatcher claims it, {@link #cancel} and {@link #reschedule}
+ * change it by its idempotency key, in the caller's transaction ({@link PendingMessages}).
+ *
  * <p>The payload is an envelope the dispatcher reads: {@code {"v":1,"template":...,"locale":...,
  * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}.
  */
@@ -29,10 +38,14 @@ public final class EmailOutbox {
 
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
     public static final int ENVELOPE_VERSION = 1;
+    /** How far ahead an email may be scheduled by default (the SQL function's bound too). */
+    public static final Duration DEFAULT_MAX_SEND_AHEAD = Duration.ofDays(30);
 
     private final OutboxEnqueuer enqueuer;
     private final Supplier<? extends java.util.Set<String>> templates;
     private final int maxPayloadBytes;
+    private final SendTime sendTime;
+    private final PendingMessages pending;
 
     /** Enqueues without checking template names against a catalogue. */
     public EmailOutbox(OutboxEnqueuer enqueuer) {
@@ -46,17 +59,55 @@ public final class EmailOutbox {
      * @param maxPayloadBytes the largest envelope accepted, in UTF-8 bytes
      */
     public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes) {
+        this(enqueuer, templates, maxPayloadBytes, null, DEFAULT_MAX_SEND_AHEAD);
+    }
+
+    /**
+     * @param clock        what {@code sendAt} is compared with, and the time cancel and reschedule write;
+     *                     null for the system clock and the database's time (use the enqueuer's clock in tests)
+     * @param maxSendAhead how far ahead {@code sendAt} may be ({@link #DEFAULT_MAX_SEND_AHEAD}), at least a minute
+     */
+    public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes,
+                       Clock clock, Duration maxSendAhead) {
+        this.sendTime = new SendTime(clock == null ? Clock.systemUTC() : clock, maxSendAhead);
         this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
         this.templates = templates;
         if (maxPayloadBytes < 1024 || maxPayloadBytes > 16 * 1024 * 1024) {
             throw new IllegalArgumentException("maxPayloadBytes must be between 1 KiB and 16 MiB, got " + maxPayloadBytes);
         }
         this.maxPayloadBytes = maxPayloadBytes;
+        this.pending = new PendingMessages(clock, enqueuer.schema());
     }
 
     /** Writes the email into the outbox in {@code tx}'s transaction; nothing is written if it throws. */
     public EnqueuedMessage enqueue(DSLContext tx, OutgoingEmail email) {
         return enqueuer.enqueue(tx, message(email));
+    }
+
+    /**
+     * Cancels the email of {@code idempotencyKey} in {@code tx}'s transaction, if no dispatcher has
+     * claimed it yet: {@link PendingChange.Outcome#CANCELLED}, else TOO_LATE with the status that
+     * says why (running: being sent; done: sent) or NOT_FOUND. A claim racing with it has one winner.
+     */
+    public PendingChange cancel(DSLContext tx, String idempotencyKey) {
+        return pending.cancel(tx, idempotencyKey);
+    }
+
+    /**
+     * Moves the email of {@code idempotencyKey} to {@code sendAt} (a time in the past means now) in
+     * {@code tx}'s transaction, if no dispatcher has claimed it yet. The same bound as at enqueue.
+     *
+     * @throws InvalidEmailException naming {@code sendAt} when it is beyond the bound
+     */
+    public PendingChange reschedule(DSLContext tx, String idempotencyKey, Instant sendAt) {
+        Objects.requireNonNull(sendAt, "sendAt");
+        sendTime.availableAt(sendAt); // the bound; a time past is made now by PendingMessages, in the database's time
+        return pending.reschedule(tx, idempotencyKey, sendAt);
+    }
+
+    /** How far ahead an email may be scheduled. */
+    public Duration maxSendAhead() {
+        return sendTime.maxAhead();
     }
 
     /** The outbox message {@link #enqueue} would write, after every check. */
@@ -70,6 +121,7 @@ public final class EmailOutbox {
                         + String.join(", ", sorted) + ")");
             }
         }
+        Instant availableAt = sendTime.availableAt(email.sendAt());
         String payload = envelope(email);
         int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxPayloadBytes) {
@@ -77,7 +129,7 @@ public final class EmailOutbox {
         }
         try {
             NewMessage message = NewMessage.of(email.topic(), email.aggregateType(), email.aggregateId(), email.idempotencyKey(),
-                    payload).withSearchTerms(SearchTerms.of(email));
+                    payload).withSearchTerms(SearchTerms.of(email)).withAvailableAt(availableAt);
             return email.orderingKey() == null ? message : message.withOrderingKey(email.orderingKey());
         } catch (IllegalArgumentException e) {
             // NewMessage names the argument first ("idempotencyKey must not be blank"): keep it as the field

@@ -2,6 +2,7 @@ package io.mailroom.email.api;
 
 import io.mailroom.mailbox.MailboxRules;
 
+import java.time.Instant;
 import java.util.Collections;
 import java.util.IllformedLocaleException;
 import java.util.LinkedHashMap;
@@ -34,10 +35,12 @@ import java.util.regex.Pattern;
  * @param orderingKey optional: emails with the same key go out one at a time, in the order they were
  *                    enqueued (whatever their topics), e.g. {@code order-102} for every email of an
  *                    order; null: no order is kept
+ * @param sendAt      optional: not sent before this instant (a time in the past means now); at most
+ *                    {@link EmailOutbox#DEFAULT_MAX_SEND_AHEAD} ahead, checked at enqueue; null: at once
  */
 public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                             Map<String, String> headers, Map<String, Object> data, String aggregateType,
-                            String aggregateId, String idempotencyKey, String orderingKey) {
+                            String aggregateId, String idempotencyKey, String orderingKey, Instant sendAt) {
 
     public static final String TOPIC_PREFIX = "email.";
     public static final int MAX_HEADER_VALUE_LENGTH = 900;
@@ -62,6 +65,14 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         data = Collections.unmodifiableMap(new LinkedHashMap<>(data));
     }
 
+    /** An email sent at once. */
+    public OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
+                         Map<String, String> headers, Map<String, Object> data, String aggregateType,
+                         String aggregateId, String idempotencyKey, String orderingKey) {
+        this(topic, template, locale, to, replyTo, headers, data, aggregateType, aggregateId, idempotencyKey, orderingKey,
+                null);
+    }
+
     public static Builder template(String template) {
         return new Builder(template);
     }
@@ -78,6 +89,7 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         private String aggregateId;
         private String idempotencyKey;
         private String orderingKey;
+        private Instant sendAt;
 
         private Builder(String template) {
             this.template = template;
@@ -143,6 +155,17 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             return this;
         }
 
+        /**
+         * Not before {@code at}: the email waits in the outbox until then (a time in the past means
+         * now). {@link EmailOutbox} refuses one more than its bound ahead (30 days by default) with
+         * {@link InvalidEmailException} naming {@code sendAt}. Until a dispatcher claims it, it can be
+         * cancelled or rescheduled by its idempotency key ({@link EmailOutbox#cancel}, {@link EmailOutbox#reschedule}).
+         */
+        public Builder sendAt(Instant at) {
+            this.sendAt = at;
+            return this;
+        }
+
         public OutgoingEmail build() {
             if (template == null || !TEMPLATE.matcher(template).matches()) {
                 throw new InvalidEmailException("template", "must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit, got "
@@ -174,7 +197,7 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             Map<String, Object> copy = new LinkedHashMap<>();
             data.forEach((k, v) -> copy.put(k, v));
             return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey,
-                    orderingKey);
+                    orderingKey, sendAt);
         }
 
         private static void mailbox(String field, Mailbox m) {

@@ -293,13 +293,18 @@ public final class EffectHistory {
         return DSL.field("date_trunc('minute', {0})", SQLDataType.INSTANT, t);
     }
 
-    /** The hot queue's pending and running rows now, by the database's clock (the partial indexes keep it cheap). */
+    /**
+     * The hot queue's pending and running rows now, by the database's clock (the partial indexes keep it cheap);
+     * {@code oldestPending} leaves out scheduled messages (never tried, available later).
+     */
     public record QueueCounts(Instant now, long pending, long pendingDue, Instant oldestPending, long running) {
     }
 
     public static QueueCounts queueCounts(DSLContext tx) {
         Field<Instant> now = DSL.field(DSL.raw("now()"), SQLDataType.INSTANT);
-        Record r = tx.select(now, DSL.count(), DSL.count().filterWhere(M.AVAILABLE_AT.le(now)), DSL.min(M.CREATED_AT))
+        // a scheduled message (not tried, its time ahead) is not "waiting": it would make the oldest look days old
+        Record r = tx.select(now, DSL.count(), DSL.count().filterWhere(M.AVAILABLE_AT.le(now)),
+                        DSL.min(M.CREATED_AT).filterWhere(M.AVAILABLE_AT.le(now).or(M.ATTEMPTS.gt(0))))
                 .from(M).where(M.STATUS.eq("pending")).fetchSingle();
         long running = tx.fetchCount(M, M.STATUS.eq("running"));
         return new QueueCounts(r.get(0, Instant.class), r.get(1, Long.class), r.get(2, Long.class),

@@ -113,12 +113,12 @@ public final class MessageActions {
                 MessageStatus.CANCELLED, alsoInTransaction);
     }
 
-    /** A pending message waits until {@code at}. */
+    /** A pending message waits until {@code at}; a time already past means now. */
     public Result reschedule(String idempotencyKey, Instant at, Outcome.TransactionalStep alsoInTransaction) {
         Objects.requireNonNull(at, "at");
         return act(idempotencyKey, null, Set.of(MessageStatus.PENDING), "only a pending message can be rescheduled",
                 (tx, m) -> tx.update(OUTBOX_MESSAGE)
-                        .set(OUTBOX_MESSAGE.AVAILABLE_AT, at)
+                        .set(OUTBOX_MESSAGE.AVAILABLE_AT, DSL.greatest(DSL.val(at), clock.now()))
                         // a person's time wins over a breaker's recovery
                         .set(OUTBOX_MESSAGE.WAITING_FOR, (String) null)
                         .set(OUTBOX_MESSAGE.UPDATED_AT, clock.now()),

@@ -30,7 +30,7 @@ final class BulkCommand extends CliCommand {
     @Option(names = "--about", paramLabel = "TYPE:ID", description = "about this entity: order:102, user:42")
     String about;
 
-    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent, cancelled or closed")
+    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, scheduled, sent, cancelled or closed")
     String status;
 
     @Option(names = "--since", paramLabel = "WHEN", description = "queued at or after: 1h, 2d, or 2025-01-31T09:00:00Z")

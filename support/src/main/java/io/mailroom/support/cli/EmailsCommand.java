@@ -21,7 +21,7 @@ import java.time.Instant;
                 "of every email the history keeps (any of --recipient, --domain, --topic, --template, --delivery, --key,",
                 "--key-prefix, --provider-id, --error, with --about, --status, --since, --until: newest queued first).",
                 "Examples: emails --about user:42;  emails --order 102 (= --about order:102);",
-                "          emails --status failed --since 1h;  emails --status pending --older-than 30m",
+                "          emails --status failed --since 1h;  emails --status pending --older-than 30m;  emails --status scheduled",
                 "          emails --recipient ann@example.com;  emails --domain example.com --status failed --since 1d"})
 final class EmailsCommand extends CliCommand {
 
@@ -31,7 +31,7 @@ final class EmailsCommand extends CliCommand {
     @Option(names = "--order", paramLabel = "ORDER", description = "an order number (the same as --about order:ORDER)")
     String order;
 
-    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, sent, cancelled or closed")
+    @Option(names = "--status", paramLabel = "STATUS", description = "failed, review, pending, scheduled, sent, cancelled or closed")
     String status;
 
     @Option(names = "--since", paramLabel = "WHEN", description = "changed at or after: 1h, 2d, or 2025-01-31T09:00:00Z")
@@ -54,7 +54,9 @@ final class EmailsCommand extends CliCommand {
 
     @Override
     int run(PrintWriter out) throws Exception {
-        boolean searching = filters.any() || (about != null && status != null);
+        // scheduled is told apart from pending by the search (a status list reads the stored status)
+        boolean searching = filters.any() || (about != null && status != null)
+                || (status != null && io.mailroom.support.EmailStatus.parse(status) == io.mailroom.support.EmailStatus.SCHEDULED);
         if (searching) {
             if (order != null) {
                 throw new InvalidParameterException("order", "--order does not combine with a search: use --about order:ORDER");

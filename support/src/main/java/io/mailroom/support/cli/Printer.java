@@ -31,6 +31,14 @@ final class Printer {
         return t == null ? null : TIME.format(t);
     }
 
+    /** Wide enough for "scheduled 2026-12-24 09:00:00 UTC". */
+    private static final int STATUS_WIDTH = 40;
+
+    /** The status in a table: its code, and a scheduled email's send time. */
+    static String status(EmailView e) {
+        return e.sendAt() == null ? e.status().code() : e.status().code() + " " + time(e.sendAt());
+    }
+
     static void about(PrintWriter out, AboutEmails order) {
         int n = order.emails().size();
         out.println(order.about().label() + ": " + (n == 0 ? "no emails" : n == 1 ? "1 email" : n + " emails"));
@@ -38,9 +46,9 @@ final class Printer {
             return;
         }
         Table t = new Table(List.of("KEY", "KIND", "STATUS", "ATTEMPTS", "TO", "SENT", "PROVIDER ID", "LAST ERROR"),
-                60, 30, 10, 9, 40, 24, 40, 60);
+                60, 30, STATUS_WIDTH, 9, 40, 24, 40, 60);
         for (EmailView e : order.emails()) {
-            t.row(e.key(), e.kind(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(), time(e.sentAt()),
+            t.row(e.key(), e.kind(), status(e), e.attempts() + "/" + e.maxAttempts(), e.recipient(), time(e.sentAt()),
                     e.providerMessageId(), e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
         }
         t.print(out);
@@ -81,7 +89,9 @@ final class Printer {
         if (e.sentAt() != null) {
             out.println("  sent:        " + time(e.sentAt()));
         }
-        if (e.nextAttemptAt() != null) {
+        if (e.sendAt() != null) {
+            out.println("  send at:     " + time(e.sendAt()) + " (support reschedule / cancel until then)");
+        } else if (e.nextAttemptAt() != null) {
             out.println("  next try:    " + time(e.nextAttemptAt()));
         }
         if (e.providerMessageId() != null) {
@@ -180,9 +190,9 @@ final class Printer {
         if (page.emails().isEmpty()) {
             out.println("No email matches" + (page.nextCursor() == null ? "." : " in the emails read so far."));
         } else {
-            Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "TO", "QUEUED", "LAST ERROR"), 60, 24, 10, 40, 24, 70);
+            Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "TO", "QUEUED", "LAST ERROR"), 60, 24, STATUS_WIDTH, 40, 24, 70);
             for (EmailView e : page.emails()) {
-                t.row(e.key(), e.about().label(), e.status().code(), e.recipient(), time(e.createdAt()),
+                t.row(e.key(), e.about().label(), status(e), e.recipient(), time(e.createdAt()),
                         e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
             }
             t.print(out);
@@ -198,9 +208,9 @@ final class Printer {
             return;
         }
         Table t = new Table(List.of("KEY", "ABOUT", "STATUS", "ATTEMPTS", "TO", "CHANGED", "LAST ERROR"),
-                60, 20, 10, 9, 40, 24, 70);
+                60, 20, STATUS_WIDTH, 9, 40, 24, 70);
         for (EmailView e : page.emails()) {
-            t.row(e.key(), e.about().label(), e.status().code(), e.attempts() + "/" + e.maxAttempts(), e.recipient(),
+            t.row(e.key(), e.about().label(), status(e), e.attempts() + "/" + e.maxAttempts(), e.recipient(),
                     time(e.updatedAt()), e.status() == io.mailroom.support.EmailStatus.SENT ? null : e.lastError());
         }
         t.print(out);
@@ -219,6 +229,8 @@ final class Printer {
             case "retry" -> out.println("Retry of " + k + " requested" + now);
             case "confirm_sent" -> out.println("Confirmed " + k + " as sent" + now);
             case "cancel" -> out.println("Cancelled " + k + now);
+            case "reschedule" -> out.println("Rescheduled " + k + now
+                    + (e != null && e.sendAt() != null ? ": it goes at " + time(e.sendAt()) : ""));
             case "close" -> out.println("Closed " + k + " (won't send)" + now);
             default -> out.println(a.action() + " " + k + now);
         }

@@ -57,7 +57,7 @@ import java.util.function.Supplier;
 @Command(name = "support", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Find emails and their history, retry, resend, confirm, cancel or close them; pause and resume sending.",
         subcommands = {EmailsCommand.class, EmailCommand.class, RetryCommand.class, ResendCommand.class,
-                ConfirmSentCommand.class, CancelCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
+                ConfirmSentCommand.class, CancelCommand.class, RescheduleCommand.class, CloseCommand.class, StatsCommand.class, PauseCommand.class, ResumeCommand.class,
                 DeliveryCommand.class, SuppressionsCommand.class, DispatchersCommand.class, BulkCommand.class,
                 EraseCommand.class})
 public class SupportCli implements Callable<Integer> {
