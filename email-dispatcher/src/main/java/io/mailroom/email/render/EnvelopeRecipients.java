@@ -42,7 +42,8 @@ record EnvelopeRecipients(List<EmailAddress> to, List<EmailAddress> cc, List<Ema
                 throw new RenderException("payload." + problem[0], problem[1]);
             }
         }
-        return new EnvelopeRecipients(to, cc, bcc, tags);
+        // in name order: the queue's jsonb keeps no key order, and a send should not depend on its storage
+        return new EnvelopeRecipients(to, cc, bcc, new LinkedHashMap<>(new TreeMap<>(tags)));
     }
 
     private static List<EmailAddress> list(JsonNode envelope, String field, boolean required) throws RenderException {
