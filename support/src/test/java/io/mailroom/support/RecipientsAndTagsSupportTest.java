@@ -104,6 +104,13 @@ class RecipientsAndTagsSupportTest {
         String page = http.get("/console/emails/" + KEY, "Cookie", "mailroom_session=" + cookie).body();
         assertThat(page).contains("<dt>Recipients</dt>").contains("billing@corp.example").contains("Bounced (hard)")
                 .contains("<code>category=invoice</code>").contains("for billing@corp.example");
+
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = SupportCli.run(CliDatabase.direct(pg.database().jdbcUrlWithCredentials()),
+                new PrintWriter(out), new PrintWriter(err), "email", KEY);
+        assertThat(code).as(err.toString()).isZero();
+        assertThat(out.toString()).contains("cc   billing@corp.example  Bounced (hard)").contains("tags:        category=invoice plan=pro");
     }
 
     @Test

@@ -237,6 +237,9 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
                 throw new InvalidEmailException(name == null ? "headers" : field,
                         "is not a header a caller may set: only X-* and " + new TreeSet<>(LIST_HEADERS));
             }
+            if (name.equalsIgnoreCase("X-Mailroom-Tag")) {
+                throw new InvalidEmailException(field, "is the header the dispatcher writes the tags in; give tags with tag(name, value)");
+            }
             if (value == null || value.isBlank()) {
                 throw new InvalidEmailException(field, "has no value");
             }

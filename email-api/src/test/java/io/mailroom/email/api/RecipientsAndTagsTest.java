@@ -106,6 +106,7 @@ class RecipientsAndTagsTest {
         refused(b -> b.tag("plan", "x".repeat(257)), "tags.plan", "longer than 256 characters");
         refused(b -> b.tag("plan", ""), "tags.plan", "has no value");
         refused(b -> b.tag("idempotency_key", "k"), "tags", "Mailroom sets itself");
+        refused(b -> b.header("X-Mailroom-Tag", "plan=pro"), "headers.X-Mailroom-Tag", "tag(name, value)");
         refused(b -> {
             for (int i = 0; i < 11; i++) {
                 b.tag("t" + i, "v");
