@@ -124,6 +124,18 @@ class RecipientEventsTest {
     }
 
     @Test
+    void theMostTagsAnEventKeepsAtTheirLongestAreStored() throws Exception {
+        StringBuilder tags = new StringBuilder();
+        for (int i = 0; i < 25; i++) {
+            tags.append(i == 0 ? "" : ",").append('"').append(("t" + i + "_").repeat(30), 0, 64).append("\":\"").append("v".repeat(256)).append('"');
+        }
+        List<DeliveryEvent> events = new NeutralEventAdapter().parse(("{\"type\":\"delivered\",\"idempotency_key\":\"" + KEY
+                + "\",\"recipient\":\"ann@example.com\",\"tags\":{" + tags + "}}").getBytes(StandardCharsets.UTF_8));
+        assertThat(events.getFirst().tags()).hasSize(DeliveryEvent.MAX_TAGS);
+        assertThat(ingest("d-many", events).stored()).isEqualTo(1);
+    }
+
+    @Test
     void erasingAnAddressMasksItsRecipientState() throws Exception {
         ingest("d1", resend("email.delivered", null, "ann@example.com", "billing@corp.example"));
         Redaction r = new Redaction("billing@corp.example", List.of(), Redaction.marker("0a1b2c3d4e"));

@@ -206,7 +206,7 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
             Internal.createCheck(this, DSL.name("delivery_event_recipient_check"), "((length((recipient)::text) <= 320))", true),
             Internal.createCheck(this, DSL.name("delivery_event_seq_check"), "((seq >= 0))", true),
             Internal.createCheck(this, DSL.name("delivery_event_source_check"), "(((length((source)::text) >= 1) AND (length((source)::text) <= 100)))", true),
-            Internal.createCheck(this, DSL.name("delivery_event_tags_check"), "(((tags IS NULL) OR ((jsonb_typeof(tags) = 'object'::text) AND (length((tags)::text) <= 4000))))", true)
+            Internal.createCheck(this, DSL.name("delivery_event_tags_check"), "(((tags IS NULL) OR ((jsonb_typeof(tags) = 'object'::text) AND (length((tags)::text) <= 8192))))", true)
         );
     }
 
