@@ -88,8 +88,11 @@ public final class SmtpTransport implements MailTransport {
         }
         String messageId = MessageIds.forKey(idempotencyKey, config.messageIdDomain());
         KeyedMimeMessage message;
+        InternetAddress[] recipients;
         try {
             message = build(email, messageId);
+            // the envelope names every recipient; the headers only To and Cc (Bcc is in no header)
+            recipients = envelopeRecipients(email);
             if (config.verp() != null) {
                 message.setEnvelopeFrom(config.verp().addressFor(idempotencyKey));
             }
@@ -119,8 +122,7 @@ public final class SmtpTransport implements MailTransport {
             boolean reused = connection.messagesSent > 0;
             boolean reusable = false;
             try {
-                // the envelope names every recipient; the headers only To and Cc (Bcc is in no header)
-                connection.transport.sendMessage(message, envelopeRecipients(email));
+                connection.transport.sendMessage(message, recipients);
                 connection.messagesSent++;
                 reusable = true;
                 recipientAcceptedSinceRefusal = true;
