@@ -124,6 +124,51 @@ class RecipientEventsTest {
     }
 
     @Test
+    void aDsnToTheVerpAddressNamesEachRecipientItReportsOn_oneEnvelopeSenderServesThemAll() throws Exception {
+        // one SMTP transaction, so one VERP return path for the To, the Cc and the Bcc: the report
+        // comes back to it and its recipient blocks say which of them failed or waits
+        String dsn = """
+                Content-Type: multipart/report; report-type=delivery-status; boundary=b
+                Message-ID: <report-1@mx.corp.example>
+
+                --b
+                Content-Type: text/plain
+
+                Delivery to some recipients failed.
+                --b
+                Content-Type: message/delivery-status
+
+                Reporting-MTA: dns; mx.corp.example
+
+                Final-Recipient: rfc822; billing@corp.example
+                Action: failed
+                Status: 5.1.1
+                Diagnostic-Code: smtp; 550 5.1.1 user unknown
+
+                Final-Recipient: rfc822; audit@shop.example
+                Action: delayed
+                Status: 4.2.2
+
+                --b--
+                """;
+        var ingest = new io.mailroom.delivery.dsn.DsnIngest(store, address -> address.startsWith("bounces+") ? KEY : null);
+        inTx(tx -> {
+            try {
+                return ingest.ingest(tx, dsn.replace("\n", "\r\n").getBytes(StandardCharsets.UTF_8), "bounces+xyz@shop.example");
+            } catch (io.mailroom.delivery.webhook.MalformedEventException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        assertThat(recipientStates()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "billing@corp.example", "bounced", "audit@shop.example", "deferred"));
+        assertThat(heard).hasSize(2).allSatisfy(e -> {
+            assertThat(e.idempotencyKey()).isEqualTo(KEY);
+            assertThat(e.recipientMismatch()).isFalse();
+        });
+    }
+
+    @Test
     void theMostTagsAnEventKeepsAtTheirLongestAreStored() throws Exception {
         StringBuilder tags = new StringBuilder();
         for (int i = 0; i < 25; i++) {
