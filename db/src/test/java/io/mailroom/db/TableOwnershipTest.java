@@ -38,7 +38,7 @@ class TableOwnershipTest {
         owners.put("idempotency-store", Set.of("idempotency_record"));
         owners.put("email-api", Set.of());
         owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "delivery_state", "suppression",
-                "soft_bounce_run", "erasure_key", "delivery_event_rollup"));
+                "soft_bounce_run", "erasure_key", "delivery_event_rollup", "delivery_recipient_state"));
         owners.put("email-templates", Set.of());
         owners.put("email-dispatcher", Set.of("email_rendering", "email_capture"));
         owners.put("support", Set.of("bulk_action"));

@@ -64,6 +64,13 @@ public final class DeliveryErasure {
                 .set(DELIVERY_STATE.DETAIL, r.text(DELIVERY_STATE.DETAIL, DeliveryEventStore.MAX_DETAIL))
                 .where(DELIVERY_STATE.IDEMPOTENCY_KEY.in(keys)).and(r.mentions(DELIVERY_STATE.DETAIL))
                 .execute();
+        // the address's own rows among the recipients' states (V24), counted with the states
+        var rs = io.mailroom.db.jooq.Tables.DELIVERY_RECIPIENT_STATE;
+        states += tx.update(rs)
+                .set(rs.ADDRESS, r.marker())
+                .set(rs.DETAIL, r.text(rs.DETAIL, DeliveryEventStore.MAX_DETAIL))
+                .where(rs.ADDRESS.eq(r.address()))
+                .execute();
         var s = SUPPRESSION;
         int suppressions = tx.update(s)
                 .set(s.ADDRESS, r.marker())

@@ -1,6 +1,9 @@
 package io.mailroom.delivery;
 
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -18,16 +21,30 @@ import java.util.Objects;
  * @param occurredAt        when the provider says it happened, may be null
  * @param diagnosticCode    the provider's or remote server's diagnostic ({@code smtp; 550 5.1.1 ...}), may be null
  * @param description       a short human description, may be null
+ * @param tags              the email's tags the provider echoed (name to value, without the one carrying our
+ *                          key), as reported; empty when none
  */
 public record DeliveryEvent(DeliveryKind kind, BounceType bounceType, String providerEvent, String providerMessageId,
                             String idempotencyKey, String recipient, Instant occurredAt, String diagnosticCode,
-                            String description) {
+                            String description, Map<String, String> tags) {
+
+    /** More echoed tags than this are not an email's (the email API allows 10): the rest are not kept. */
+    public static final int MAX_TAGS = 20;
+
+    /** An event that echoes no tags. */
+    public DeliveryEvent(DeliveryKind kind, BounceType bounceType, String providerEvent, String providerMessageId,
+                         String idempotencyKey, String recipient, Instant occurredAt, String diagnosticCode,
+                         String description) {
+        this(kind, bounceType, providerEvent, providerMessageId, idempotencyKey, recipient, occurredAt, diagnosticCode,
+                description, Map.of());
+    }
 
     public DeliveryEvent {
         Objects.requireNonNull(kind, "kind");
         if (providerEvent == null || providerEvent.isBlank()) {
             throw new IllegalArgumentException("providerEvent is required");
         }
+        tags = tags == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(tags));
         if ((kind == DeliveryKind.BOUNCED) != (bounceType != null)) {
             throw new IllegalArgumentException("bounceType is required for a bounce and only for a bounce (kind "
                     + kind + ", bounceType " + bounceType + ")");

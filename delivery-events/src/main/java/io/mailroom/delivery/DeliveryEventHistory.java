@@ -8,6 +8,7 @@ import org.jooq.DSLContext;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
 
@@ -31,7 +32,15 @@ public final class DeliveryEventHistory {
      */
     public record Stored(long id, String source, String deliveryId, Instant receivedAt, Instant occurredAt, String kind,
                          String bounceType, String providerEvent, String providerMessageId, String key, String recipient,
-                         String diagnosticCode, String description, boolean applied) {
+                         String diagnosticCode, String description, boolean applied, Map<String, String> tags) {
+
+        /** A report without echoed tags. */
+        public Stored(long id, String source, String deliveryId, Instant receivedAt, Instant occurredAt, String kind,
+                      String bounceType, String providerEvent, String providerMessageId, String key, String recipient,
+                      String diagnosticCode, String description, boolean applied) {
+            this(id, source, deliveryId, receivedAt, occurredAt, kind, bounceType, providerEvent, providerMessageId, key,
+                    recipient, diagnosticCode, description, applied, Map.of());
+        }
     }
 
     /** The reports of these emails, in the order they arrived. */
@@ -55,6 +64,19 @@ public final class DeliveryEventHistory {
     private static Stored stored(DeliveryEventRecord r) {
         return new Stored(r.getId(), r.getSource(), r.getDeliveryId(), r.getReceivedAt(), r.getOccurredAt(), r.getKind(),
                 r.getBounceType(), r.getProviderEvent(), r.getProviderMessageId(), r.getIdempotencyKey(), r.getRecipient(),
-                r.getDiagnosticCode(), r.getDescription(), r.getApplied());
+                r.getDiagnosticCode(), r.getDescription(), r.getApplied(), tags(r.getTags()));
+    }
+
+    private static Map<String, String> tags(org.jooq.JSONB json) {
+        if (json == null) {
+            return Map.of();
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        try {
+            DeliveryJson.mapper().readTree(json.data()).properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return Map.of(); // the column's check keeps it an object: cannot happen
+        }
+        return out;
     }
 }

@@ -116,6 +116,7 @@ public final class DeliveryEventStore {
                     .set(DELIVERY_EVENT.DIAGNOSTIC_CODE, cut(event.diagnosticCode(), MAX_DIAGNOSTIC))
                     .set(DELIVERY_EVENT.DESCRIPTION, cut(event.description(), MAX_DESCRIPTION))
                     .set(DELIVERY_EVENT.APPLIED, false)
+                    .set(DELIVERY_EVENT.TAGS, tagsJson(event))
                     .onConflict(DELIVERY_EVENT.SOURCE, DELIVERY_EVENT.DELIVERY_ID, DELIVERY_EVENT.SEQ).doNothing()
                     .returning(DELIVERY_EVENT.ID)
                     .fetchOptional(DELIVERY_EVENT.ID)
@@ -131,6 +132,10 @@ public final class DeliveryEventStore {
                         + " stored already but not its first; refusing to store it in part");
             }
             boolean applied = match != null && moveForward(tx, match.key(), event, now);
+            // the recipient's own state, beside the email's (which a Cc's report may not move, the To's having gone further)
+            boolean recipientMoved = match != null && address != null
+                    && DeliveryRecipientStates.moveForward(tx, match.key(), address, event, detail(event), now);
+            applied = applied || recipientMoved;
             if (applied) {
                 tx.update(DELIVERY_EVENT).set(DELIVERY_EVENT.APPLIED, true).where(DELIVERY_EVENT.ID.eq(id)).execute();
             }
@@ -139,7 +144,7 @@ public final class DeliveryEventStore {
             }
             DeliveryEventListener.StoredEvent stored = new DeliveryEventListener.StoredEvent(id, source, event, address,
                     match == null ? null : match.key(), match == null ? null : match.topic(), applied,
-                    match == null || address == null ? null : sentTo(tx, match.key()));
+                    match == null || address == null ? null : sentTo(tx, match.key(), address));
             if (stored.recipientMismatch()) {
                 recordMismatch(tx, stored, now);
             }
@@ -181,9 +186,34 @@ public final class DeliveryEventStore {
         return null;
     }
 
-    /** The address the email was sent to, as its send recorded it (the idempotency record's descriptor), normalized. */
-    private static String sentTo(DSLContext tx, String key) {
+    /**
+     * The address the email was sent to, as its send recorded it (the idempotency record's descriptor),
+     * normalized: {@code reported} itself when it is any of the email's recipients (To, Cc or Bcc, the
+     * descriptor's {@code recipients}), else its first To.
+     */
+    private static String sentTo(DSLContext tx, String key, String reported) {
+        String list = RecordLookup.descriptorText(tx, key, "recipients");
+        if (list != null) {
+            try {
+                for (var r : JSON.readTree(list)) {
+                    if (reported.equals(normalizedOrNull(r.path("address").asText(null)))) {
+                        return reported;
+                    }
+                }
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // the dispatcher wrote it as JSON; a descriptor that is not leaves the first To to compare with
+            }
+        }
         return normalizedOrNull(RecordLookup.descriptorText(tx, key, "recipient"));
+    }
+
+    private static org.jooq.JSONB tagsJson(DeliveryEvent event) {
+        if (event.tags().isEmpty()) {
+            return null;
+        }
+        var node = JSON.createObjectNode();
+        event.tags().forEach(node::put);
+        return org.jooq.JSONB.valueOf(node.toString());
     }
 
     /**

@@ -32,7 +32,7 @@ class DeliveryEventRollupTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE delivery_event, delivery_event_count, delivery_event_rollup, delivery_state, outbox_effect, outbox_effect_term,"
+        pg.dsl().execute("TRUNCATE delivery_event, delivery_event_count, delivery_event_rollup, delivery_state, delivery_recipient_state, outbox_effect, outbox_effect_term,"
                 + " suppression, soft_bounce_run, audit_log");
     }
 

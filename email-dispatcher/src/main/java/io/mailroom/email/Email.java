@@ -22,10 +22,17 @@ import java.util.regex.Pattern;
  *
  * <p>{@code replyTo} is optional (null: replies go to {@code from}).
  *
+ * <p>{@code to} is the first of {@code toList}, every To recipient; {@code cc} and {@code bcc} may be
+ * empty (a transport names Bcc recipients in its envelope or API call only, never in a header). No
+ * address appears twice across the three. {@code tags} are the email's {@code name=value} tags
+ * ({@link io.mailroom.mailbox.TagRules}), which a transport sends in its own way
+ * ({@link EmailRecipients}).
+ *
  * <p>{@link #toString()} shows neither the bodies nor the full recipient address.
  */
 public record Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
-                    Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
+                    Map<String, String> headers, String templateVersion, EmailAddress replyTo,
+                    List<EmailAddress> toList, List<EmailAddress> cc, List<EmailAddress> bcc, Map<String, String> tags) {
 
     public static final long DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
     public static final int MAX_SUBJECT_LENGTH = 500;
@@ -36,7 +43,8 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
     private static final Set<String> RESERVED_HEADERS = caseInsensitive(
             "from", "to", "cc", "bcc", "sender", "reply-to", "subject", "date", "message-id", "mime-version",
             "return-path", "received", "in-reply-to", "references", "dkim-signature", "content-type",
-            "content-transfer-encoding", "content-disposition", "content-id", "content-description");
+            "content-transfer-encoding", "content-disposition", "content-id", "content-description",
+            EmailRecipients.TAG_HEADER);
 
     public Email {
         Objects.requireNonNull(from, "from");
@@ -56,6 +64,27 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
         if (templateVersion == null || !TEMPLATE_VERSION.matcher(templateVersion).matches()) {
             throw new InvalidEmailException("templateVersion", "must be 1..100 printable ASCII characters");
         }
+        toList = toList == null || toList.isEmpty() ? List.of(to) : List.copyOf(toList);
+        if (!toList.getFirst().equals(to)) {
+            throw new InvalidEmailException("to", "must be the first of toList");
+        }
+        cc = cc == null ? List.of() : List.copyOf(cc);
+        bcc = bcc == null ? List.of() : List.copyOf(bcc);
+        tags = EmailRecipients.checkedTags(tags);
+        EmailRecipients.requireDistinct(toList, cc, bcc);
+    }
+
+    /** An email to one recipient, without cc, bcc or tags. */
+    public Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
+                 Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
+        this(from, to, subject, textBody, htmlBody, headers, templateVersion, replyTo, null, null, null, null);
+    }
+
+    /** This email to these recipients, with these tags ({@code toList} not empty). */
+    public Email withRecipients(List<EmailAddress> toList, List<EmailAddress> cc, List<EmailAddress> bcc,
+                                Map<String, String> tags) {
+        return new Email(from, toList.getFirst(), subject, textBody, htmlBody, headers, templateVersion, replyTo, toList, cc, bcc,
+                tags);
     }
 
     /** An email without a Reply-To: replies go to {@code from}. */
@@ -89,7 +118,8 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
 
     @Override
     public String toString() {
-        return "Email[to=" + to.masked() + ", template=" + templateVersion + ", subjectChars=" + subject.length()
+        return "Email[to=" + to.masked() + (toList.size() + cc.size() + bcc.size() > 1
+                ? " +" + (toList.size() + cc.size() + bcc.size() - 1) : "") + ", template=" + templateVersion + ", subjectChars=" + subject.length()
                 + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length() + "]";
     }
 

@@ -19,4 +19,12 @@ public final class TestEmails {
     public static Email sample() {
         return to("ann@example.com");
     }
+
+    /** To Ann and Bo, Cc Carl, Bcc Dora, tagged category=invoice and plan=pro. */
+    public static Email several() {
+        Email one = sample();
+        return one.withRecipients(java.util.List.of(one.to(), EmailAddress.of("bo@example.com")),
+                java.util.List.of(EmailAddress.of("carl@corp.example", "Carl")), java.util.List.of(EmailAddress.of("dora@audit.example")),
+                new java.util.LinkedHashMap<>(Map.of("category", "invoice")) {{ put("plan", "pro"); }});
+    }
 }

@@ -27,7 +27,8 @@ public record NewMessage(String topic, String aggregateType, String aggregateId,
     public static final int DEFAULT_MAX_ATTEMPTS = 10;
     public static final int MAX_KEY_LENGTH = 200;
 
-    public static final int MAX_TERMS = 64;
+    /** An email with 100 recipients (a to: and a domain: term each), its template and 10 tags fits. */
+    public static final int MAX_TERMS = 256;
     public static final int MAX_TERM_LENGTH = 340;
     private static final Pattern TERM = Pattern.compile("^[a-z][a-z0-9_-]{0,31}:.+$", Pattern.DOTALL);
 

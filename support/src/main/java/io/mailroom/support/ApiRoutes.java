@@ -30,7 +30,7 @@ import java.util.Set;
  *   <li>{@code GET /api/about/{type}/{id}/emails} → {@link AboutEmails}: every email about one business entity
  *       ({@code /api/about/user/42/emails}), oldest first, with timelines; {@code GET /api/orders/{orderId}/emails}
  *       is the same for type {@code order}; {@code GET /api/about} → the entity types known ({@code {"types": [...]}})</li>
- *   <li>{@code GET /api/emails?recipient=&domain=&topic=&template=&status=&delivery=&key=&keyPrefix=&providerMessageId=&error=&about=TYPE:ID&since=&until=&olderThan=&cursor=&limit=}
+ *   <li>{@code GET /api/emails?recipient=&domain=&topic=&template=&tag=NAME=VALUE&status=&delivery=&key=&keyPrefix=&providerMessageId=&error=&about=TYPE:ID&since=&until=&olderThan=&cursor=&limit=}
  *       → {@link SearchPage}: a search of the whole history, any combination, newest queued first ({@code since},
  *       {@code until} and {@code olderThan} bound when it was queued). {@code status} (with its times) alone is the
  *       status list, newest change first, as before</li>

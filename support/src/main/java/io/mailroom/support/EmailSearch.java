@@ -1,6 +1,7 @@
 package io.mailroom.support;
 
 import io.mailroom.delivery.Addresses;
+import io.mailroom.mailbox.TagRules;
 
 import java.net.IDN;
 import java.time.Duration;
@@ -21,15 +22,16 @@ import java.util.regex.Pattern;
  * @param since  queued at or after
  * @param until  queued before
  * @param cursor where the previous page ended (queued at, key), or null for the first page
+ * @param tag    a tag the email was sent with, {@code name=value} (its {@code tag:} search term), or null
  */
 public record EmailSearch(String recipient, String domain, String topic, String template, EmailStatus status,
                           String delivery, String key, String keyPrefix, String providerMessageId, String error,
-                          About about, Instant since, Instant until, Cursor cursor, int limit) {
+                          About about, Instant since, Instant until, Cursor cursor, int limit, String tag) {
 
     /** The parameters that make a list request a search (beside status, times, cursor and limit). */
     public static final Set<String> FILTERS = Set.of(SupportParams.RECIPIENT, SupportParams.DOMAIN, SupportParams.TOPIC,
             SupportParams.TEMPLATE, SupportParams.DELIVERY, SupportParams.KEY, SupportParams.KEY_PREFIX,
-            SupportParams.PROVIDER_MESSAGE_ID, SupportParams.ERROR, SupportParams.ABOUT);
+            SupportParams.PROVIDER_MESSAGE_ID, SupportParams.ERROR, SupportParams.ABOUT, SupportParams.TAG);
 
     /** Every parameter a search reads. */
     public static final Set<String> PARAMETERS;
@@ -54,31 +56,39 @@ public record EmailSearch(String recipient, String domain, String topic, String 
         }
     }
 
+    /** A search without a tag. */
+    public EmailSearch(String recipient, String domain, String topic, String template, EmailStatus status,
+                       String delivery, String key, String keyPrefix, String providerMessageId, String error,
+                       About about, Instant since, Instant until, Cursor cursor, int limit) {
+        this(recipient, domain, topic, template, status, delivery, key, keyPrefix, providerMessageId, error, about, since,
+                until, cursor, limit, null);
+    }
+
     /**
      * Whether anything narrows the search beyond status and time (a search, not a status list).
      * Scheduled is one: a status list reads the stored status, which is pending for a scheduled email.
      */
     public boolean hasFilter() {
-        return status == EmailStatus.SCHEDULED || recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
+        return status == EmailStatus.SCHEDULED || tag != null || recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
                 || keyPrefix != null || providerMessageId != null || error != null || about != null;
     }
 
     /** The same search continuing at {@code next}. */
     public EmailSearch from(Cursor next) {
         return new EmailSearch(recipient, domain, topic, template, status, delivery, key, keyPrefix, providerMessageId,
-                error, about, since, until, next, limit);
+                error, about, since, until, next, limit, tag);
     }
 
     /** The same search, one page of {@code size} starting after {@code next} (null: from the start). */
     public EmailSearch page(Cursor next, int size) {
         return new EmailSearch(recipient, domain, topic, template, status, delivery, key, keyPrefix, providerMessageId,
-                error, about, since, until, next, size);
+                error, about, since, until, next, size, tag);
     }
 
     /** The same search restricted to one key (nothing matches when the search names another key). */
     EmailSearch only(String k) {
         return new EmailSearch(recipient, domain, topic, template, status, delivery, k, keyPrefix, providerMessageId,
-                error, about, since, until, null, 1);
+                error, about, since, until, null, 1, tag);
     }
 
     /** The search as request parameters (what a link to it carries), without the cursor. */
@@ -95,6 +105,7 @@ public record EmailSearch(String recipient, String domain, String topic, String 
         put(out, SupportParams.PROVIDER_MESSAGE_ID, providerMessageId);
         put(out, SupportParams.ERROR, error);
         put(out, SupportParams.ABOUT, about == null ? null : about.type() + ":" + about.id());
+        put(out, SupportParams.TAG, tag);
         put(out, SupportParams.SINCE, since == null ? null : since.toString());
         put(out, SupportParams.UNTIL, until == null ? null : until.toString());
         if (limit != SupportService.DEFAULT_PAGE_SIZE) {
@@ -136,7 +147,23 @@ public record EmailSearch(String recipient, String domain, String topic, String 
                 Params.time(SupportParams.SINCE, get.apply(SupportParams.SINCE), now),
                 until,
                 Params.cursor(SupportParams.CURSOR, get.apply(SupportParams.CURSOR)),
-                Params.limit(SupportParams.LIMIT, get.apply(SupportParams.LIMIT)));
+                Params.limit(SupportParams.LIMIT, get.apply(SupportParams.LIMIT)),
+                tag(get.apply(SupportParams.TAG)));
+    }
+
+    /** {@code name=value} as the email API allows a tag ({@link TagRules}). */
+    private static String tag(String raw) {
+        String v = optional(raw);
+        if (v == null) {
+            return null;
+        }
+        int eq = v.indexOf('=');
+        if (eq < 0 || TagRules.nameProblem(v.substring(0, eq)).isPresent() || TagRules.valueProblem(v.substring(eq + 1)).isPresent()) {
+            throw new InvalidParameterException(SupportParams.TAG, SupportParams.TAG
+                    + " must be name=value as the email was tagged, e.g. category=invoice (a name of A-Z, a-z, 0-9, '_', '-';"
+                    + " a value of those and '.', ':', '@', '/')");
+        }
+        return v;
     }
 
     private static String optional(String raw) {

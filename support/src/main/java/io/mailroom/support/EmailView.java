@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One email as support staff see it.
@@ -44,6 +45,8 @@ import java.util.List;
  * @param suppression       the suppression in force for the recipient, with its link; null when there is none.
  *                          While it {@linkplain SuppressionNote#blocksRetry() blocks a retry}, retry is not
  *                          among the actions: the same send would be stopped the same way
+ * @param recipients        every recipient (To, Cc, Bcc) with its own delivery state ({@link RecipientView}); null in lists
+ * @param tags              the tags the email was sent with ({@code category=invoice}); null in lists
  */
 public record EmailView(String key, String topic, String kind, About about,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -53,7 +56,9 @@ public record EmailView(String key, String topic, String kind, About about,
                         String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline,
                         @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery,
-                        SuppressionNote suppression) {
+                        SuppressionNote suppression,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) List<RecipientView> recipients,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, String> tags) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -67,6 +72,29 @@ public record EmailView(String key, String topic, String kind, About about,
         resentAs = List.copyOf(resentAs);
         actions = List.copyOf(actions);
         timeline = timeline == null ? null : List.copyOf(timeline);
+        recipients = recipients == null ? null : List.copyOf(recipients);
+        tags = tags == null ? null : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(tags));
+    }
+
+    /** An email without its recipients' list and tags (as lists show it). */
+    public EmailView(String key, String topic, String kind, About about,
+                     String recipient, String recipientName, String subject, EmailStatus status,
+                     int attempts, int maxAttempts, String lastError,
+                     Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
+                     String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
+                     String resendOf, List<String> resentAs, List<String> actions, String mainAction,
+                     List<TimelineEntry> timeline, Rendering rendering, Delivery delivery, SuppressionNote suppression) {
+        this(key, topic, kind, about, recipient, recipientName, subject, status, attempts, maxAttempts,
+                lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId, providerReply, deliveryRecord,
+                contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, suppression, null, null);
+    }
+
+    /** The same email with its recipients and tags (the detail). */
+    public EmailView withRecipients(List<RecipientView> recipients, Map<String, String> tags) {
+        return new EmailView(key, topic, kind, about, recipient, recipientName, subject, status,
+                attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
+                providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery,
+                suppression, recipients, tags);
     }
 
     /** An email whose recipient is not suppressed. */

@@ -24,6 +24,8 @@ public final class SupportParams {
     public static final String DOMAIN = "domain";
     public static final String TOPIC = "topic";
     public static final String TEMPLATE = "template";
+    /** A tag the email was sent with, {@code name=value}. */
+    public static final String TAG = "tag";
     public static final String KEY_PREFIX = "keyPrefix";
     public static final String ERROR = "error";
     public static final String ABOUT = "about";

@@ -63,7 +63,7 @@ final class SupportStore {
     /** One stored delivery report. */
     record DeliveryEventRow(long id, String source, String deliveryId, Instant receivedAt, Instant occurredAt, String kind,
                             String bounceType, String providerEvent, String providerMessageId, String key, String recipient,
-                            String diagnosticCode, String description, boolean applied) {
+                            String diagnosticCode, String description, boolean applied, Map<String, String> tags) {
     }
 
     /** One finished attempt. */
@@ -139,6 +139,9 @@ final class SupportStore {
         if (to != null && to.isObject()) {
             return to;
         }
+        if (to != null && to.isArray() && !to.isEmpty() && to.get(0).isObject()) {
+            return to.get(0); // envelope v2: the first To
+        }
         if (root.hasNonNull("customerEmail")) {
             var legacy = SupportJson.mapper().createObjectNode();
             legacy.set("address", root.get("customerEmail"));
@@ -191,6 +194,9 @@ final class SupportStore {
         }
         if (search.domain() != null) {
             terms.add(SearchTerms.term(SearchTerms.DOMAIN, search.domain()));
+        }
+        if (search.tag() != null) {
+            terms.add(SearchTerms.term(SearchTerms.TAG, search.tag()));
         }
         Cursor c = search.cursor();
         return new EffectSearch.Criteria(terms, search.status() == null ? null : search.status().storedStatus(),
@@ -259,7 +265,7 @@ final class SupportStore {
     private static DeliveryEventRow eventRow(DeliveryEventHistory.Stored r) {
         return new DeliveryEventRow(r.id(), r.source(), r.deliveryId(), r.receivedAt(), r.occurredAt(), r.kind(),
                 r.bounceType(), r.providerEvent(), r.providerMessageId(), r.key(), r.recipient(),
-                r.diagnosticCode(), r.description(), r.applied());
+                r.diagnosticCode(), r.description(), r.applied(), r.tags());
     }
 
     /** Resends of the given emails, oldest first. */

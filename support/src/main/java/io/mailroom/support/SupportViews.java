@@ -87,6 +87,7 @@ final class SupportViews {
             }
         }
         Map<String, SuppressionNote> suppressed = suppressionsOf(tx, rows);
+        Map<String, RecipientList.Of> recipients = withTimeline ? RecipientList.of(tx, rows, suppressionList) : Map.of();
         List<EmailView> out = new ArrayList<>(rows.size());
         for (SupportStore.EmailRow row : rows) {
             List<TimelineEntry.Attempt> tries = attempts.getOrDefault(row.key(), List.of()).stream()
@@ -110,12 +111,14 @@ final class SupportViews {
                 for (SupportStore.DeliveryEventRow e : events.getOrDefault(row.key(), List.of())) {
                     timeline.add(new TimelineEntry.Delivery(e.occurredAt() != null ? e.occurredAt() : e.receivedAt(),
                             e.receivedAt(), e.source(), e.kind(), e.bounceType(), e.providerEvent(), e.diagnosticCode(),
-                            e.description(), e.applied()));
+                            e.description(), e.applied(), e.recipient(), e.tags()));
                 }
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
-            out.add(view(row, status(row), tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
-                    renderings.get(row.key()), suppressed.get(row.key())));
+            EmailView view = view(row, status(row), tries, resentAs.getOrDefault(row.key(), List.of()),
+                    permanent.getOrDefault(row.key(), false), timeline, renderings.get(row.key()), suppressed.get(row.key()));
+            RecipientList.Of who = recipients.get(row.key());
+            out.add(who == null ? view : view.withRecipients(who.recipients(), who.tags()));
         }
         return out;
     }

@@ -5,6 +5,7 @@ import io.mailroom.outbox.runtime.AttemptDetail;
 
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One line of an email's history: an attempt the dispatcher made, an action a person took, or what
@@ -90,6 +91,7 @@ public sealed interface TimelineEntry {
                 case AuditActions.RESCHEDULE -> "Rescheduled";
                 case AuditActions.CLOSE -> "Closed (won't send)";
                 case AuditActions.ERASE -> "Address erased on request";
+                case "recipient_suppressed" -> "Suppressed recipients left out of the send";
                 default -> action.replace('_', ' ');
             };
             return what + " by " + actor + " (" + role.toLowerCase(Locale.ROOT) + ")";
@@ -104,9 +106,17 @@ public sealed interface TimelineEntry {
      * @param bounceType     hard or soft for a bounce
      * @param diagnosticCode the provider's or remote server's words ({@code smtp; 550 5.1.1 user unknown})
      * @param applied        false when it arrived after a later state (out of order) and so did not change the email
+     * @param recipient      the address it is about, as reported (an email with several recipients has events for each)
+     * @param tags           the email's tags the provider echoed with it
      */
     record Delivery(Instant at, Instant receivedAt, String source, String kind, String bounceType, String providerEvent,
-                    String diagnosticCode, String description, boolean applied) implements TimelineEntry {
+                    String diagnosticCode, String description, boolean applied, String recipient,
+                    Map<String, String> tags) implements TimelineEntry {
+
+        Delivery(Instant at, Instant receivedAt, String source, String kind, String bounceType, String providerEvent,
+                 String diagnosticCode, String description, boolean applied) {
+            this(at, receivedAt, source, kind, bounceType, providerEvent, diagnosticCode, description, applied, null, Map.of());
+        }
 
         @JsonProperty("type")
         public String type() {

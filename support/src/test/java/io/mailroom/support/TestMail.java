@@ -175,7 +175,7 @@ final class TestMail {
 
     static void truncate(DSLContext dsl) {
         dsl.execute("TRUNCATE outbox_message, outbox_effect, outbox_effect_term, outbox_attempt, idempotency_record, audit_log, outbox_control, "
-                + "email_rendering, delivery_event, delivery_state, suppression, soft_bounce_run");
+                + "email_rendering, delivery_event, delivery_state, delivery_recipient_state, suppression, soft_bounce_run");
     }
 
     /** Holds the queue row of {@code key} locked as a dispatcher would ({@code FOR NO KEY UPDATE}) until closed. */

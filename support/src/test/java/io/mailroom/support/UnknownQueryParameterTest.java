@@ -61,7 +61,7 @@ class UnknownQueryParameterTest {
     void theApiRefusesAnUnknownParameterNamingItAndTheAcceptedOnes() {
         assertThat(refused("/api/emails?status=failed&recipent=ann102@example.com", "recipent").get("error").asText())
                 .isEqualTo("unknown parameter recipent; accepted: about, cursor, delivery, domain, error, key, keyPrefix, limit, "
-                        + "olderThan, providerMessageId, recipient, since, status, template, topic, until");
+                        + "olderThan, providerMessageId, recipient, since, status, tag, template, topic, until");
         assertThat(refused("/api/delivery?delivery=bounced&since=1h", "since").get("error").asText())
                 .isEqualTo("unknown parameter since; accepted: cursor, delivery, limit");
         assertThat(refused("/api/delivery/orphans?address=x", "address").get("error").asText())

@@ -9,6 +9,7 @@ import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
+import io.mailroom.db.jooq.tables.DeliveryRecipientState;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
@@ -29,6 +30,7 @@ import io.mailroom.db.jooq.tables.records.BulkActionRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRollupRecord;
+import io.mailroom.db.jooq.tables.records.DeliveryRecipientStateRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
 import io.mailroom.db.jooq.tables.records.EmailCaptureRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
@@ -70,6 +72,7 @@ public class Keys {
     public static final UniqueKey<DeliveryEventRecord> DELIVERY_EVENT_PKEY = Internal.createUniqueKey(DeliveryEvent.DELIVERY_EVENT, DSL.name("delivery_event_pkey"), new TableField[] { DeliveryEvent.DELIVERY_EVENT.ID }, true);
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
     public static final UniqueKey<DeliveryEventRollupRecord> DELIVERY_EVENT_ROLLUP_PKEY = Internal.createUniqueKey(DeliveryEventRollup.DELIVERY_EVENT_ROLLUP, DSL.name("delivery_event_rollup_pkey"), new TableField[] { DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.RESOLUTION, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BUCKET, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.TOPIC, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.KIND, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BOUNCE }, true);
+    public static final UniqueKey<DeliveryRecipientStateRecord> DELIVERY_RECIPIENT_STATE_PKEY = Internal.createUniqueKey(DeliveryRecipientState.DELIVERY_RECIPIENT_STATE, DSL.name("delivery_recipient_state_pkey"), new TableField[] { DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.IDEMPOTENCY_KEY, DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.ADDRESS }, true);
     public static final UniqueKey<DeliveryStateRecord> DELIVERY_STATE_PKEY = Internal.createUniqueKey(DeliveryState.DELIVERY_STATE, DSL.name("delivery_state_pkey"), new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<EmailCaptureRecord> EMAIL_CAPTURE_ID_KEY = Internal.createUniqueKey(EmailCapture.EMAIL_CAPTURE, DSL.name("email_capture_id_key"), new TableField[] { EmailCapture.EMAIL_CAPTURE.ID }, true);
     public static final UniqueKey<EmailCaptureRecord> EMAIL_CAPTURE_PKEY = Internal.createUniqueKey(EmailCapture.EMAIL_CAPTURE, DSL.name("email_capture_pkey"), new TableField[] { EmailCapture.EMAIL_CAPTURE.IDEMPOTENCY_KEY }, true);
@@ -91,5 +94,6 @@ public class Keys {
     // FOREIGN KEY definitions
     // -------------------------------------------------------------------------
 
+    public static final ForeignKey<DeliveryRecipientStateRecord, DeliveryStateRecord> DELIVERY_RECIPIENT_STATE__DELIVERY_RECIPIENT_STATE_EMAIL_FK = Internal.createForeignKey(DeliveryRecipientState.DELIVERY_RECIPIENT_STATE, DSL.name("delivery_recipient_state_email_fk"), new TableField[] { DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.IDEMPOTENCY_KEY }, Keys.DELIVERY_STATE_PKEY, new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
     public static final ForeignKey<OutboxEffectTermRecord, OutboxEffectRecord> OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK = Internal.createForeignKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_effect_fk"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

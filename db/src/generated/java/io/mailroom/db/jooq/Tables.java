@@ -9,6 +9,7 @@ import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
+import io.mailroom.db.jooq.tables.DeliveryRecipientState;
 import io.mailroom.db.jooq.tables.DeliveryState;
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
@@ -60,6 +61,12 @@ public class Tables {
      * email (none) and bounce type (none); kept by a trigger.
      */
     public static final DeliveryEventRollup DELIVERY_EVENT_ROLLUP = DeliveryEventRollup.DELIVERY_EVENT_ROLLUP;
+
+    /**
+     * The delivery state of each recipient of an email a provider reported on;
+     * owned by delivery-events.
+     */
+    public static final DeliveryRecipientState DELIVERY_RECIPIENT_STATE = DeliveryRecipientState.DELIVERY_RECIPIENT_STATE;
 
     /**
      * The delivery state of each email a provider reported on after accepting

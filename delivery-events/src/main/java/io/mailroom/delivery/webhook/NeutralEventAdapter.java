@@ -15,8 +15,11 @@ import java.util.Locale;
  * <pre>
  * {"type": "bounced", "bounce_type": "hard", "message_id": "...", "idempotency_key": "email-order-102",
  *  "recipient": "ann@example.com", "occurred_at": "2026-12-04T10:02:00Z",
- *  "diagnostic_code": "smtp; 550 5.1.1 user unknown", "description": "..."}
+ *  "diagnostic_code": "smtp; 550 5.1.1 user unknown", "description": "...",
+ *  "tags": {"category": "invoice"}}
  * </pre>
+ * {@code tags} (optional; an object, or an array of {@code {"name", "value"}}) are the email's tags as the
+ * provider echoes them ({@link EchoedTags}).
  * {@code type} is delivered, deferred, bounced or complained; any other value is kept as unknown.
  * {@code bounce_type} (hard or soft) is required for a bounce; a bounce needs {@code message_id} or
  * {@code idempotency_key} no more than any other event does: an event neither matches is an orphan.
@@ -78,6 +81,7 @@ public final class NeutralEventAdapter implements DeliveryEventAdapter {
                 Json.text(e, "recipient", at + "recipient", false),
                 Json.instant(e, "occurred_at", at + "occurred_at"),
                 Json.text(e, "diagnostic_code", at + "diagnostic_code", false),
-                Json.text(e, "description", at + "description", false));
+                Json.text(e, "description", at + "description", false),
+                EchoedTags.read(e.get("tags"), ResendEventAdapter.KEY_TAG));
     }
 }

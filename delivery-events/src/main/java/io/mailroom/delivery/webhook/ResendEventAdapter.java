@@ -20,7 +20,8 @@ import java.util.List;
  * </pre>
  * {@code data.email_id} is the id Resend's send API returned, which Mailroom stored as the provider
  * message id; {@code tags.idempotency_key} (an object of tags, or the array form
- * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it. A bounce of type
+ * {@code [{"name": ..., "value": ...}]}) is our key when the sender set it; the email's other tags,
+ * which Mailroom's HTTP transport sends with the key, come back beside it ({@link EchoedTags}). A bounce of type
  * {@code Permanent} is hard; {@code Transient} and {@code Undetermined} are soft. Every other event
  * type (sent, opened, clicked, ...) is kept as unknown. One event per recipient in {@code data.to}, at
  * most {@link DeliveryEventAdapter#MAX_EVENTS}.
@@ -68,10 +69,11 @@ public final class ResendEventAdapter implements DeliveryEventAdapter {
         // one event per affected recipient, as Resend lists them (Mailroom's own emails have one)
         String providerId = Json.text(data, "email_id", "data.email_id", false);
         String key = tag(data.get("tags"));
+        java.util.Map<String, String> tags = EchoedTags.read(data.get("tags"), KEY_TAG);
         java.time.Instant at = Json.instant(root, "created_at", "created_at");
         List<DeliveryEvent> events = new java.util.ArrayList<>();
         for (String recipient : recipients(data.get("to"))) {
-            events.add(new DeliveryEvent(kind, bounce, type, providerId, key, recipient, at, diagnostic, description));
+            events.add(new DeliveryEvent(kind, bounce, type, providerId, key, recipient, at, diagnostic, description, tags));
         }
         return events;
     }

@@ -36,7 +36,7 @@ class SuppressionListTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE suppression, soft_bounce_run, delivery_event, delivery_state, audit_log");
+        pg.dsl().execute("TRUNCATE suppression, soft_bounce_run, delivery_event, delivery_state, delivery_recipient_state, audit_log");
     }
 
     private static <T> T inTx(Function<DSLContext, T> work) {

@@ -32,7 +32,11 @@ import java.util.function.Supplier;
  * change it by its idempotency key, in the caller's transaction ({@link PendingMessages}).
  *
  * <p>The payload is an envelope the dispatcher reads: {@code {"v":1,"template":...,"locale":...,
- * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}.
+ * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}. An email with
+ * several To, any Cc or Bcc, or tags is written as version 2 instead ({@link #ENVELOPE_V2}): {@code to}
+ * is then an array, and {@code cc}, {@code bcc} (arrays) and {@code tags} (an object) appear when not
+ * empty, in the order {@code v, template, locale, to, cc, bcc, replyTo, headers, tags, data}. An email
+ * that uses none of them keeps the version 1 bytes, which every dispatcher reads.
  */
 public final class EmailOutbox {
 
@@ -40,6 +44,8 @@ public final class EmailOutbox {
     public static final int ENVELOPE_VERSION = 1;
     /** How far ahead an email may be scheduled by default (the SQL function's bound too). */
     public static final Duration DEFAULT_MAX_SEND_AHEAD = Duration.ofDays(30);
+    /** The envelope version of an email with several recipients or tags. */
+    public static final int ENVELOPE_V2 = 2;
 
     private final OutboxEnqueuer enqueuer;
     private final Supplier<? extends java.util.Set<String>> templates;
@@ -142,12 +148,25 @@ public final class EmailOutbox {
 
     static String envelope(OutgoingEmail email) {
         StringBuilder out = new StringBuilder(512);
-        out.append("{\"v\":").append(ENVELOPE_VERSION).append(",\"template\":");
+        boolean v2 = email.needsEnvelopeV2();
+        out.append("{\"v\":").append(v2 ? ENVELOPE_V2 : ENVELOPE_VERSION).append(",\"template\":");
         Json.string(out, email.template());
         out.append(",\"locale\":");
         Json.string(out, email.locale().toLanguageTag());
         out.append(",\"to\":");
-        mailbox(out, email.to());
+        if (v2) {
+            mailboxes(out, email.toList());
+            if (!email.cc().isEmpty()) {
+                out.append(",\"cc\":");
+                mailboxes(out, email.cc());
+            }
+            if (!email.bcc().isEmpty()) {
+                out.append(",\"bcc\":");
+                mailboxes(out, email.bcc());
+            }
+        } else {
+            mailbox(out, email.to());
+        }
         if (email.replyTo() != null) {
             out.append(",\"replyTo\":");
             mailbox(out, email.replyTo());
@@ -163,8 +182,34 @@ public final class EmailOutbox {
             out.append(':');
             Json.string(out, h.getValue());
         }
-        out.append("},\"data\":").append(Json.write(email.data())).append('}');
+        out.append('}');
+        if (!email.tags().isEmpty()) {
+            out.append(",\"tags\":{");
+            boolean firstTag = true;
+            for (Map.Entry<String, String> t : email.tags().entrySet()) {
+                if (!firstTag) {
+                    out.append(',');
+                }
+                firstTag = false;
+                Json.string(out, t.getKey());
+                out.append(':');
+                Json.string(out, t.getValue());
+            }
+            out.append('}');
+        }
+        out.append(",\"data\":").append(Json.write(email.data())).append('}');
         return out.toString();
+    }
+
+    private static void mailboxes(StringBuilder out, java.util.List<OutgoingEmail.Mailbox> list) {
+        out.append('[');
+        for (int i = 0; i < list.size(); i++) {
+            if (i > 0) {
+                out.append(',');
+            }
+            mailbox(out, list.get(i));
+        }
+        out.append(']');
     }
 
     private static void mailbox(StringBuilder out, OutgoingEmail.Mailbox m) {

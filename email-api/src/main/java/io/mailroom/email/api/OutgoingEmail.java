@@ -1,11 +1,14 @@
 package io.mailroom.email.api;
 
 import io.mailroom.mailbox.MailboxRules;
+import io.mailroom.mailbox.TagRules;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IllformedLocaleException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -35,12 +38,19 @@ import java.util.regex.Pattern;
  * @param orderingKey optional: emails with the same key go out one at a time, in the order they were
  *                    enqueued (whatever their topics), e.g. {@code order-102} for every email of an
  *                    order; null: no order is kept
+ * @param to          the first of {@code toList}, for callers written when an email had one recipient
+ * @param toList      every To recipient, in order ({@link RecipientRules} has the limits)
+ * @param cc          Cc recipients, possibly none
+ * @param bcc         Bcc recipients, possibly none: in the SMTP envelope only, never in a header
+ * @param tags        {@code name=value} tags ({@link io.mailroom.mailbox.TagRules}), in the order given
  * @param sendAt      optional: not sent before this instant (a time in the past means now); at most
  *                    {@link EmailOutbox#DEFAULT_MAX_SEND_AHEAD} ahead, checked at enqueue; null: at once
  */
 public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                             Map<String, String> headers, Map<String, Object> data, String aggregateType,
-                            String aggregateId, String idempotencyKey, String orderingKey, Instant sendAt) {
+                            String aggregateId, String idempotencyKey, String orderingKey,
+                            List<Mailbox> toList, List<Mailbox> cc, List<Mailbox> bcc, Map<String, String> tags,
+                            Instant sendAt) {
 
     public static final String TOPIC_PREFIX = "email.";
     public static final int MAX_HEADER_VALUE_LENGTH = 900;
@@ -63,14 +73,23 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
     public OutgoingEmail {
         headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
         data = Collections.unmodifiableMap(new LinkedHashMap<>(data));
+        toList = toList == null || toList.isEmpty() ? (to == null ? List.of() : List.of(to)) : List.copyOf(toList);
+        cc = cc == null ? List.of() : List.copyOf(cc);
+        bcc = bcc == null ? List.of() : List.copyOf(bcc);
+        tags = tags == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(tags));
     }
 
-    /** An email sent at once. */
+    /** An email to one recipient, without cc, bcc or tags, sent at once (the record as it was before they existed). */
     public OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                          Map<String, String> headers, Map<String, Object> data, String aggregateType,
                          String aggregateId, String idempotencyKey, String orderingKey) {
         this(topic, template, locale, to, replyTo, headers, data, aggregateType, aggregateId, idempotencyKey, orderingKey,
-                null);
+                null, null, null, null, null);
+    }
+
+    /** Whether the envelope needs version 2: several To, any Cc or Bcc, or tags (else it is v1, byte for byte). */
+    public boolean needsEnvelopeV2() {
+        return toList.size() > 1 || !cc.isEmpty() || !bcc.isEmpty() || !tags.isEmpty();
     }
 
     public static Builder template(String template) {
@@ -81,7 +100,10 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         private final String template;
         private String topic;
         private String locale = "en";
-        private Mailbox to;
+        private final List<Mailbox> to = new ArrayList<>();
+        private final List<Mailbox> cc = new ArrayList<>();
+        private final List<Mailbox> bcc = new ArrayList<>();
+        private final Map<String, String> tags = new LinkedHashMap<>();
         private Mailbox replyTo;
         private final Map<String, String> headers = new LinkedHashMap<>();
         private Map<String, ?> data = Map.of();
@@ -106,8 +128,33 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             return this;
         }
 
+        /** Adds a To recipient; call it again for more (at most {@link RecipientRules#MAX_TO}). */
         public Builder to(String address, String name) {
-            this.to = new Mailbox(address, name);
+            to.add(new Mailbox(address, name));
+            return this;
+        }
+
+        /** Adds a Cc recipient (at most {@link RecipientRules#MAX_CC}). */
+        public Builder cc(String address, String name) {
+            cc.add(new Mailbox(address, name));
+            return this;
+        }
+
+        /** Adds a Bcc recipient (at most {@link RecipientRules#MAX_BCC}): sent the email, named in no header. */
+        public Builder bcc(String address, String name) {
+            bcc.add(new Mailbox(address, name));
+            return this;
+        }
+
+        /**
+         * A tag ({@link io.mailroom.mailbox.TagRules}: at most 10, e.g. {@code category=invoice}): sent to
+         * the provider, echoed in its delivery events, searchable in support ({@code tag:category=invoice}).
+         */
+        public Builder tag(String name, String value) {
+            if (name != null && tags.keySet().stream().anyMatch(name::equalsIgnoreCase)) {
+                throw new InvalidEmailException("tags." + name, "is given twice");
+            }
+            tags.put(name, value);
             return this;
         }
 
@@ -184,31 +231,20 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             if (l.getLanguage().isEmpty()) {
                 throw new InvalidEmailException("locale", "names no language: " + quote(locale));
             }
-            if (to == null) {
-                throw new InvalidEmailException("to", "is missing");
-            }
-            mailbox("to", to);
+            RecipientRules.check(to, cc, bcc);
+            TagRules.problem(tags).ifPresent(p -> {
+                throw new InvalidEmailException(p[0], p[1]);
+            });
             if (replyTo != null) {
-                mailbox("replyTo", replyTo);
+                RecipientRules.mailbox("replyTo", replyTo);
             }
             for (Map.Entry<String, String> h : headers.entrySet()) {
                 checkHeader(h.getKey(), h.getValue());
             }
             Map<String, Object> copy = new LinkedHashMap<>();
             data.forEach((k, v) -> copy.put(k, v));
-            return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey,
-                    orderingKey, sendAt);
-        }
-
-        private static void mailbox(String field, Mailbox m) {
-            MailboxRules.addressProblem(m.address()).ifPresent(p -> {
-                throw new InvalidEmailException(field + ".address", p);
-            });
-            if (m.name() != null) {
-                MailboxRules.displayNameProblem(m.name()).ifPresent(p -> {
-                    throw new InvalidEmailException(field + ".name", p);
-                });
-            }
+            return new OutgoingEmail(t, template, l, to.getFirst(), replyTo, headers, copy, aggregateType, aggregateId,
+                    idempotencyKey, orderingKey, to, cc, bcc, tags, sendAt);
         }
 
         private static void checkHeader(String name, String value) {
@@ -216,6 +252,9 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             if (name == null || !(X_HEADER.matcher(name).matches() || LIST_HEADERS.contains(name))) {
                 throw new InvalidEmailException(name == null ? "headers" : field,
                         "is not a header a caller may set: only X-* and " + new TreeSet<>(LIST_HEADERS));
+            }
+            if (name.equalsIgnoreCase("X-Mailroom-Tag")) {
+                throw new InvalidEmailException(field, "is the header the dispatcher writes the tags in; give tags with tag(name, value)");
             }
             if (value == null || value.isBlank()) {
                 throw new InvalidEmailException(field, "has no value");

@@ -22,18 +22,38 @@ public final class SearchTerms {
     public static final String DOMAIN = "domain";
     /** The template: {@code template:receipt}. */
     public static final String TEMPLATE = "template";
+    /** A tag: {@code tag:category=invoice}. */
+    public static final String TAG = "tag";
 
     private SearchTerms() {
     }
 
-    /** The terms of {@code email}: its recipient, the recipient's domain, its template. */
+    /**
+     * The terms of {@code email}: its recipient, the recipient's domain, its template; with several
+     * recipients, a {@code to:} term for every To, Cc and Bcc address (support finds an email by any
+     * of them) and a {@code domain:} term for each of their domains, and a {@code tag:name=value} term
+     * for each tag. An email with one recipient and no tags has exactly the three terms it always had.
+     */
     public static List<String> of(OutgoingEmail email) {
-        List<String> terms = new ArrayList<>(3);
-        String address = normalize(email.to().address());
-        terms.add(TO + ":" + address);
-        terms.add(DOMAIN + ":" + address.substring(address.lastIndexOf('@') + 1));
+        java.util.Set<String> addresses = new java.util.LinkedHashSet<>();
+        for (List<OutgoingEmail.Mailbox> list : List.of(email.toList(), email.cc(), email.bcc())) {
+            list.forEach(m -> addresses.add(normalize(m.address())));
+        }
+        java.util.Set<String> terms = new java.util.LinkedHashSet<>();
+        for (String address : addresses) {
+            terms.add(TO + ":" + address);
+        }
+        for (String address : addresses) {
+            terms.add(DOMAIN + ":" + address.substring(address.lastIndexOf('@') + 1));
+        }
         terms.add(TEMPLATE + ":" + email.template());
-        return terms;
+        email.tags().forEach((name, value) -> terms.add(tag(name, value)));
+        return new ArrayList<>(terms);
+    }
+
+    /** {@code tag:name=value}. */
+    public static String tag(String name, String value) {
+        return TAG + ":" + name + "=" + value;
     }
 
     /** An address as terms hold it: trimmed, lower case. */

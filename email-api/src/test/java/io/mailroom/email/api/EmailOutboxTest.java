@@ -28,8 +28,12 @@ class EmailOutboxTest {
     private final EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer(), () -> Set.of("order_shipped", "order_confirmation"), 4096);
 
     private static OutgoingEmail.Builder shipped(String key) {
+        return withoutRecipient(key).to("an@example.com", "Nguyễn Văn An");
+    }
+
+    /** {@link #shipped} before its recipient is added ({@code to} adds one: a test of a bad sole recipient starts here). */
+    private static OutgoingEmail.Builder withoutRecipient(String key) {
         return OutgoingEmail.template("order_shipped")
-                .to("an@example.com", "Nguyễn Văn An")
                 .locale("vi")
                 .about("order", "102")
                 .idempotencyKey(key)
@@ -94,7 +98,7 @@ class EmailOutboxTest {
     private void refused(String field, Consumer<OutgoingEmail.Builder> change) {
         String key = "email-refused-" + field.replaceAll("[^a-zA-Z0-9]", "-");
         assertThatThrownBy(() -> pg.dsl().transaction(cfg -> {
-            OutgoingEmail.Builder b = shipped(key);
+            OutgoingEmail.Builder b = field.startsWith("to.") ? withoutRecipient(key) : shipped(key);
             change.accept(b);
             outbox.enqueue(cfg.dsl(), b.build());
         })).satisfies(e -> {

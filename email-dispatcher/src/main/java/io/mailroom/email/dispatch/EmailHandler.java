@@ -4,9 +4,7 @@ import io.mailroom.db.MailroomSchema;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.db.sql.SqlStates;
-import io.mailroom.delivery.Addresses;
 import io.mailroom.delivery.suppression.Suppression;
-import io.mailroom.delivery.suppression.SuppressionList;
 import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.InvalidEmailException;
@@ -34,12 +32,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -126,6 +122,8 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         private final RenderingStore.Rendering rendering;
         private Reservation reservation; // written by together, read by complete: the round's lock orders them
         private Suppression suppressed; // likewise; set instead of a reservation
+        private Email sending; // likewise: the email without the recipients the suppression list leaves out
+        private List<RecipientSuppression.Dropped> dropped = List.of(); // likewise: those left out
 
         private Work(ClaimedMessage message, Email email, Fingerprint fingerprint, String descriptor,
                      RenderingStore.Rendering rendering) {
@@ -158,7 +156,7 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
         Email email = composed.email();
         // The request, not its rendering: see EmailComposer for why.
         Fingerprint fingerprint = Fingerprint.of(composed.fingerprintParts().toArray(String[]::new));
-        return Prepared.of(new Work(message, email, fingerprint, descriptor(email),
+        return Prepared.of(new Work(message, email, fingerprint, SendDescriptor.of(email, transport.name()),
                 RenderingStore.Rendering.of(message, composed)));
     }
 
@@ -194,8 +192,12 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             Set<String> keys = new HashSet<>();
             for (int i = 0; i < got.size(); i++) {
                 // a key twice in one batch is reserved by its first message only
-                if (got.get(i) instanceof Reservation.Reserved && keys.add(sendable.get(i).message.idempotencyKey())) {
-                    sending.add(sendable.get(i).rendering);
+                Work w = sendable.get(i);
+                if (got.get(i) instanceof Reservation.Reserved && keys.add(w.message.idempotencyKey())) {
+                    sending.add(w.rendering);
+                    if (!w.dropped.isEmpty()) {
+                        RecipientSuppression.record(tx, w.message.idempotencyKey(), w.dropped, worker, clock.instant());
+                    }
                 }
             }
             renderings.upsert(tx, sending);
@@ -212,41 +214,38 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
     }
 
     /**
-     * Marks the batch's emails whose recipient is suppressed under their topic's policy, in one query,
-     * and returns the others. Suppressed ones get no reservation: nothing is, or will be, in flight.
+     * Marks the batch's emails none of whose To may get them (the suppression list, under their topic's
+     * policy; {@link RecipientSuppression}), in one query, and returns the others, each without its
+     * suppressed recipients. Blocked ones get no reservation: nothing is, or will be, in flight.
      */
     private List<Work> withoutSuppressed(DSLContext tx, List<Work> batch) {
         for (Work w : batch) {
             w.suppressed = null;
+            w.sending = w.email;
+            w.dropped = List.of();
         }
         if (!suppressions.on()) {
             return batch;
         }
-        Map<Work, String> addressOf = new HashMap<>();
-        for (Work w : batch) {
-            try {
-                addressOf.put(w, Addresses.normalize(w.email.to().address()));
-            } catch (IllegalArgumentException e) {
-                // the composer accepted it; an address the list cannot key on cannot be on it
-            }
-        }
-        Map<String, List<Suppression>> active = suppressions.list().active(tx, addressOf.values());
+        Map<String, List<Suppression>> active = suppressions.list().active(tx,
+                RecipientSuppression.addresses(batch.stream().map(w -> w.email).toList()));
         if (active.isEmpty()) {
             return batch;
         }
         List<Work> sendable = new ArrayList<>(batch.size());
         for (Work w : batch) {
-            Optional<Suppression> stop = SuppressionList.blocking(active.get(addressOf.get(w)),
-                    suppressions.policy(w.message.topic()));
-            if (stop.isPresent() && alreadySent(tx, w.message.idempotencyKey())) {
+            RecipientSuppression.Verdict v = RecipientSuppression.judge(w.email, active, suppressions.policy(w.message.topic()));
+            if (v.blocked() != null && alreadySent(tx, w.message.idempotencyKey())) {
                 // sent before its address was suppressed (the bounce is about that send): the
                 // reservation answers "already sent" and the message ends done, not failed
                 sendable.add(w);
-            } else if (stop.isPresent()) {
-                w.suppressed = stop.get();
+            } else if (v.blocked() != null) {
+                w.suppressed = v.blocked();
                 log.info("Effect {} not sent: its recipient {} is suppressed ({})", w.message.idempotencyKey(),
-                        w.email.to().masked(), stop.get().reason().words());
+                        w.email.to().masked(), v.blocked().reason().words());
             } else {
+                w.sending = v.sendable();
+                w.dropped = v.dropped();
                 sendable.add(w);
             }
         }
@@ -297,8 +296,9 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
             throw e;
         }
         // a repeat of an unknown outcome must not decide the transport's health (nor take a half-open probe)
+        Email email = work.sending == null ? work.email : work.sending;
         SendResult result = work.reservation instanceof Reservation.OutcomeUnknown
-                ? transport.resend(work.email, key) : transport.send(work.email, key);
+                ? transport.resend(email, key) : transport.send(email, key);
         return outcome(key, held, result);
     }
 
@@ -418,18 +418,6 @@ public final class EmailHandler implements BatchHandler<EmailHandler.Work> {
 
     private <T> T inTransaction(Function<DSLContext, T> work) {
         return schema.dsl(dataSource).transactionResult(cfg -> work.apply(cfg.dsl()));
-    }
-
-    private String descriptor(Email email) {
-        ObjectNode node = JSON.createObjectNode();
-        node.put("recipient", email.to().address());
-        if (email.to().displayName() != null) {
-            node.put("recipientName", email.to().displayName());
-        }
-        node.put("subject", email.subject());
-        node.put("transport", transport.name());
-        node.put("templateVersion", email.templateVersion());
-        return node.toString();
     }
 
     private static String detail(Object... pairs) {

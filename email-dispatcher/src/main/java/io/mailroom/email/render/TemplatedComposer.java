@@ -28,7 +28,8 @@ import java.util.TreeMap;
 
 /**
  * Renders the emails business code enqueued through {@code io.mailroom.email.api.EmailOutbox}: reads
- * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}), renders the
+ * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}, or version 2 with
+ * lists of {@code to}, {@code cc}, {@code bcc} and {@code tags}: {@link EnvelopeRecipients}), renders the
  * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
  * builds the {@link Email} with the topic's sender (or the service's default one).
  *
@@ -100,11 +101,13 @@ public final class TemplatedComposer implements EmailComposer {
                     + " dispatcher's class path reads topic " + message.topic() + " (an application that enqueued its own"
                     + " documents before the email API ships one; install it, then retry the email)");
         }
-        if (!envelope.path("v").isInt() || envelope.get("v").intValue() != 1) {
-            throw new RenderException("payload.v", "must be 1 (the envelope version this dispatcher reads), got " + envelope.get("v"));
+        int version = envelope.path("v").isInt() ? envelope.get("v").intValue() : 0;
+        if (version != 1 && version != 2) {
+            throw new RenderException("payload.v", "must be 1 or 2 (the envelope versions this dispatcher reads), got " + envelope.get("v"));
         }
         Locale locale = locale(envelope.get("locale"));
-        EmailAddress to = mailbox("to", envelope.get("to"));
+        EnvelopeRecipients recipients = version == 2 ? EnvelopeRecipients.v2(envelope) : null;
+        EmailAddress to = recipients != null ? recipients.to().getFirst() : mailbox("to", envelope.get("to"));
         EmailAddress replyTo = envelope.hasNonNull("replyTo") ? mailbox("replyTo", envelope.get("replyTo")) : null;
         Map<String, String> headers = headers(envelope.get("headers"));
         JsonNode dataNode = envelope.get("data");
@@ -115,15 +118,28 @@ public final class TemplatedComposer implements EmailComposer {
         Map<String, Object> data = JSON.convertValue(dataNode, LinkedHashMap.class);
 
         List<String> parts = new ArrayList<>();
-        parts.add("email-envelope-v1");
+        // v1's parts are kept as they were: an email reserved before the upgrade is still recognised
+        parts.add(recipients == null ? "email-envelope-v1" : "email-envelope-v2");
         parts.add(route.template());
         parts.add(locale.toLanguageTag());
         parts.add(to.address());
         parts.add(Objects.toString(to.displayName(), ""));
         parts.add(replyTo == null ? "" : replyTo.address() + " " + Objects.toString(replyTo.displayName(), ""));
         parts.add(canonical(new TreeMap<>(headers)));
+        if (recipients != null) {
+            parts.addAll(recipients.fingerprintParts());
+        }
         parts.add(canonical(data));
-        return render(route, locale, to, replyTo, headers, data, parts);
+        Composed composed = render(route, locale, to, replyTo, headers, data, parts);
+        if (recipients == null) {
+            return composed;
+        }
+        try {
+            return new Composed(composed.email().withRecipients(recipients.to(), recipients.cc(), recipients.bcc(),
+                    recipients.tags()), composed.fingerprintParts(), composed.template());
+        } catch (InvalidEmailException e) {
+            throw new RenderException("payload", e.getMessage()); // an address twice: not an envelope the email API wrote
+        }
     }
 
     /** The email, with the template and locale the catalogue actually used (stored for support with the reservation). */
@@ -162,7 +178,7 @@ public final class TemplatedComposer implements EmailComposer {
         }
     }
 
-    private static EmailAddress mailbox(String field, JsonNode node) throws RenderException {
+    static EmailAddress mailbox(String field, JsonNode node) throws RenderException {
         if (node == null || !node.isObject() || !node.path("address").isTextual()) {
             throw new RenderException("payload." + field, "must be an object with an address");
         }

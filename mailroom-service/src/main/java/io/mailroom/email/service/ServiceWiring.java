@@ -252,7 +252,7 @@ final class ServiceWiring {
                 DeliveryEventStore events = new DeliveryEventStore(
                         // events are counted in the database for every process (delivery_event_count); the
                         // recipient mismatches this endpoint meets are counted here
-                        List.of(suppressions, new DeliveryMetrics(metrics.registry())), null);
+                        List.of(suppressions, new DeliveryMetrics(metrics.registry(), config.webhooks().metricTags())), null);
                 webhooks = WebhookServer.start(webhookPool, config.webhooks(), events,
                         List.of(new NeutralEventAdapter(), new ResendEventAdapter()), new WebhookVerifier(null),
                         config.smtp() == null || config.smtp().verp() == null ? null : config.smtp().verp()::keyOf);

@@ -5,6 +5,7 @@ import io.mailroom.delivery.suppression.SuppressionConfig;
 import io.mailroom.delivery.webhook.NeutralEventAdapter;
 import io.mailroom.delivery.webhook.ResendEventAdapter;
 import io.mailroom.delivery.webhook.WebhookSecrets;
+import io.mailroom.email.metrics.MetricTags;
 import io.mailroom.outbox.InvalidSettingException;
 
 import java.time.Duration;
@@ -27,9 +28,10 @@ import java.util.Set;
  * @param readTimeout how long a request's body may take to arrive, whole; a connection still sending
  *                    at the deadline is closed (so a client sending a byte every few seconds holds a
  *                    thread for this long at most, and never a slot)
+ * @param metricTags  the email tags that label the delivery metrics ({@code MAILROOM_METRIC_TAGS}, {@link MetricTags})
  */
 public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> secrets, String dsnToken,
-                            int maxBodyBytes, int maxInFlight, Duration readTimeout) {
+                            int maxBodyBytes, int maxInFlight, Duration readTimeout, MetricTags metricTags) {
 
     public static final int DEFAULT_PORT = 8084;
     public static final int DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -44,6 +46,7 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
 
     public WebhookConfig {
         secrets = Map.copyOf(secrets);
+        metricTags = metricTags == null ? MetricTags.NO_TAGS : metricTags;
         if (readTimeout == null || readTimeout.isNegative() || readTimeout.isZero() || readTimeout.compareTo(MAX_READ_TIMEOUT) > 0) {
             throw new InvalidSettingException("MAILROOM_WEBHOOKS_READ_TIMEOUT", "MAILROOM_WEBHOOKS_READ_TIMEOUT must be more than 0"
                     + " and at most " + Settings.format(MAX_READ_TIMEOUT) + ", got " + (readTimeout == null ? "nothing" : Settings.format(readTimeout)));
@@ -52,6 +55,11 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
 
     public WebhookConfig(String host, int port, Map<String, WebhookSecrets> secrets, String dsnToken, int maxBodyBytes, int maxInFlight) {
         this(host, port, secrets, dsnToken, maxBodyBytes, maxInFlight, DEFAULT_READ_TIMEOUT);
+    }
+
+    public WebhookConfig(String host, int port, Map<String, WebhookSecrets> secrets, String dsnToken, int maxBodyBytes,
+                         int maxInFlight, Duration readTimeout) {
+        this(host, port, secrets, dsnToken, maxBodyBytes, maxInFlight, readTimeout, MetricTags.NO_TAGS);
     }
 
     /** Null when {@code MAILROOM_WEBHOOKS} is off (the default). */
@@ -89,7 +97,7 @@ public record WebhookConfig(String host, int port, Map<String, WebhookSecrets> s
         }
         return new WebhookConfig(s.string("MAILROOM_WEBHOOKS_HOST", "0.0.0.0"), port, secrets,
                 dsnToken == null ? null : dsnToken.strip(), maxBody, inFlight,
-                s.duration("MAILROOM_WEBHOOKS_READ_TIMEOUT", DEFAULT_READ_TIMEOUT));
+                s.duration("MAILROOM_WEBHOOKS_READ_TIMEOUT", DEFAULT_READ_TIMEOUT), MetricTags.parse(s.string(MetricTags.SETTING)));
     }
 
     /** {@code source:whsec_...,source:whsec_...}; a source may be named several times (rotation). */

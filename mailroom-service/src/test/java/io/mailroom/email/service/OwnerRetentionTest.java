@@ -37,7 +37,7 @@ class OwnerRetentionTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_effect, outbox_effect_term, idempotency_record, email_rendering, delivery_event, delivery_state");
+        pg.dsl().execute("TRUNCATE outbox_effect, outbox_effect_term, idempotency_record, email_rendering, delivery_event, delivery_state, delivery_recipient_state");
     }
 
     @Test

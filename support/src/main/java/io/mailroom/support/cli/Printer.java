@@ -72,6 +72,16 @@ final class Printer {
         out.println("  status:      " + e.status().code() + " (" + e.status().words() + ")");
         out.println("  arrived?     " + Table.cell(e.arrivalText(), 300));
         out.println("  to:          " + Table.cell(e.recipient(), 200));
+        if (e.recipients() != null && e.recipients().size() > 1) {
+            for (var rcpt : e.recipients()) {
+                out.println("    " + String.format("%-4s", rcpt.role()) + " " + Table.cell(rcpt.address(), 200) + "  "
+                        + rcpt.deliveryText() + (rcpt.suppressed() && rcpt.deliveryState() != null ? "; suppressed now" : ""));
+            }
+        }
+        if (e.tags() != null && !e.tags().isEmpty()) {
+            out.println("  tags:        " + Table.cell(e.tags().entrySet().stream().map(t -> t.getKey() + "=" + t.getValue())
+                    .collect(java.util.stream.Collectors.joining(" ")), 300));
+        }
         if (e.suppression() != null) {
             out.println("  suppressed:  " + e.suppression().reasonText() + " since " + time(e.suppression().since())
                     + " (support suppressions " + Table.cell(e.suppression().address(), 200) + ")"

@@ -36,8 +36,11 @@ final class SearchOptions {
     @Option(names = "--error", paramLabel = "WORDS", description = "words of the last error")
     String error;
 
+    @Option(names = "--tag", paramLabel = "NAME=VALUE", description = "sent with this tag, e.g. category=invoice")
+    String tag;
+
     boolean any() {
-        return recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
+        return tag != null || recipient != null || domain != null || topic != null || template != null || delivery != null || key != null
                 || keyPrefix != null || providerId != null || error != null;
     }
 
@@ -53,6 +56,7 @@ final class SearchOptions {
         p.put(SupportParams.KEY_PREFIX, keyPrefix);
         p.put(SupportParams.PROVIDER_MESSAGE_ID, providerId);
         p.put(SupportParams.ERROR, error);
+        p.put(SupportParams.TAG, tag);
         return p;
     }
 }

@@ -19,6 +19,7 @@ import org.jooq.Condition;
 import org.jooq.Field;
 import org.jooq.Identity;
 import org.jooq.Index;
+import org.jooq.JSONB;
 import org.jooq.Name;
 import org.jooq.PlainSQL;
 import org.jooq.QueryPart;
@@ -133,6 +134,11 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
      */
     public final TableField<DeliveryEventRecord, Boolean> APPLIED = createField(DSL.name("applied"), SQLDataType.BOOLEAN.nullable(false).defaultValue(DSL.field(DSL.raw("false"), SQLDataType.BOOLEAN)), this, "");
 
+    /**
+     * The column <code>mailroom.delivery_event.tags</code>.
+     */
+    public final TableField<DeliveryEventRecord, JSONB> TAGS = createField(DSL.name("tags"), SQLDataType.JSONB, this, "");
+
     private DeliveryEvent(Name alias, Table<DeliveryEventRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -199,7 +205,8 @@ public class DeliveryEvent extends TableImpl<DeliveryEventRecord> {
             Internal.createCheck(this, DSL.name("delivery_event_provider_message_id_check"), "((length((provider_message_id)::text) <= 500))", true),
             Internal.createCheck(this, DSL.name("delivery_event_recipient_check"), "((length((recipient)::text) <= 320))", true),
             Internal.createCheck(this, DSL.name("delivery_event_seq_check"), "((seq >= 0))", true),
-            Internal.createCheck(this, DSL.name("delivery_event_source_check"), "(((length((source)::text) >= 1) AND (length((source)::text) <= 100)))", true)
+            Internal.createCheck(this, DSL.name("delivery_event_source_check"), "(((length((source)::text) >= 1) AND (length((source)::text) <= 100)))", true),
+            Internal.createCheck(this, DSL.name("delivery_event_tags_check"), "(((tags IS NULL) OR ((jsonb_typeof(tags) = 'object'::text) AND (length((tags)::text) <= 8192))))", true)
         );
     }
 

@@ -7,6 +7,7 @@ package io.mailroom.db.jooq.tables;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.Mailroom;
+import io.mailroom.db.jooq.tables.DeliveryRecipientState.DeliveryRecipientStatePath;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
 
 import java.time.Instant;
@@ -17,10 +18,14 @@ import java.util.List;
 import org.jooq.Check;
 import org.jooq.Condition;
 import org.jooq.Field;
+import org.jooq.ForeignKey;
 import org.jooq.Index;
+import org.jooq.InverseForeignKey;
 import org.jooq.Name;
+import org.jooq.Path;
 import org.jooq.PlainSQL;
 import org.jooq.QueryPart;
+import org.jooq.Record;
 import org.jooq.SQL;
 import org.jooq.Schema;
 import org.jooq.Stringly;
@@ -106,6 +111,39 @@ public class DeliveryState extends TableImpl<DeliveryStateRecord> {
         this(DSL.name("delivery_state"), null);
     }
 
+    public <O extends Record> DeliveryState(Table<O> path, ForeignKey<O, DeliveryStateRecord> childPath, InverseForeignKey<O, DeliveryStateRecord> parentPath) {
+        super(path, childPath, parentPath, DELIVERY_STATE);
+    }
+
+    /**
+     * A subtype implementing {@link Path} for simplified path-based joins.
+     */
+    public static class DeliveryStatePath extends DeliveryState implements Path<DeliveryStateRecord> {
+
+        private static final long serialVersionUID = 1L;
+        public <O extends Record> DeliveryStatePath(Table<O> path, ForeignKey<O, DeliveryStateRecord> childPath, InverseForeignKey<O, DeliveryStateRecord> parentPath) {
+            super(path, childPath, parentPath);
+        }
+        private DeliveryStatePath(Name alias, Table<DeliveryStateRecord> aliased) {
+            super(alias, aliased);
+        }
+
+        @Override
+        public DeliveryStatePath as(String alias) {
+            return new DeliveryStatePath(DSL.name(alias), this);
+        }
+
+        @Override
+        public DeliveryStatePath as(Name alias) {
+            return new DeliveryStatePath(alias, this);
+        }
+
+        @Override
+        public DeliveryStatePath as(Table<?> alias) {
+            return new DeliveryStatePath(alias.getQualifiedName(), this);
+        }
+    }
+
     @Override
     public Schema getSchema() {
         return aliased() ? null : Mailroom.MAILROOM;
@@ -119,6 +157,19 @@ public class DeliveryState extends TableImpl<DeliveryStateRecord> {
     @Override
     public UniqueKey<DeliveryStateRecord> getPrimaryKey() {
         return Keys.DELIVERY_STATE_PKEY;
+    }
+
+    private transient DeliveryRecipientStatePath _deliveryRecipientState;
+
+    /**
+     * Get the implicit to-many join path to the
+     * <code>mailroom.delivery_recipient_state</code> table
+     */
+    public DeliveryRecipientStatePath deliveryRecipientState() {
+        if (_deliveryRecipientState == null)
+            _deliveryRecipientState = new DeliveryRecipientStatePath(this, null, Keys.DELIVERY_RECIPIENT_STATE__DELIVERY_RECIPIENT_STATE_EMAIL_FK.getInverseKey());
+
+        return _deliveryRecipientState;
     }
 
     @Override

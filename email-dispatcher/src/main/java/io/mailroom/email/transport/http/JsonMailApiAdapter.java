@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
+import io.mailroom.mailbox.TagRules;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -21,8 +22,11 @@ import java.util.Objects;
  * Authorization: Bearer {token}
  * Idempotency-Key: {key}
  * {"from":{"email":"shop@example.com","name":"Shop"},"to":[{"email":"ann@example.com","name":"Ann"}],
+ *  "cc":[{"email":...}], "bcc":[{"email":...}] (only when there are any),
  *  "reply_to":{"email":"help@example.com"} (only when set),
- *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"}}
+ *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"},
+ *  "tags":[{"name":"idempotency_key","value":"email-order-102"},{"name":"category","value":"invoice"}]
+ *  (only when the email has tags)}
  *
  * 200 {"id":"msg_123"}
  * 4xx {"message":"..."} or {"error":{"message":"..."}} or any body
@@ -51,7 +55,15 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
         ObjectNode body = json.createObjectNode();
         body.set("from", mailbox(email.from()));
         ArrayNode to = body.putArray("to");
-        to.add(mailbox(email.to()));
+        email.toList().forEach(a -> to.add(mailbox(a)));
+        if (!email.cc().isEmpty()) {
+            ArrayNode cc = body.putArray("cc");
+            email.cc().forEach(a -> cc.add(mailbox(a)));
+        }
+        if (!email.bcc().isEmpty()) {
+            ArrayNode bcc = body.putArray("bcc");
+            email.bcc().forEach(a -> bcc.add(mailbox(a)));
+        }
         if (email.replyTo() != null) {
             body.set("reply_to", mailbox(email.replyTo()));
         }
@@ -60,6 +72,14 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
         body.put("html", email.htmlBody());
         ObjectNode headers = body.putObject("headers");
         email.headers().forEach(headers::put);
+        if (!email.tags().isEmpty()) {
+            // Resend-style tags, which the provider echoes in its delivery events; the key first, so an
+            // event names its email even without the provider's message id. An email without tags
+            // is sent as it always was.
+            ArrayNode tags = body.putArray("tags");
+            tags.addObject().put("name", TagRules.RESERVED).put("value", idempotencyKey);
+            email.tags().forEach((name, value) -> tags.addObject().put("name", name).put("value", value));
+        }
         return HttpRequest.newBuilder(endpoint)
                 .header("Authorization", "Bearer " + token)
                 .header("Idempotency-Key", idempotencyKey)

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
+import io.mailroom.email.EmailRecipients;
 import io.mailroom.email.Text;
 import io.mailroom.email.dkim.DkimSigner;
 import io.mailroom.email.transport.IdempotencyKeys;
@@ -93,8 +94,11 @@ public final class SmtpTransport implements MailTransport {
         }
         String messageId = MessageIds.forKey(idempotencyKey, config.messageIdDomain());
         KeyedMimeMessage message;
+        InternetAddress[] recipients;
         try {
             message = build(email, messageId);
+            // the envelope names every recipient; the headers only To and Cc (Bcc is in no header)
+            recipients = envelopeRecipients(email);
             if (config.verp() != null) {
                 message.setEnvelopeFrom(config.verp().addressFor(idempotencyKey));
             }
@@ -132,7 +136,7 @@ public final class SmtpTransport implements MailTransport {
             boolean reused = connection.messagesSent > 0;
             boolean reusable = false;
             try {
-                connection.transport.sendMessage(message, message.getAllRecipients());
+                connection.transport.sendMessage(message, recipients);
                 connection.messagesSent++;
                 reusable = true;
                 recipientAcceptedSinceRefusal = true;
@@ -204,7 +208,10 @@ public final class SmtpTransport implements MailTransport {
     KeyedMimeMessage build(Email email, String messageId) throws MessagingException, UnsupportedEncodingException {
         KeyedMimeMessage m = new KeyedMimeMessage(session, messageId);
         m.setFrom(address(email.from()));
-        m.setRecipient(Message.RecipientType.TO, address(email.to()));
+        m.setRecipients(Message.RecipientType.TO, addresses(email.toList()));
+        if (!email.cc().isEmpty()) {
+            m.setRecipients(Message.RecipientType.CC, addresses(email.cc()));
+        }
         if (email.replyTo() != null) {
             m.setReplyTo(new jakarta.mail.Address[]{address(email.replyTo())});
         }
@@ -212,6 +219,10 @@ public final class SmtpTransport implements MailTransport {
         m.setSentDate(Date.from(clock.instant()));
         for (Map.Entry<String, String> header : email.headers().entrySet()) {
             m.setHeader(header.getKey(), header.getValue());
+        }
+        // one header per tag, name=value (TagRules' charset needs no encoding in a header)
+        for (Map.Entry<String, String> tag : email.tags().entrySet()) {
+            m.addHeader(EmailRecipients.TAG_HEADER, tag.getKey() + "=" + tag.getValue());
         }
         // RFC 2046: alternatives in increasing order of preference, so HTML last.
         MimeBodyPart text = new MimeBodyPart();
@@ -224,6 +235,27 @@ public final class SmtpTransport implements MailTransport {
         m.setContent(alternative);
         m.saveChanges();
         return m;
+    }
+
+    private static InternetAddress[] addresses(java.util.List<EmailAddress> list)
+            throws UnsupportedEncodingException, MessagingException {
+        InternetAddress[] out = new InternetAddress[list.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = address(list.get(i));
+        }
+        return out;
+    }
+
+    /** RCPT TO of every recipient, To, Cc, then Bcc: the envelope is the only place a Bcc recipient is named. */
+    static InternetAddress[] envelopeRecipients(Email email) throws MessagingException {
+        java.util.List<EmailAddress> all = new java.util.ArrayList<>(email.toList());
+        all.addAll(email.cc());
+        all.addAll(email.bcc());
+        InternetAddress[] out = new InternetAddress[all.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = new InternetAddress(all.get(i).address(), true);
+        }
+        return out;
     }
 
     private static InternetAddress address(EmailAddress a) throws UnsupportedEncodingException, MessagingException {

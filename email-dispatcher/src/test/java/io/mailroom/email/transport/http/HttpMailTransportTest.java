@@ -106,6 +106,25 @@ class HttpMailTransportTest {
     }
 
     @Test
+    void ccBccAndTagsGoInTheProvidersFormat_theKeyAsTheFirstTagSoEventsEchoIt() {
+        stub(200, "{\"id\":\"msg_124\"}", null);
+
+        assertThat(transport.send(TestEmails.several(), KEY)).isInstanceOf(SendResult.Sent.class);
+
+        wireMock.verify(1, postRequestedFor(urlEqualTo("/v1/emails")).withRequestBody(equalToJson("""
+                {"from":{"email":"shop@example.com","name":"Example Shop"},
+                 "to":[{"email":"ann@example.com","name":"Ann"},{"email":"bo@example.com"}],
+                 "cc":[{"email":"carl@corp.example","name":"Carl"}],
+                 "bcc":[{"email":"dora@audit.example"}],
+                 "subject":"Your order #102 is confirmed",
+                 "text":"Hello Ann,\\nthank you.\\n",
+                 "html":"<p>Hello Ann,</p><p>thank you.</p>",
+                 "headers":{"Auto-Submitted":"auto-generated"},
+                 "tags":[{"name":"idempotency_key","value":"email-order-102"},{"name":"category","value":"invoice"},
+                         {"name":"plan","value":"pro"}]}""")));
+    }
+
+    @Test
     void theIdempotencyKeyIsTheSameOnEveryAttemptOfTheEffect() {
         stub(500, "{\"message\":\"oops\"}", null);
         for (int i = 0; i < 3; i++) {

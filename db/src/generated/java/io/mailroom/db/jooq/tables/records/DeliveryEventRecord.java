@@ -8,6 +8,7 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 
 import java.time.Instant;
 
+import org.jooq.JSONB;
 import org.jooq.Record1;
 import org.jooq.impl.UpdatableRecordImpl;
 
@@ -246,6 +247,21 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
         return (Boolean) get(14);
     }
 
+    /**
+     * Setter for <code>mailroom.delivery_event.tags</code>.
+     */
+    public DeliveryEventRecord setTags(JSONB value) {
+        set(15, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.delivery_event.tags</code>.
+     */
+    public JSONB getTags() {
+        return (JSONB) get(15);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -269,7 +285,7 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
     /**
      * Create a detached, initialised DeliveryEventRecord
      */
-    public DeliveryEventRecord(Long id, String source, String deliveryId, Integer seq, Instant receivedAt, Instant occurredAt, String kind, String bounceType, String providerEvent, String providerMessageId, String idempotencyKey, String recipient, String diagnosticCode, String description, Boolean applied) {
+    public DeliveryEventRecord(Long id, String source, String deliveryId, Integer seq, Instant receivedAt, Instant occurredAt, String kind, String bounceType, String providerEvent, String providerMessageId, String idempotencyKey, String recipient, String diagnosticCode, String description, Boolean applied, JSONB tags) {
         super(DeliveryEvent.DELIVERY_EVENT);
 
         setId(id);
@@ -287,6 +303,7 @@ public class DeliveryEventRecord extends UpdatableRecordImpl<DeliveryEventRecord
         setDiagnosticCode(diagnosticCode);
         setDescription(description);
         setApplied(applied);
+        setTags(tags);
         resetTouchedOnNotNull();
     }
 }
