@@ -10,6 +10,8 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -29,6 +31,8 @@ import io.mailroom.db.jooq.tables.records.DeliveryEventCountRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRollupRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
+import io.mailroom.db.jooq.tables.records.EmailAttachmentContentRecord;
+import io.mailroom.db.jooq.tables.records.EmailAttachmentRefRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.ErasureKeyRecord;
 import io.mailroom.db.jooq.tables.records.IdempotencyRecordRecord;
@@ -69,6 +73,8 @@ public class Keys {
     public static final UniqueKey<DeliveryEventCountRecord> DELIVERY_EVENT_COUNT_PKEY = Internal.createUniqueKey(DeliveryEventCount.DELIVERY_EVENT_COUNT, DSL.name("delivery_event_count_pkey"), new TableField[] { DeliveryEventCount.DELIVERY_EVENT_COUNT.SOURCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.KIND, DeliveryEventCount.DELIVERY_EVENT_COUNT.BOUNCE, DeliveryEventCount.DELIVERY_EVENT_COUNT.TOPIC }, true);
     public static final UniqueKey<DeliveryEventRollupRecord> DELIVERY_EVENT_ROLLUP_PKEY = Internal.createUniqueKey(DeliveryEventRollup.DELIVERY_EVENT_ROLLUP, DSL.name("delivery_event_rollup_pkey"), new TableField[] { DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.RESOLUTION, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BUCKET, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.TOPIC, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.KIND, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BOUNCE }, true);
     public static final UniqueKey<DeliveryStateRecord> DELIVERY_STATE_PKEY = Internal.createUniqueKey(DeliveryState.DELIVERY_STATE, DSL.name("delivery_state_pkey"), new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true);
+    public static final UniqueKey<EmailAttachmentContentRecord> EMAIL_ATTACHMENT_CONTENT_PKEY = Internal.createUniqueKey(EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT, DSL.name("email_attachment_content_pkey"), new TableField[] { EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT.SHA256 }, true);
+    public static final UniqueKey<EmailAttachmentRefRecord> EMAIL_ATTACHMENT_REF_PKEY = Internal.createUniqueKey(EmailAttachmentRef.EMAIL_ATTACHMENT_REF, DSL.name("email_attachment_ref_pkey"), new TableField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.IDEMPOTENCY_KEY, EmailAttachmentRef.EMAIL_ATTACHMENT_REF.POSITION }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<ErasureKeyRecord> ERASURE_KEY_PKEY = Internal.createUniqueKey(ErasureKey.ERASURE_KEY, DSL.name("erasure_key_pkey"), new TableField[] { ErasureKey.ERASURE_KEY.ID }, true);
     public static final UniqueKey<IdempotencyRecordRecord> IDEMPOTENCY_RECORD_PKEY = Internal.createUniqueKey(IdempotencyRecord.IDEMPOTENCY_RECORD, DSL.name("idempotency_record_pkey"), new TableField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.EFFECT_KEY }, true);
@@ -87,5 +93,7 @@ public class Keys {
     // FOREIGN KEY definitions
     // -------------------------------------------------------------------------
 
+    public static final ForeignKey<EmailAttachmentRefRecord, EmailAttachmentContentRecord> EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_CONTENT_FK = Internal.createForeignKey(EmailAttachmentRef.EMAIL_ATTACHMENT_REF, DSL.name("email_attachment_ref_content_fk"), new TableField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.SHA256 }, Keys.EMAIL_ATTACHMENT_CONTENT_PKEY, new TableField[] { EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT.SHA256 }, true, ForeignKeyRule.NO_ACTION, ForeignKeyRule.NO_ACTION);
+    public static final ForeignKey<EmailAttachmentRefRecord, OutboxEffectRecord> EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_EFFECT_FK = Internal.createForeignKey(EmailAttachmentRef.EMAIL_ATTACHMENT_REF, DSL.name("email_attachment_ref_effect_fk"), new TableField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
     public static final ForeignKey<OutboxEffectTermRecord, OutboxEffectRecord> OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK = Internal.createForeignKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_effect_fk"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

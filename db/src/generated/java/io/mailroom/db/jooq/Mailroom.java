@@ -10,6 +10,8 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -80,6 +82,18 @@ public class Mailroom extends SchemaImpl {
      * it; owned by delivery-events.
      */
     public final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
+
+    /**
+     * Attachment bytes, once per SHA-256; owned by email-api; deleted a grace
+     * period after its last ref is gone.
+     */
+    public final EmailAttachmentContent EMAIL_ATTACHMENT_CONTENT = EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT;
+
+    /**
+     * The attachments of each effect (by content hash, in order); owned by
+     * email-api; removed with the effect.
+     */
+    public final EmailAttachmentRef EMAIL_ATTACHMENT_REF = EmailAttachmentRef.EMAIL_ATTACHMENT_REF;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
@@ -175,6 +189,8 @@ public class Mailroom extends SchemaImpl {
             DeliveryEventCount.DELIVERY_EVENT_COUNT,
             DeliveryEventRollup.DELIVERY_EVENT_ROLLUP,
             DeliveryState.DELIVERY_STATE,
+            EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT,
+            EmailAttachmentRef.EMAIL_ATTACHMENT_REF,
             EmailRendering.EMAIL_RENDERING,
             ErasureKey.ERASURE_KEY,
             IdempotencyRecord.IDEMPOTENCY_RECORD,

@@ -10,6 +10,8 @@ import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -65,6 +67,18 @@ public class Tables {
      * it; owned by delivery-events.
      */
     public static final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
+
+    /**
+     * Attachment bytes, once per SHA-256; owned by email-api; deleted a grace
+     * period after its last ref is gone.
+     */
+    public static final EmailAttachmentContent EMAIL_ATTACHMENT_CONTENT = EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT;
+
+    /**
+     * The attachments of each effect (by content hash, in order); owned by
+     * email-api; removed with the effect.
+     */
+    public static final EmailAttachmentRef EMAIL_ATTACHMENT_REF = EmailAttachmentRef.EMAIL_ATTACHMENT_REF;
 
     /**
      * What each email was rendered to (latest attempt that reached the provider
