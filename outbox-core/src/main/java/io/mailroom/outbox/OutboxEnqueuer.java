@@ -100,6 +100,11 @@ public final class OutboxEnqueuer {
         this.insertWithTerms = HotSql.of(INSERT.formatted(TERMS, notify), SqlClock.of(clock));
     }
 
+    /** Where Mailroom's tables are, for an API that writes beside the message (email-api's attachments). */
+    public MailroomSchema schema() {
+        return schema;
+    }
+
     /** Adds one message in the caller's transaction. */
     public EnqueuedMessage enqueue(DSLContext tx, NewMessage message) {
         return enqueueAll(tx, List.of(message)).getFirst();

@@ -23,16 +23,23 @@ import java.util.function.Supplier;
  * {@link io.mailroom.outbox.DuplicateIdempotencyKeyException}, as for any outbox message.
  *
  * <p>The payload is an envelope the dispatcher reads: {@code {"v":1,"template":...,"locale":...,
- * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}.
+ * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}. An email with
+ * attachments is written as {@code "v":2} ({@code "to"} a list, {@code "attachments"} before
+ * {@code "data"}, {@code "headers"} only when there are some); the envelope names each attachment's
+ * filename, content type, SHA-256, size and content id, and its bytes are stored once per hash beside
+ * the outbox ({@link AttachmentStore}), within {@link AttachmentLimits}, not counted in the payload's size.
  */
 public final class EmailOutbox {
 
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
     public static final int ENVELOPE_VERSION = 1;
+    /** The envelope of an email that uses a field version 1 has no place for (attachments). */
+    public static final int ENVELOPE_VERSION_2 = 2;
 
     private final OutboxEnqueuer enqueuer;
     private final Supplier<? extends java.util.Set<String>> templates;
     private final int maxPayloadBytes;
+    private final AttachmentLimits attachmentLimits;
 
     /** Enqueues without checking template names against a catalogue. */
     public EmailOutbox(OutboxEnqueuer enqueuer) {
@@ -46,6 +53,13 @@ public final class EmailOutbox {
      * @param maxPayloadBytes the largest envelope accepted, in UTF-8 bytes
      */
     public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes) {
+        this(enqueuer, templates, maxPayloadBytes, AttachmentLimits.DEFAULTS);
+    }
+
+    /** @param attachmentLimits how many attachments an email may carry, and how large */
+    public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes,
+                       AttachmentLimits attachmentLimits) {
+        this.attachmentLimits = Objects.requireNonNull(attachmentLimits, "attachmentLimits");
         this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
         this.templates = templates;
         if (maxPayloadBytes < 1024 || maxPayloadBytes > 16 * 1024 * 1024) {
@@ -56,10 +70,15 @@ public final class EmailOutbox {
 
     /** Writes the email into the outbox in {@code tx}'s transaction; nothing is written if it throws. */
     public EnqueuedMessage enqueue(DSLContext tx, OutgoingEmail email) {
-        return enqueuer.enqueue(tx, message(email));
+        EnqueuedMessage enqueued = enqueuer.enqueue(tx, message(email));
+        AttachmentStore.write(enqueuer.schema().join(tx), enqueued.idempotencyKey(), email.attachments());
+        return enqueued;
     }
 
-    /** The outbox message {@link #enqueue} would write, after every check. */
+    /**
+     * The outbox message {@link #enqueue} would write, after every check. An email's attachments are
+     * not in it (only named by hash): enqueue such an email with {@link #enqueue}, which stores them.
+     */
     public NewMessage message(OutgoingEmail email) {
         Objects.requireNonNull(email, "email");
         if (templates != null) {
@@ -70,6 +89,7 @@ public final class EmailOutbox {
                         + String.join(", ", sorted) + ")");
             }
         }
+        attachmentLimits.check(email.attachments());
         String payload = envelope(email);
         int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxPayloadBytes) {
@@ -90,28 +110,34 @@ public final class EmailOutbox {
 
     static String envelope(OutgoingEmail email) {
         StringBuilder out = new StringBuilder(512);
-        out.append("{\"v\":").append(ENVELOPE_VERSION).append(",\"template\":");
+        boolean v2 = !email.attachments().isEmpty();
+        out.append("{\"v\":").append(v2 ? ENVELOPE_VERSION_2 : ENVELOPE_VERSION).append(",\"template\":");
         Json.string(out, email.template());
         out.append(",\"locale\":");
         Json.string(out, email.locale().toLanguageTag());
-        out.append(",\"to\":");
+        out.append(v2 ? ",\"to\":[" : ",\"to\":");
         mailbox(out, email.to());
+        out.append(v2 ? "]" : "");
         if (email.replyTo() != null) {
             out.append(",\"replyTo\":");
             mailbox(out, email.replyTo());
         }
-        out.append(",\"headers\":{");
-        boolean first = true;
-        for (Map.Entry<String, String> h : email.headers().entrySet()) {
-            if (!first) {
-                out.append(',');
+        if (!v2 || !email.headers().isEmpty()) { // version 2 omits an empty key
+            out.append(",\"headers\":{");
+            boolean first = true;
+            for (Map.Entry<String, String> h : email.headers().entrySet()) {
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                Json.string(out, h.getKey());
+                out.append(':');
+                Json.string(out, h.getValue());
             }
-            first = false;
-            Json.string(out, h.getKey());
-            out.append(':');
-            Json.string(out, h.getValue());
+            out.append('}');
         }
-        out.append("},\"data\":").append(Json.write(email.data())).append('}');
+        AttachmentEnvelope.write(out, email.attachments());
+        out.append(",\"data\":").append(Json.write(email.data())).append('}');
         return out.toString();
     }
 

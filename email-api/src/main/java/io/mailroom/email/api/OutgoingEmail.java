@@ -2,9 +2,11 @@ package io.mailroom.email.api;
 
 import io.mailroom.mailbox.MailboxRules;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IllformedLocaleException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -34,10 +36,11 @@ import java.util.regex.Pattern;
  * @param orderingKey optional: emails with the same key go out one at a time, in the order they were
  *                    enqueued (whatever their topics), e.g. {@code order-102} for every email of an
  *                    order; null: no order is kept
+ * @param attachments files and inline images, in the order given (empty: none); see {@link Attachment}
  */
 public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                             Map<String, String> headers, Map<String, Object> data, String aggregateType,
-                            String aggregateId, String idempotencyKey, String orderingKey) {
+                            String aggregateId, String idempotencyKey, String orderingKey, List<Attachment> attachments) {
 
     public static final String TOPIC_PREFIX = "email.";
     public static final int MAX_HEADER_VALUE_LENGTH = 900;
@@ -60,6 +63,15 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
     public OutgoingEmail {
         headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
         data = Collections.unmodifiableMap(new LinkedHashMap<>(data));
+        attachments = attachments == null ? List.of() : List.copyOf(attachments);
+    }
+
+    /** An email without attachments. */
+    public OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
+                         Map<String, String> headers, Map<String, Object> data, String aggregateType,
+                         String aggregateId, String idempotencyKey, String orderingKey) {
+        this(topic, template, locale, to, replyTo, headers, data, aggregateType, aggregateId, idempotencyKey, orderingKey,
+                List.of());
     }
 
     public static Builder template(String template) {
@@ -78,6 +90,7 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         private String aggregateId;
         private String idempotencyKey;
         private String orderingKey;
+        private final List<Attachment> attachments = new ArrayList<>();
 
         private Builder(String template) {
             this.template = template;
@@ -143,6 +156,31 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             return this;
         }
 
+        /**
+         * Attaches a file: {@code attach("Hóa đơn 102.pdf", "application/pdf", pdf)}. The bytes are
+         * copied; limits are checked at enqueue ({@link AttachmentLimits}), the rest at {@link #build()}.
+         */
+        public Builder attach(String filename, String contentType, byte[] bytes) {
+            attachments.add(Attachment.of(filename, contentType, copy(bytes)));
+            return this;
+        }
+
+        /**
+         * An inline part for the HTML body, which shows it by {@code <img src="cid:logo">} for
+         * {@code contentId} {@code logo}.
+         */
+        public Builder inline(String contentId, String filename, String contentType, byte[] bytes) {
+            attachments.add(Attachment.inline(contentId, filename, contentType, copy(bytes)));
+            return this;
+        }
+
+        private byte[] copy(byte[] bytes) {
+            if (bytes == null) {
+                throw new InvalidEmailException("attachments[" + attachments.size() + "].content", "is missing");
+            }
+            return bytes.clone();
+        }
+
         public OutgoingEmail build() {
             if (template == null || !TEMPLATE.matcher(template).matches()) {
                 throw new InvalidEmailException("template", "must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit, got "
@@ -171,10 +209,11 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             for (Map.Entry<String, String> h : headers.entrySet()) {
                 checkHeader(h.getKey(), h.getValue());
             }
+            AttachmentRules.check(attachments);
             Map<String, Object> copy = new LinkedHashMap<>();
             data.forEach((k, v) -> copy.put(k, v));
             return new OutgoingEmail(t, template, l, to, replyTo, headers, copy, aggregateType, aggregateId, idempotencyKey,
-                    orderingKey);
+                    orderingKey, attachments);
         }
 
         private static void mailbox(String field, Mailbox m) {
