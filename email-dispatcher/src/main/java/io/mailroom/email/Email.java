@@ -1,5 +1,7 @@
 package io.mailroom.email;
 
+import io.mailroom.email.api.Attachment;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -20,12 +22,14 @@ import java.util.regex.Pattern;
  * <p>Custom headers may not replace the ones a transport owns (From, To, Subject, Message-ID,
  * Date, MIME and content headers, ...), and their values are printable ASCII.
  *
- * <p>{@code replyTo} is optional (null: replies go to {@code from}).
+ * <p>{@code replyTo} is optional (null: replies go to {@code from}). {@code attachments} are files
+ * and inline parts with their bytes, in the order the caller gave them (empty: none), already checked
+ * by the email API at enqueue.
  *
  * <p>{@link #toString()} shows neither the bodies nor the full recipient address.
  */
 public record Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
-                    Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
+                    Map<String, String> headers, String templateVersion, EmailAddress replyTo, List<Attachment> attachments) {
 
     public static final long DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
     public static final int MAX_SUBJECT_LENGTH = 500;
@@ -56,6 +60,13 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
         if (templateVersion == null || !TEMPLATE_VERSION.matcher(templateVersion).matches()) {
             throw new InvalidEmailException("templateVersion", "must be 1..100 printable ASCII characters");
         }
+        attachments = attachments == null ? List.of() : List.copyOf(attachments);
+    }
+
+    /** An email without attachments. */
+    public Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
+                 Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
+        this(from, to, subject, textBody, htmlBody, headers, templateVersion, replyTo, List.of());
     }
 
     /** An email without a Reply-To: replies go to {@code from}. */
@@ -90,7 +101,8 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
     @Override
     public String toString() {
         return "Email[to=" + to.masked() + ", template=" + templateVersion + ", subjectChars=" + subject.length()
-                + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length() + "]";
+                + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length()
+                + (attachments.isEmpty() ? "" : ", attachments=" + attachments.size()) + "]";
     }
 
     private static void checkBody(String field, String body) {

@@ -30,7 +30,7 @@ public final class AttachmentRules {
     }
 
     /** Checks every attachment of an email; throws {@link InvalidEmailException} naming the first bad field. */
-    static void check(List<Attachment> attachments) {
+    public static void check(List<Attachment> attachments) {
         if (attachments.size() > MAX_COUNT) {
             throw new InvalidEmailException("attachments", "has " + attachments.size() + " attachments, more than "
                     + MAX_COUNT + ", the most any configuration allows");

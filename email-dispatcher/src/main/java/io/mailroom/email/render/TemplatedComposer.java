@@ -28,7 +28,8 @@ import java.util.TreeMap;
 
 /**
  * Renders the emails business code enqueued through {@code io.mailroom.email.api.EmailOutbox}: reads
- * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}), renders the
+ * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}, or version 2 with
+ * {@code "to"} a list and {@code "attachments"}, whose bytes {@link EnvelopeAttachments} loads), renders the
  * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
  * builds the {@link Email} with the topic's sender (or the service's default one).
  *
@@ -52,6 +53,7 @@ public final class TemplatedComposer implements EmailComposer {
     private final EmailAddress defaultFrom;
     private final long maxBodyBytes;
     private final List<PayloadReader> readers;
+    private final EnvelopeAttachments.Loader attachments;
 
     /** A composer with the {@link #installedReaders() payload readers on the class path}. */
     public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
@@ -61,6 +63,13 @@ public final class TemplatedComposer implements EmailComposer {
 
     public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
                              long maxBodyBytes, List<PayloadReader> readers) {
+        this(catalogue, routes, defaultFrom, maxBodyBytes, readers, EnvelopeAttachments.Loader.NONE);
+    }
+
+    /** @param attachments where an envelope's attachments are loaded from ({@link EnvelopeAttachments#database}) */
+    public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
+                             long maxBodyBytes, List<PayloadReader> readers, EnvelopeAttachments.Loader attachments) {
+        this.attachments = Objects.requireNonNull(attachments, "attachments");
         this.catalogue = Objects.requireNonNull(catalogue, "catalogue");
         this.routes = Map.copyOf(routes);
         this.defaultFrom = Objects.requireNonNull(defaultFrom, "defaultFrom");
@@ -93,18 +102,19 @@ public final class TemplatedComposer implements EmailComposer {
             for (PayloadReader reader : readers) {
                 if (reader.reads(message.topic(), envelope)) {
                     PayloadReader.Request r = reader.read(envelope);
-                    return render(route, r.locale(), r.to(), null, new LinkedHashMap<>(), r.data(), r.fingerprintParts());
+                    return render(route, r.locale(), r.to(), null, new LinkedHashMap<>(), r.data(), r.fingerprintParts(), List.of());
                 }
             }
             throw new RenderException("payload.v", "is missing: not an email envelope, and no payload reader on this"
                     + " dispatcher's class path reads topic " + message.topic() + " (an application that enqueued its own"
                     + " documents before the email API ships one; install it, then retry the email)");
         }
-        if (!envelope.path("v").isInt() || envelope.get("v").intValue() != 1) {
-            throw new RenderException("payload.v", "must be 1 (the envelope version this dispatcher reads), got " + envelope.get("v"));
+        int version = envelope.path("v").isInt() ? envelope.get("v").intValue() : 0;
+        if (version != 1 && version != 2) {
+            throw new RenderException("payload.v", "must be 1 or 2 (the envelope versions this dispatcher reads), got " + envelope.get("v"));
         }
         Locale locale = locale(envelope.get("locale"));
-        EmailAddress to = mailbox("to", envelope.get("to"));
+        EmailAddress to = mailbox("to", version == 1 ? envelope.get("to") : soleRecipient(envelope.get("to")));
         EmailAddress replyTo = envelope.hasNonNull("replyTo") ? mailbox("replyTo", envelope.get("replyTo")) : null;
         Map<String, String> headers = headers(envelope.get("headers"));
         JsonNode dataNode = envelope.get("data");
@@ -123,13 +133,17 @@ public final class TemplatedComposer implements EmailComposer {
         parts.add(replyTo == null ? "" : replyTo.address() + " " + Objects.toString(replyTo.displayName(), ""));
         parts.add(canonical(new TreeMap<>(headers)));
         parts.add(canonical(data));
-        return render(route, locale, to, replyTo, headers, data, parts);
+        List<EnvelopeAttachments.Ref> refs = EnvelopeAttachments.read(envelope.get("attachments"));
+        if (!refs.isEmpty()) {
+            parts.add(EnvelopeAttachments.fingerprint(refs)); // absent without attachments: earlier fingerprints stay
+        }
+        return render(route, locale, to, replyTo, headers, data, parts, EnvelopeAttachments.load(refs, attachments));
     }
 
     /** The email, with the template and locale the catalogue actually used (stored for support with the reservation). */
     private Composed render(EmailTopics.Route route, Locale locale, EmailAddress to, EmailAddress replyTo,
-                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts)
-            throws RenderException {
+                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts,
+                            List<io.mailroom.email.api.Attachment> attachments) throws RenderException {
         RenderedTemplate rendered;
         try {
             rendered = catalogue.render(route.template(), locale, data);
@@ -142,8 +156,8 @@ public final class TemplatedComposer implements EmailComposer {
         all.put("Auto-Submitted", "auto-generated");
         all.put("X-Mailroom-Template", rendered.version());
         EmailAddress from = route.from() != null ? route.from() : defaultFrom;
-        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo)
-                .requireBodyWithin(maxBodyBytes);
+        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo,
+                attachments).requireBodyWithin(maxBodyBytes);
         return new Composed(email, fingerprintParts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
     }
 
@@ -160,6 +174,14 @@ public final class TemplatedComposer implements EmailComposer {
         } catch (IllformedLocaleException e) {
             throw new RenderException("payload.locale", "is not a BCP 47 language tag: '" + node.asText() + "'");
         }
+    }
+
+    /** Version 2's {@code "to"} is a list; this dispatcher sends to its one recipient. */
+    private static JsonNode soleRecipient(JsonNode node) throws RenderException {
+        if (node == null || !node.isArray() || node.size() != 1) {
+            throw new RenderException("payload.to", "must be a list of one recipient in envelope version 2");
+        }
+        return node.get(0);
     }
 
     private static EmailAddress mailbox(String field, JsonNode node) throws RenderException {

@@ -8,9 +8,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
+import io.mailroom.email.api.Attachment;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.util.Base64;
 import java.util.Objects;
 
 /**
@@ -22,7 +24,10 @@ import java.util.Objects;
  * Idempotency-Key: {key}
  * {"from":{"email":"shop@example.com","name":"Shop"},"to":[{"email":"ann@example.com","name":"Ann"}],
  *  "reply_to":{"email":"help@example.com"} (only when set),
- *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"}}
+ *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"},
+ *  "attachments":[{"filename":"Hóa đơn 102.pdf","content_type":"application/pdf","content":"JVBERi0x..."},
+ *                 {"filename":"logo.png","content_type":"image/png","content":"iVBORw0K...","content_id":"logo"}]
+ *  (only when there are some; content is the bytes in base64, content_id only for an inline part)}
  *
  * 200 {"id":"msg_123"}
  * 4xx {"message":"..."} or {"error":{"message":"..."}} or any body
@@ -60,6 +65,18 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
         body.put("html", email.htmlBody());
         ObjectNode headers = body.putObject("headers");
         email.headers().forEach(headers::put);
+        if (!email.attachments().isEmpty()) {
+            ArrayNode attachments = body.putArray("attachments");
+            for (Attachment a : email.attachments()) {
+                ObjectNode node = attachments.addObject();
+                node.put("filename", a.filename());
+                node.put("content_type", a.contentType());
+                node.put("content", Base64.getEncoder().encodeToString(a.content()));
+                if (a.isInline()) {
+                    node.put("content_id", a.contentId());
+                }
+            }
+        }
         return HttpRequest.newBuilder(endpoint)
                 .header("Authorization", "Bearer " + token)
                 .header("Idempotency-Key", idempotencyKey)
