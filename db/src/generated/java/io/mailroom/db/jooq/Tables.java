@@ -76,7 +76,7 @@ public class Tables {
 
     /**
      * The attachments of each effect (by content hash, in order); owned by
-     * email-api; removed with the effect.
+     * email-api; deleted with the effect by its retention.
      */
     public static final EmailAttachmentRef EMAIL_ATTACHMENT_REF = EmailAttachmentRef.EMAIL_ATTACHMENT_REF;
 

@@ -2,12 +2,17 @@
 --
 -- Content is stored once per SHA-256 of its bytes, however many emails carry it (an invoice once,
 -- a logo once for every email that shows it). An email refers to its attachments by hash, in the
--- order it gave them: email_attachment_ref, keyed by the effect's idempotency key and removed with
--- the effect (ON DELETE CASCADE, as outbox_effect_term). A retry is the same effect and row; a
--- resend is a new effect whose refs name the same hashes, so bytes are never copied.
+-- order it gave them: email_attachment_ref, keyed by the effect's idempotency key. A retry is the
+-- same effect and row; a resend is a new effect whose refs name the same hashes, so bytes are never
+-- copied.
 --
--- Content whose refs are all gone (effects dropped by retention or erasure) is deleted by
--- email-api's AttachmentRetention after a grace period measured from last_used_at. An enqueue
+-- The refs leave with their effect, in the history cleaner's transaction that deletes it (email-api's
+-- AttachmentRetention is one of the owners' retention steps, as email_rendering's is). No foreign key
+-- to outbox_effect: the effect stays deletable and truncatable on its own (V7), and the step's own
+-- pass takes refs whose effect is gone otherwise. An erasure removes the refs of the erased emails.
+--
+-- Content whose refs are all gone is deleted by the same step after a grace period measured from
+-- last_used_at. An enqueue
 -- upserts (locks) the content row it refers to before writing its ref, and the retention locks
 -- FOR UPDATE SKIP LOCKED, so it never deletes content that an uncommitted enqueue refers to; the
 -- foreign key from the refs is the last guard (a delete that raced a commit fails, nothing is lost).
@@ -35,8 +40,6 @@ CREATE TABLE email_attachment_ref (
     content_type    varchar  NOT NULL,
     content_id      varchar,
     CONSTRAINT email_attachment_ref_pkey PRIMARY KEY (idempotency_key, position),
-    CONSTRAINT email_attachment_ref_effect_fk FOREIGN KEY (idempotency_key)
-        REFERENCES outbox_effect (idempotency_key) ON DELETE CASCADE,
     CONSTRAINT email_attachment_ref_content_fk FOREIGN KEY (sha256)
         REFERENCES email_attachment_content (sha256),
     CONSTRAINT email_attachment_ref_position_check CHECK (position >= 0 AND position < 100),
@@ -51,4 +54,4 @@ CREATE INDEX email_attachment_ref_sha256_idx ON email_attachment_ref (sha256);
 COMMENT ON TABLE email_attachment_content IS
     'Attachment bytes, once per SHA-256; owned by email-api; deleted a grace period after its last ref is gone.';
 COMMENT ON TABLE email_attachment_ref IS
-    'The attachments of each effect (by content hash, in order); owned by email-api; removed with the effect.';
+    'The attachments of each effect (by content hash, in order); owned by email-api; deleted with the effect by its retention.';

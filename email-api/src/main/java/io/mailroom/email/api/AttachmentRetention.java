@@ -1,5 +1,6 @@
 package io.mailroom.email.api;
 
+import io.mailroom.outbox.maintenance.EffectPresence;
 import io.mailroom.outbox.maintenance.RetentionStep;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
@@ -7,6 +8,7 @@ import org.jooq.impl.DSL;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 
 import static io.mailroom.db.jooq.Tables.EMAIL_ATTACHMENT_CONTENT;
@@ -15,10 +17,11 @@ import static org.jooq.impl.DSL.select;
 import static org.jooq.impl.DSL.selectOne;
 
 /**
- * The retention of attachment content: bytes that no email refers to any more (its refs left with
- * their effects, dropped by the history's retention or by an erasure) are deleted once unused for
- * {@code grace}. Run by the history cleaner with the other owners' steps; the refs themselves need
- * no step, they leave with their effect ({@code ON DELETE CASCADE}).
+ * The retention of attachments, one of the owners' steps the history cleaner runs: an email's refs
+ * leave with its effect, in the transaction that deletes the effect ({@link #deleteWithEffects});
+ * the own pass takes refs whose effect is gone otherwise, then the content that no email refers to
+ * any more (its refs gone with their effects, or removed by an erasure) once unused for
+ * {@code grace}.
  *
  * <p>The grace period is what keeps an enqueue that is still open safe beside the row lock (see
  * {@link AttachmentStore}): a row is taken only when its last use is older than {@code grace}, it is
@@ -51,10 +54,28 @@ public final class AttachmentRetention implements RetentionStep {
         return "email_attachment_content";
     }
 
-    /** Content is not history: its own grace decides, not the history's {@code cutoff}. */
+    /** The refs of the deleted effects, whatever their age: they are the effects' own rows. */
+    @Override
+    public int deleteWithEffects(DSLContext tx, List<DeletedEffect> effects, Instant cutoff) {
+        return AttachmentStore.erase(tx, effects.stream().map(DeletedEffect::idempotencyKey).toList());
+    }
+
+    /**
+     * Refs without an effect (an enqueue writes the effect and its refs in one transaction, so a
+     * committed ref without one is left over), then content unused for the grace period, not the
+     * history's {@code cutoff}: content is not history.
+     */
     @Override
     public int deleteOld(DSLContext tx, Instant cutoff, int limit) {
-        return deleteUnreferenced(tx, clock.instant().minus(grace), limit);
+        var r = EMAIL_ATTACHMENT_REF;
+        var o = EMAIL_ATTACHMENT_REF.as("o");
+        int refs = tx.deleteFrom(r).where(DSL.row(r.IDEMPOTENCY_KEY, r.POSITION).in(
+                        select(o.IDEMPOTENCY_KEY, o.POSITION).from(o)
+                                .where(EffectPresence.noEffectWithKey(o.IDEMPOTENCY_KEY))
+                                .limit(limit)
+                                .forUpdate().skipLocked()))
+                .execute();
+        return refs + deleteUnreferenced(tx, clock.instant().minus(grace), limit);
     }
 
     /** Deletes up to {@code limit} content rows with no ref that were last used before {@code unusedSince}. */

@@ -77,8 +77,9 @@ public final class AttachmentStore {
     }
 
     /**
-     * Removes the attachments of these effects (an erasure: an invoice names its customer); their
-     * content goes with the next retention run once no other email refers to it. Returns the refs removed.
+     * Removes the attachments of these effects (deleted by retention, or erased: an invoice names its
+     * customer); their content goes with a later retention run once no other email refers to it.
+     * Returns the refs removed.
      */
     public static int erase(DSLContext tx, java.util.Collection<String> keys) {
         if (keys.isEmpty()) {

@@ -55,10 +55,35 @@ class AttachmentStoreTest {
                 .where(EMAIL_ATTACHMENT_CONTENT.SHA256.eq(Attachment.sha256(bytes))).execute();
     }
 
-    /** Drops an effect the way retention does (its queue row first), taking its refs along. */
+    /** Drops an effect the way the history cleaner does (its queue row first), handing it to the step. */
     private void dropEffect(String key) {
-        pg.dsl().deleteFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key)).execute();
-        pg.dsl().deleteFrom(OUTBOX_EFFECT).where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).execute();
+        pg.dsl().transaction(cfg -> {
+            var e = cfg.dsl().selectFrom(OUTBOX_EFFECT).where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).fetchSingle();
+            cfg.dsl().deleteFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq(key)).execute();
+            cfg.dsl().deleteFrom(OUTBOX_EFFECT).where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq(key)).execute();
+            new AttachmentRetention().deleteWithEffects(cfg.dsl(), List.of(new io.mailroom.outbox.maintenance.RetentionStep.DeletedEffect(
+                    key, e.getMessageId(), e.getMessageCreatedAt())), Instant.now());
+        });
+    }
+
+    @Test
+    void theOwnPassTakesRefsWhoseEffectIsGoneOtherwise() {
+        pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), email("att-orphan", "601")));
+        pg.dsl().deleteFrom(OUTBOX_MESSAGE).where(OUTBOX_MESSAGE.IDEMPOTENCY_KEY.eq("att-orphan")).execute();
+        pg.dsl().deleteFrom(OUTBOX_EFFECT).where(OUTBOX_EFFECT.IDEMPOTENCY_KEY.eq("att-orphan")).execute();
+        assertThat(refs("att-orphan")).hasSize(2);
+        pg.dsl().transaction(cfg -> new AttachmentRetention().deleteOld(cfg.dsl(), Instant.now(), 100));
+        assertThat(refs("att-orphan")).isEmpty();
+        assertThat(contentRows(invoice("601"))).as("used within the grace period").isEqualTo(1);
+    }
+
+    @Test
+    void anErasureRemovesTheRefsOfTheErasedEmails() {
+        pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), email("att-erased", "701")));
+        int erased = pg.dsl().transactionResult(cfg -> AttachmentStore.erase(cfg.dsl(), List.of("att-erased")));
+        assertThat(erased).isEqualTo(2);
+        assertThat(refs("att-erased")).isEmpty();
+        assertThat(AttachmentReads.of(pg.dsl(), List.of("att-erased"))).isEmpty();
     }
 
     @Test
@@ -115,6 +140,7 @@ class AttachmentStoreTest {
 
         dropEffect("att-gc-1");
         assertThat(refs("att-gc-1")).as("refs leave with their effect").isEmpty();
+        assertThat(refs("att-gc-2")).hasSize(2);
         dropEffect("att-gc-2");
         // the second invoice's refs are gone too, but its content was used within the grace period
         ageContent(invoice("302"), now.minus(10, ChronoUnit.MINUTES));

@@ -8,7 +8,6 @@ import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.Mailroom;
 import io.mailroom.db.jooq.tables.EmailAttachmentContent.EmailAttachmentContentPath;
-import io.mailroom.db.jooq.tables.OutboxEffect.OutboxEffectPath;
 import io.mailroom.db.jooq.tables.records.EmailAttachmentRefRecord;
 
 import java.util.Arrays;
@@ -42,7 +41,7 @@ import org.jooq.impl.TableImpl;
 
 /**
  * The attachments of each effect (by content hash, in order); owned by
- * email-api; removed with the effect.
+ * email-api; deleted with the effect by its retention.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes", "this-escape" })
 public class EmailAttachmentRef extends TableImpl<EmailAttachmentRefRecord> {
@@ -97,7 +96,7 @@ public class EmailAttachmentRef extends TableImpl<EmailAttachmentRefRecord> {
     }
 
     private EmailAttachmentRef(Name alias, Table<EmailAttachmentRefRecord> aliased, Field<?>[] parameters, Condition where) {
-        super(alias, null, aliased, parameters, DSL.comment("The attachments of each effect (by content hash, in order); owned by email-api; removed with the effect."), TableOptions.table(), where);
+        super(alias, null, aliased, parameters, DSL.comment("The attachments of each effect (by content hash, in order); owned by email-api; deleted with the effect by its retention."), TableOptions.table(), where);
     }
 
     /**
@@ -173,7 +172,7 @@ public class EmailAttachmentRef extends TableImpl<EmailAttachmentRefRecord> {
 
     @Override
     public List<ForeignKey<EmailAttachmentRefRecord, ?>> getReferences() {
-        return Arrays.asList(Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_CONTENT_FK, Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_EFFECT_FK);
+        return Arrays.asList(Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_CONTENT_FK);
     }
 
     private transient EmailAttachmentContentPath _emailAttachmentContent;
@@ -187,19 +186,6 @@ public class EmailAttachmentRef extends TableImpl<EmailAttachmentRefRecord> {
             _emailAttachmentContent = new EmailAttachmentContentPath(this, Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_CONTENT_FK, null);
 
         return _emailAttachmentContent;
-    }
-
-    private transient OutboxEffectPath _outboxEffect;
-
-    /**
-     * Get the implicit join path to the <code>mailroom.outbox_effect</code>
-     * table.
-     */
-    public OutboxEffectPath outboxEffect() {
-        if (_outboxEffect == null)
-            _outboxEffect = new OutboxEffectPath(this, Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_EFFECT_FK, null);
-
-        return _outboxEffect;
     }
 
     @Override

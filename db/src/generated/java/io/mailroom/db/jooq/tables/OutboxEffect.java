@@ -7,7 +7,6 @@ package io.mailroom.db.jooq.tables;
 import io.mailroom.db.jooq.Indexes;
 import io.mailroom.db.jooq.Keys;
 import io.mailroom.db.jooq.Mailroom;
-import io.mailroom.db.jooq.tables.EmailAttachmentRef.EmailAttachmentRefPath;
 import io.mailroom.db.jooq.tables.OutboxEffectTerm.OutboxEffectTermPath;
 import io.mailroom.db.jooq.tables.records.OutboxEffectRecord;
 
@@ -207,19 +206,6 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
     @Override
     public UniqueKey<OutboxEffectRecord> getPrimaryKey() {
         return Keys.OUTBOX_EFFECT_PKEY;
-    }
-
-    private transient EmailAttachmentRefPath _emailAttachmentRef;
-
-    /**
-     * Get the implicit to-many join path to the
-     * <code>mailroom.email_attachment_ref</code> table
-     */
-    public EmailAttachmentRefPath emailAttachmentRef() {
-        if (_emailAttachmentRef == null)
-            _emailAttachmentRef = new EmailAttachmentRefPath(this, null, Keys.EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_EFFECT_FK.getInverseKey());
-
-        return _emailAttachmentRef;
     }
 
     private transient OutboxEffectTermPath _outboxEffectTerm;

@@ -12,7 +12,7 @@ import org.jooq.impl.UpdatableRecordImpl;
 
 /**
  * The attachments of each effect (by content hash, in order); owned by
- * email-api; removed with the effect.
+ * email-api; deleted with the effect by its retention.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes", "this-escape" })
 public class EmailAttachmentRefRecord extends UpdatableRecordImpl<EmailAttachmentRefRecord> {
