@@ -44,6 +44,8 @@ import java.util.List;
  * @param suppression       the suppression in force for the recipient, with its link; null when there is none.
  *                          While it {@linkplain SuppressionNote#blocksRetry() blocks a retry}, retry is not
  *                          among the actions: the same send would be stopped the same way
+ * @param attachments       the email's attachments and inline parts (listed, not downloadable); null in lists,
+ *                          empty when it has none
  */
 public record EmailView(String key, String topic, String kind, About about,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -53,7 +55,8 @@ public record EmailView(String key, String topic, String kind, About about,
                         String resendOf, List<String> resentAs, List<String> actions, String mainAction,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<TimelineEntry> timeline,
                         @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery,
-                        SuppressionNote suppression) {
+                        SuppressionNote suppression,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) List<AttachmentView> attachments) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -65,6 +68,20 @@ public record EmailView(String key, String topic, String kind, About about,
         resentAs = List.copyOf(resentAs);
         actions = List.copyOf(actions);
         timeline = timeline == null ? null : List.copyOf(timeline);
+        attachments = attachments == null ? null : List.copyOf(attachments);
+    }
+
+    /** An email as lists show it: attachments not looked up. */
+    public EmailView(String key, String topic, String kind, About about,
+                     String recipient, String recipientName, String subject, EmailStatus status,
+                     int attempts, int maxAttempts, String lastError,
+                     Instant createdAt, Instant updatedAt, Instant sentAt, Instant nextAttemptAt,
+                     String providerMessageId, String providerReply, String deliveryRecord, boolean contentKept,
+                     String resendOf, List<String> resentAs, List<String> actions, String mainAction,
+                     List<TimelineEntry> timeline, Rendering rendering, Delivery delivery, SuppressionNote suppression) {
+        this(key, topic, kind, about, recipient, recipientName, subject, status, attempts, maxAttempts,
+                lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId, providerReply, deliveryRecord,
+                contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, suppression, null);
     }
 
     /** An email whose recipient is not suppressed. */

@@ -122,6 +122,8 @@ final class Erasures {
         EffectErasure.Erased effects = EffectErasure.erase(tx, r, recipient, mentioning, queued, "erased:" + hash);
         RecordErasure.erase(tx, r, recipient, mentioning);
         int renderings = RenderingErasure.erase(tx, r, recipient, mentioning);
+        // an invoice to the address is about its holder: its refs go now, its content with the next retention run
+        int attachments = io.mailroom.email.api.AttachmentStore.erase(tx, recipient);
         DeliveryErasure.Erased delivery = DeliveryErasure.erase(tx, r, hash, all);
 
         String why = r.apply(reason);
@@ -145,6 +147,7 @@ final class Erasures {
         detail.put("emailsMentioning", result.emailsMentioning());
         detail.put("cancelled", cancelled.size());
         detail.put("renderings", renderings);
+        detail.put("attachments", attachments);
         detail.put("deliveryEvents", delivery.events());
         detail.put("suppressions", delivery.suppressions());
         detail.put("suppressionKeptByHash", delivery.keptByHash());

@@ -60,7 +60,9 @@ final class SupportViews {
         Map<String, List<AuditTrail.Entry>> audit = new HashMap<>();
         Map<String, Rendering> renderings = new HashMap<>();
         Map<String, List<SupportStore.DeliveryEventRow>> events = new HashMap<>();
+        Map<String, List<io.mailroom.email.api.AttachmentReads.Listed>> attachments = Map.of();
         if (withTimeline) {
+            attachments = io.mailroom.email.api.AttachmentReads.of(tx, keys);
             for (SupportStore.DeliveryEventRow e : store.deliveryEvents(tx, keys)) {
                 events.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e);
             }
@@ -103,7 +105,8 @@ final class SupportViews {
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
             out.add(view(row, tries, resentAs.getOrDefault(row.key(), List.of()), permanent.getOrDefault(row.key(), false), timeline,
-                    renderings.get(row.key()), suppressed.get(row.key())));
+                    renderings.get(row.key()), suppressed.get(row.key()), !withTimeline ? null
+                            : attachments.getOrDefault(row.key(), List.of()).stream().map(AttachmentView::of).toList()));
         }
         return out;
     }
@@ -169,7 +172,7 @@ final class SupportViews {
 
     private static EmailView view(SupportStore.EmailRow row, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
                                   boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering,
-                                  SuppressionNote suppression) {
+                                  SuppressionNote suppression, List<AttachmentView> attachments) {
         EmailStatus status = EmailStatus.derive(row.effectStatus(), row.queueStatus());
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
@@ -205,7 +208,7 @@ final class SupportViews {
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
                 row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering,
                 row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()),
-                suppression);
+                suppression, attachments);
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

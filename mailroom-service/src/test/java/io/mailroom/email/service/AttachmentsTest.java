@@ -137,7 +137,7 @@ class AttachmentsTest {
                     pg.dsl().selectFrom("outbox_message").where("status = 'done'")) == 2);
         }
         // stored once for both emails
-        assertThat(pg.dsl().fetchValue("SELECT count(*) FROM email_attachment_content", Long.class)).isEqualTo(2L);
+        assertThat(((Number) pg.dsl().fetchValue("SELECT count(*) FROM email_attachment_content")).longValue()).isEqualTo(2L);
 
         // SMTP: multipart/mixed [ multipart/related [ alternative, logo ], pdf ]
         MimeMessage[] received = greenMail.getReceivedMessages();
