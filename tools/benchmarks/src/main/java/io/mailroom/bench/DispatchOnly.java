@@ -547,17 +547,8 @@ final class DispatchOnly {
             this.attachmentBytes = attachmentKib * 1024;
         }
 
-        /** Email {@code seq}, with its attachment when the plan asks for one: random bytes of its own, as an invoice's are. */
         private OutgoingEmail emailWithAttachment(long seq) {
-            if (attachmentBytes == 0) {
-                return email(seq);
-            }
-            byte[] pdf = new byte[attachmentBytes];
-            new java.util.SplittableRandom(seq).nextBytes(pdf);
-            OutgoingEmail e = email(seq);
-            return OutgoingEmail.template(e.template()).to(e.to().address(), e.to().name()).locale(e.locale().toLanguageTag())
-                    .about(e.aggregateType(), e.aggregateId()).idempotencyKey(e.idempotencyKey()).data(e.data())
-                    .attach("Hóa đơn " + e.aggregateId() + ".pdf", "application/pdf", pdf).build();
+            return attachmentBytes == 0 ? email(seq) : BenchAttachments.withInvoice(email(seq), seq, attachmentBytes);
         }
 
         /** Emails written or reserved so far: keys 1 .. this. */
