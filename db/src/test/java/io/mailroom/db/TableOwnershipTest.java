@@ -36,7 +36,7 @@ class TableOwnershipTest {
         owners.put("outbox-core", Set.of("outbox_message", "outbox_effect", "outbox_effect_term", "outbox_attempt", "outbox_control",
                 "outbox_dispatcher", "audit_log", "outbox_rollup", "outbox_rollup_mark"));
         owners.put("idempotency-store", Set.of("idempotency_record"));
-        owners.put("email-api", Set.of());
+        owners.put("email-api", Set.of("email_attachment_content", "email_attachment_ref"));
         owners.put("delivery-events", Set.of("delivery_event", "delivery_event_count", "delivery_state", "suppression",
                 "soft_bounce_run", "erasure_key", "delivery_event_rollup", "delivery_recipient_state"));
         owners.put("email-templates", Set.of());

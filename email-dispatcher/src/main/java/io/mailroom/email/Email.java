@@ -1,5 +1,7 @@
 package io.mailroom.email;
 
+import io.mailroom.email.api.Attachment;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -20,7 +22,9 @@ import java.util.regex.Pattern;
  * <p>Custom headers may not replace the ones a transport owns (From, To, Subject, Message-ID,
  * Date, MIME and content headers, ...), and their values are printable ASCII.
  *
- * <p>{@code replyTo} is optional (null: replies go to {@code from}).
+ * <p>{@code replyTo} is optional (null: replies go to {@code from}). {@code attachments} are files
+ * and inline parts with their bytes, in the order the caller gave them (empty: none), already checked
+ * by the email API at enqueue.
  *
  * <p>{@code to} is the first of {@code toList}, every To recipient; {@code cc} and {@code bcc} may be
  * empty (a transport names Bcc recipients in its envelope or API call only, never in a header). No
@@ -32,7 +36,8 @@ import java.util.regex.Pattern;
  */
 public record Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
                     Map<String, String> headers, String templateVersion, EmailAddress replyTo,
-                    List<EmailAddress> toList, List<EmailAddress> cc, List<EmailAddress> bcc, Map<String, String> tags) {
+                    List<EmailAddress> toList, List<EmailAddress> cc, List<EmailAddress> bcc, Map<String, String> tags,
+                    List<Attachment> attachments) {
 
     public static final long DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
     public static final int MAX_SUBJECT_LENGTH = 500;
@@ -72,19 +77,26 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
         bcc = bcc == null ? List.of() : List.copyOf(bcc);
         tags = EmailRecipients.checkedTags(tags);
         EmailRecipients.requireDistinct(toList, cc, bcc);
+        attachments = attachments == null ? List.of() : List.copyOf(attachments);
     }
 
-    /** An email to one recipient, without cc, bcc or tags. */
+    /** An email to one recipient, without cc, bcc, tags or attachments. */
     public Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
                  Map<String, String> headers, String templateVersion, EmailAddress replyTo) {
-        this(from, to, subject, textBody, htmlBody, headers, templateVersion, replyTo, null, null, null, null);
+        this(from, to, subject, textBody, htmlBody, headers, templateVersion, replyTo, null, null, null, null, null);
+    }
+
+    /** An email to one recipient, with these attachments. */
+    public Email(EmailAddress from, EmailAddress to, String subject, String textBody, String htmlBody,
+                 Map<String, String> headers, String templateVersion, EmailAddress replyTo, List<Attachment> attachments) {
+        this(from, to, subject, textBody, htmlBody, headers, templateVersion, replyTo, null, null, null, null, attachments);
     }
 
     /** This email to these recipients, with these tags ({@code toList} not empty). */
     public Email withRecipients(List<EmailAddress> toList, List<EmailAddress> cc, List<EmailAddress> bcc,
                                 Map<String, String> tags) {
         return new Email(from, toList.getFirst(), subject, textBody, htmlBody, headers, templateVersion, replyTo, toList, cc, bcc,
-                tags);
+                tags, attachments);
     }
 
     /** An email without a Reply-To: replies go to {@code from}. */
@@ -120,7 +132,8 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
     public String toString() {
         return "Email[to=" + to.masked() + (toList.size() + cc.size() + bcc.size() > 1
                 ? " +" + (toList.size() + cc.size() + bcc.size() - 1) : "") + ", template=" + templateVersion + ", subjectChars=" + subject.length()
-                + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length() + "]";
+                + ", textChars=" + textBody.length() + ", htmlChars=" + htmlBody.length()
+                + (attachments.isEmpty() ? "" : ", attachments=" + attachments.size()) + "]";
     }
 
     private static void checkBody(String field, String body) {

@@ -58,7 +58,7 @@ public class MailroomAutoConfiguration {
         Supplier<Set<String>> templates = known == null ? null : () -> known;
         return new EmailOutbox(new OutboxEnqueuer(null, properties.notifyDispatchers(),
                 MailroomSchema.named(properties.schema())), templates,
-                properties.maxPayloadBytes());
+                properties.maxPayloadBytes(), properties.attachmentLimits());
     }
 
     @Bean(MIGRATION_BEAN)

@@ -1,5 +1,6 @@
 package io.mailroom.spring;
 
+import io.mailroom.email.api.AttachmentLimits;
 import io.mailroom.email.api.EmailOutbox;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -25,6 +26,9 @@ import java.util.regex.Pattern;
  * @param templates         The template names the dispatchers know; when given, an enqueue of any
  *                          other template is refused in the business transaction, otherwise the
  *                          dispatcher finds the unknown name and fails that email for good
+ * @param maxAttachments    The most attachments (inline images included) one email may carry: 0 to 99
+ * @param maxAttachmentBytes The largest attachment, in bytes (not counting base64)
+ * @param maxAttachmentsTotalBytes The largest total of one email's attachments, in bytes
  */
 @ConfigurationProperties(MailroomProperties.PREFIX)
 public record MailroomProperties(
@@ -32,7 +36,10 @@ public record MailroomProperties(
         @DefaultValue(DEFAULT_SCHEMA) String schema,
         @DefaultValue("" + EmailOutbox.DEFAULT_MAX_PAYLOAD_BYTES) int maxPayloadBytes,
         @DefaultValue("true") boolean notifyDispatchers,
-        @DefaultValue List<String> templates) {
+        @DefaultValue List<String> templates,
+        @DefaultValue("" + AttachmentLimits.DEFAULT_MAX_COUNT) int maxAttachments,
+        @DefaultValue("" + AttachmentLimits.DEFAULT_MAX_BYTES_EACH) int maxAttachmentBytes,
+        @DefaultValue("" + AttachmentLimits.DEFAULT_MAX_BYTES_TOTAL) int maxAttachmentsTotalBytes) {
 
     public static final String PREFIX = "mailroom";
     public static final String DEFAULT_SCHEMA = "mailroom";
@@ -54,12 +61,30 @@ public record MailroomProperties(
             throw new IllegalArgumentException(PREFIX + ".max-payload-bytes must be between " + MIN_PAYLOAD_BYTES
                     + " and " + MAX_PAYLOAD_BYTES + ", got " + maxPayloadBytes);
         }
+        attachmentLimits(maxAttachments, maxAttachmentBytes, maxAttachmentsTotalBytes);
         templates = templates == null ? List.of() : List.copyOf(templates);
         for (String template : templates) {
             if (!TEMPLATE.matcher(template).matches()) {
                 throw new IllegalArgumentException(PREFIX + ".templates: '" + template + "' is not a template name"
                         + " (lower-case letters, digits, _ . -, at most 64)");
             }
+        }
+    }
+
+    /** The limits on attachments at enqueue. */
+    AttachmentLimits attachmentLimits() {
+        return attachmentLimits(maxAttachments, maxAttachmentBytes, maxAttachmentsTotalBytes);
+    }
+
+    private static AttachmentLimits attachmentLimits(int count, int each, int total) {
+        try {
+            return new AttachmentLimits(count, each, total);
+        } catch (IllegalArgumentException e) {
+            // AttachmentLimits names its own component first: say the property instead
+            String message = e.getMessage();
+            String property = message.startsWith("maxCount") ? "max-attachments"
+                    : message.startsWith("maxBytesEach") ? "max-attachment-bytes" : "max-attachments-total-bytes";
+            throw new IllegalArgumentException(PREFIX + "." + property + message.substring(message.indexOf(' ')));
         }
     }
 

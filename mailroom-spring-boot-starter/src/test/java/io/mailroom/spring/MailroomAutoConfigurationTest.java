@@ -218,6 +218,10 @@ class MailroomAutoConfigurationTest {
                 assertThat(context).getFailure().rootCause().hasMessageContaining("mailroom.schema"));
         runner(db).withPropertyValues("mailroom.templates=Receipt!").run(context ->
                 assertThat(context).getFailure().rootCause().hasMessageContaining("mailroom.templates"));
+        runner(db).withPropertyValues("mailroom.max-attachments=100").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("mailroom.max-attachments must be"));
+        runner(db).withPropertyValues("mailroom.max-attachment-bytes=2000", "mailroom.max-attachments-total-bytes=1000").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("mailroom.max-attachments-total-bytes must be"));
     }
 
     @Test
@@ -225,7 +229,8 @@ class MailroomAutoConfigurationTest {
         String metadata = new ClassPathResource("META-INF/spring-configuration-metadata.json")
                 .getContentAsString(StandardCharsets.UTF_8);
         assertThat(metadata).contains("\"mailroom.migrate\"", "\"mailroom.schema\"", "\"mailroom.max-payload-bytes\"",
-                "\"mailroom.notify-dispatchers\"", "\"mailroom.templates\"");
+                "\"mailroom.notify-dispatchers\"", "\"mailroom.templates\"", "\"mailroom.max-attachments\"",
+                "\"mailroom.max-attachment-bytes\"", "\"mailroom.max-attachments-total-bytes\"");
     }
 
     private static DSLContext outbox() {

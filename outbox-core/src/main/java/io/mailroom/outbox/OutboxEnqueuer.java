@@ -100,7 +100,7 @@ public final class OutboxEnqueuer {
         this.insertWithTerms = HotSql.of(INSERT.formatted(TERMS, notify), SqlClock.of(clock));
     }
 
-    /** Where this enqueuer writes Mailroom's tables. */
+    /** Where this enqueuer writes Mailroom's tables (for an API that writes beside the message: email-api's attachments). */
     public MailroomSchema schema() {
         return schema;
     }

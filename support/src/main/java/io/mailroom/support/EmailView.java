@@ -47,6 +47,8 @@ import java.util.Map;
  *                          among the actions: the same send would be stopped the same way
  * @param recipients        every recipient (To, Cc, Bcc) with its own delivery state ({@link RecipientView}); null in lists
  * @param tags              the tags the email was sent with ({@code category=invoice}); null in lists
+ * @param attachments       the email's attachments and inline parts (listed, not downloadable); null in lists,
+ *                          empty when it has none
  */
 public record EmailView(String key, String topic, String kind, About about,
                         String recipient, String recipientName, String subject, EmailStatus status,
@@ -58,7 +60,8 @@ public record EmailView(String key, String topic, String kind, About about,
                         @JsonInclude(JsonInclude.Include.NON_NULL) Rendering rendering, Delivery delivery,
                         SuppressionNote suppression,
                         @JsonInclude(JsonInclude.Include.NON_NULL) List<RecipientView> recipients,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, String> tags) {
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Map<String, String> tags,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) List<AttachmentView> attachments) {
 
     public static final String RETRY = "retry";
     public static final String RESEND = "resend";
@@ -74,9 +77,10 @@ public record EmailView(String key, String topic, String kind, About about,
         timeline = timeline == null ? null : List.copyOf(timeline);
         recipients = recipients == null ? null : List.copyOf(recipients);
         tags = tags == null ? null : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(tags));
+        attachments = attachments == null ? null : List.copyOf(attachments);
     }
 
-    /** An email without its recipients' list and tags (as lists show it). */
+    /** An email as lists show it: without its recipients' list, tags and attachments. */
     public EmailView(String key, String topic, String kind, About about,
                      String recipient, String recipientName, String subject, EmailStatus status,
                      int attempts, int maxAttempts, String lastError,
@@ -86,7 +90,7 @@ public record EmailView(String key, String topic, String kind, About about,
                      List<TimelineEntry> timeline, Rendering rendering, Delivery delivery, SuppressionNote suppression) {
         this(key, topic, kind, about, recipient, recipientName, subject, status, attempts, maxAttempts,
                 lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId, providerReply, deliveryRecord,
-                contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, suppression, null, null);
+                contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery, suppression, null, null, null);
     }
 
     /** The same email with its recipients and tags (the detail). */
@@ -94,7 +98,7 @@ public record EmailView(String key, String topic, String kind, About about,
         return new EmailView(key, topic, kind, about, recipient, recipientName, subject, status,
                 attempts, maxAttempts, lastError, createdAt, updatedAt, sentAt, nextAttemptAt, providerMessageId,
                 providerReply, deliveryRecord, contentKept, resendOf, resentAs, actions, mainAction, timeline, rendering, delivery,
-                suppression, recipients, tags);
+                suppression, recipients, tags, attachments);
     }
 
     /** An email whose recipient is not suppressed. */

@@ -125,6 +125,8 @@ final class Erasures {
         // a captured message cannot be redacted part by part and stay the message that was built: it goes
         io.mailroom.email.transport.capture.CapturedMail.erase(tx, java.util.stream.Stream.concat(recipient.stream(),
                 mentioning.stream()).distinct().toList());
+        // an invoice to the address is about its holder: its refs go now, its content with the next retention run
+        int attachments = io.mailroom.email.api.AttachmentStore.erase(tx, recipient);
         DeliveryErasure.Erased delivery = DeliveryErasure.erase(tx, r, hash, all);
 
         String why = r.apply(reason);
@@ -148,6 +150,7 @@ final class Erasures {
         detail.put("emailsMentioning", result.emailsMentioning());
         detail.put("cancelled", cancelled.size());
         detail.put("renderings", renderings);
+        detail.put("attachments", attachments);
         detail.put("deliveryEvents", delivery.events());
         detail.put("suppressions", delivery.suppressions());
         detail.put("suppressionKeptByHash", delivery.keptByHash());

@@ -297,6 +297,8 @@ final class SupportActions {
         enqueuer.enqueue(tx, new NewMessage(src.topic(), src.aggregateType(), src.aggregateId(), newKey, content.orderingKey(),
                 content.payload(), null, src.maxAttempts(), terms));
         store.setResendOf(tx, newKey, originalKey);
+        // the resend's attachments are the same stored content, named again by hash: no bytes are copied
+        io.mailroom.email.api.AttachmentStore.copyRefs(tx, originalKey, newKey);
         Map<String, Object> detail = new LinkedHashMap<>();
         detail.put("newKey", newKey);
         detail.put("from", from);

@@ -136,6 +136,9 @@ final class SupportStore {
             return null; // a payload that is not JSON names no recipient (the column is jsonb: cannot happen)
         }
         JsonNode to = root.get("to");
+        if (to != null && to.isArray() && !to.isEmpty()) {
+            to = to.get(0); // envelope version 2: a list of recipients, the first one named here
+        }
         if (to != null && to.isObject()) {
             return to;
         }

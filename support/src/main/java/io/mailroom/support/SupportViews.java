@@ -72,7 +72,9 @@ final class SupportViews {
         Map<String, List<AuditTrail.Entry>> audit = new HashMap<>();
         Map<String, Rendering> renderings = new HashMap<>();
         Map<String, List<SupportStore.DeliveryEventRow>> events = new HashMap<>();
+        Map<String, List<io.mailroom.email.api.AttachmentReads.Listed>> attachments = Map.of();
         if (withTimeline) {
+            attachments = io.mailroom.email.api.AttachmentReads.of(tx, keys);
             for (SupportStore.DeliveryEventRow e : store.deliveryEvents(tx, keys)) {
                 events.computeIfAbsent(e.key(), k -> new ArrayList<>()).add(e);
             }
@@ -116,7 +118,8 @@ final class SupportViews {
                 timeline.sort(Comparator.comparing(TimelineEntry::at));
             }
             EmailView view = view(row, status(row), tries, resentAs.getOrDefault(row.key(), List.of()),
-                    permanent.getOrDefault(row.key(), false), timeline, renderings.get(row.key()), suppressed.get(row.key()));
+                    permanent.getOrDefault(row.key(), false), timeline, renderings.get(row.key()), suppressed.get(row.key()),
+                    !withTimeline ? null : attachments.getOrDefault(row.key(), List.of()).stream().map(AttachmentView::of).toList());
             RecipientList.Of who = recipients.get(row.key());
             out.add(who == null ? view : view.withRecipients(who.recipients(), who.tags()));
         }
@@ -184,7 +187,7 @@ final class SupportViews {
 
     private static EmailView view(SupportStore.EmailRow row, EmailStatus status, List<TimelineEntry.Attempt> attempts, List<String> resentAs,
                                   boolean failedPermanently, List<TimelineEntry> timeline, Rendering rendering,
-                                  SuppressionNote suppression) {
+                                  SuppressionNote suppression, List<AttachmentView> attachments) {
         boolean contentKept = row.queueStatus() != null;
         String providerId = row.resultRef();
         if (providerId == null) {
@@ -219,7 +222,7 @@ final class SupportViews {
                 providerId, status == EmailStatus.SENT ? providerReply : null, row.recordState(), contentKept,
                 row.resendOf(), resentAs, actions, EmailView.mainActionOf(status, actions), timeline, rendering,
                 row.deliveryState() == null ? null : new Delivery(row.deliveryState(), row.deliveryDetail(), row.deliveryUpdatedAt()),
-                suppression);
+                suppression, null, null, attachments);
     }
 
     /** The topic in words: {@code email.order_confirmation} → "Order confirmation". */

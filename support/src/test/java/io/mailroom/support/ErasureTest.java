@@ -226,6 +226,25 @@ class ErasureTest {
     }
 
     @Test
+    void theAttachmentsOfHerEmailsAreRemoved_theirNamesWithThem() {
+        EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer(null, false));
+        pg.dsl().transaction(cfg -> outbox.enqueue(cfg.dsl(), OutgoingEmail.template("order_confirmation")
+                .topic(TestMail.CONFIRMATION).to(ANN, "Ann Lee").about("order", "5").idempotencyKey("email-order-5-invoice")
+                .attach("Invoice for Ann Lee.pdf", "application/pdf", "%PDF-1.4 Ann".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                .build()));
+        assertThat(pg.dsl().fetchValue("SELECT count(*)::int FROM email_attachment_ref WHERE idempotency_key = 'email-order-5-invoice'"))
+                .isEqualTo(1);
+
+        HttpResponse<String> r = erase(ANN, "asked", SUPPORT);
+
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(pg.dsl().fetchValue("SELECT count(*)::int FROM email_attachment_ref")).isEqualTo(0);
+        assertThat(rowsHolding("Ann Lee")).isEmpty();
+        assertThat(String.valueOf(pg.dsl().fetchValue("SELECT detail::text FROM audit_log WHERE action = 'erasure'")))
+                .contains("\"attachments\": 1");
+    }
+
+    @Test
     void onlySupportMayErase_andABadAddressOrNoReasonIsA400NamingIt() {
         HttpResponse<String> viewer = erase(ANN, "asked", VIEWER);
         assertThat(viewer.statusCode()).isEqualTo(403);

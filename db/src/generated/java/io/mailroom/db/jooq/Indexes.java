@@ -8,6 +8,8 @@ import io.mailroom.db.jooq.tables.AuditLog;
 import io.mailroom.db.jooq.tables.BulkAction;
 import io.mailroom.db.jooq.tables.DeliveryEvent;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.IdempotencyRecord;
@@ -41,6 +43,8 @@ public class Indexes {
     public static final Index DELIVERY_EVENT_RECEIVED_IDX = Internal.createIndex(DSL.name("delivery_event_received_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECEIVED_AT }, false);
     public static final Index DELIVERY_EVENT_RECIPIENT_IDX = Internal.createIndex(DSL.name("delivery_event_recipient_idx"), DeliveryEvent.DELIVERY_EVENT, new OrderField[] { DeliveryEvent.DELIVERY_EVENT.RECIPIENT }, false);
     public static final Index DELIVERY_STATE_LISTED_IDX = Internal.createIndex(DSL.name("delivery_state_listed_idx"), DeliveryState.DELIVERY_STATE, new OrderField[] { DeliveryState.DELIVERY_STATE.STATE, DeliveryState.DELIVERY_STATE.UPDATED_AT, DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, false);
+    public static final Index EMAIL_ATTACHMENT_CONTENT_USED_IDX = Internal.createIndex(DSL.name("email_attachment_content_used_idx"), EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT, new OrderField[] { EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT.LAST_USED_AT }, false);
+    public static final Index EMAIL_ATTACHMENT_REF_SHA256_IDX = Internal.createIndex(DSL.name("email_attachment_ref_sha256_idx"), EmailAttachmentRef.EMAIL_ATTACHMENT_REF, new OrderField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.SHA256 }, false);
     public static final Index EMAIL_CAPTURE_CAPTURED_IDX = Internal.createIndex(DSL.name("email_capture_captured_idx"), EmailCapture.EMAIL_CAPTURE, new OrderField[] { EmailCapture.EMAIL_CAPTURE.CAPTURED_AT, EmailCapture.EMAIL_CAPTURE.ID }, false);
     public static final Index EMAIL_RENDERING_RENDERED_IDX = Internal.createIndex(DSL.name("email_rendering_rendered_idx"), EmailRendering.EMAIL_RENDERING, new OrderField[] { EmailRendering.EMAIL_RENDERING.RENDERED_AT }, false);
     public static final Index IDEMPOTENCY_RECORD_OPEN_IDX = Internal.createIndex(DSL.name("idempotency_record_open_idx"), IdempotencyRecord.IDEMPOTENCY_RECORD, new OrderField[] { IdempotencyRecord.IDEMPOTENCY_RECORD.STATE, IdempotencyRecord.IDEMPOTENCY_RECORD.RESERVED_AT }, false);

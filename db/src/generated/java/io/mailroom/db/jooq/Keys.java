@@ -11,6 +11,8 @@ import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryRecipientState;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
@@ -32,6 +34,8 @@ import io.mailroom.db.jooq.tables.records.DeliveryEventRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryEventRollupRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryRecipientStateRecord;
 import io.mailroom.db.jooq.tables.records.DeliveryStateRecord;
+import io.mailroom.db.jooq.tables.records.EmailAttachmentContentRecord;
+import io.mailroom.db.jooq.tables.records.EmailAttachmentRefRecord;
 import io.mailroom.db.jooq.tables.records.EmailCaptureRecord;
 import io.mailroom.db.jooq.tables.records.EmailRenderingRecord;
 import io.mailroom.db.jooq.tables.records.ErasureKeyRecord;
@@ -74,6 +78,8 @@ public class Keys {
     public static final UniqueKey<DeliveryEventRollupRecord> DELIVERY_EVENT_ROLLUP_PKEY = Internal.createUniqueKey(DeliveryEventRollup.DELIVERY_EVENT_ROLLUP, DSL.name("delivery_event_rollup_pkey"), new TableField[] { DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.RESOLUTION, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BUCKET, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.TOPIC, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.KIND, DeliveryEventRollup.DELIVERY_EVENT_ROLLUP.BOUNCE }, true);
     public static final UniqueKey<DeliveryRecipientStateRecord> DELIVERY_RECIPIENT_STATE_PKEY = Internal.createUniqueKey(DeliveryRecipientState.DELIVERY_RECIPIENT_STATE, DSL.name("delivery_recipient_state_pkey"), new TableField[] { DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.IDEMPOTENCY_KEY, DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.ADDRESS }, true);
     public static final UniqueKey<DeliveryStateRecord> DELIVERY_STATE_PKEY = Internal.createUniqueKey(DeliveryState.DELIVERY_STATE, DSL.name("delivery_state_pkey"), new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true);
+    public static final UniqueKey<EmailAttachmentContentRecord> EMAIL_ATTACHMENT_CONTENT_PKEY = Internal.createUniqueKey(EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT, DSL.name("email_attachment_content_pkey"), new TableField[] { EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT.SHA256 }, true);
+    public static final UniqueKey<EmailAttachmentRefRecord> EMAIL_ATTACHMENT_REF_PKEY = Internal.createUniqueKey(EmailAttachmentRef.EMAIL_ATTACHMENT_REF, DSL.name("email_attachment_ref_pkey"), new TableField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.IDEMPOTENCY_KEY, EmailAttachmentRef.EMAIL_ATTACHMENT_REF.POSITION }, true);
     public static final UniqueKey<EmailCaptureRecord> EMAIL_CAPTURE_ID_KEY = Internal.createUniqueKey(EmailCapture.EMAIL_CAPTURE, DSL.name("email_capture_id_key"), new TableField[] { EmailCapture.EMAIL_CAPTURE.ID }, true);
     public static final UniqueKey<EmailCaptureRecord> EMAIL_CAPTURE_PKEY = Internal.createUniqueKey(EmailCapture.EMAIL_CAPTURE, DSL.name("email_capture_pkey"), new TableField[] { EmailCapture.EMAIL_CAPTURE.IDEMPOTENCY_KEY }, true);
     public static final UniqueKey<EmailRenderingRecord> EMAIL_RENDERING_PKEY = Internal.createUniqueKey(EmailRendering.EMAIL_RENDERING, DSL.name("email_rendering_pkey"), new TableField[] { EmailRendering.EMAIL_RENDERING.IDEMPOTENCY_KEY }, true);
@@ -95,5 +101,6 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final ForeignKey<DeliveryRecipientStateRecord, DeliveryStateRecord> DELIVERY_RECIPIENT_STATE__DELIVERY_RECIPIENT_STATE_EMAIL_FK = Internal.createForeignKey(DeliveryRecipientState.DELIVERY_RECIPIENT_STATE, DSL.name("delivery_recipient_state_email_fk"), new TableField[] { DeliveryRecipientState.DELIVERY_RECIPIENT_STATE.IDEMPOTENCY_KEY }, Keys.DELIVERY_STATE_PKEY, new TableField[] { DeliveryState.DELIVERY_STATE.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
+    public static final ForeignKey<EmailAttachmentRefRecord, EmailAttachmentContentRecord> EMAIL_ATTACHMENT_REF__EMAIL_ATTACHMENT_REF_CONTENT_FK = Internal.createForeignKey(EmailAttachmentRef.EMAIL_ATTACHMENT_REF, DSL.name("email_attachment_ref_content_fk"), new TableField[] { EmailAttachmentRef.EMAIL_ATTACHMENT_REF.SHA256 }, Keys.EMAIL_ATTACHMENT_CONTENT_PKEY, new TableField[] { EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT.SHA256 }, true, ForeignKeyRule.NO_ACTION, ForeignKeyRule.NO_ACTION);
     public static final ForeignKey<OutboxEffectTermRecord, OutboxEffectRecord> OUTBOX_EFFECT_TERM__OUTBOX_EFFECT_TERM_EFFECT_FK = Internal.createForeignKey(OutboxEffectTerm.OUTBOX_EFFECT_TERM, DSL.name("outbox_effect_term_effect_fk"), new TableField[] { OutboxEffectTerm.OUTBOX_EFFECT_TERM.IDEMPOTENCY_KEY }, Keys.OUTBOX_EFFECT_PKEY, new TableField[] { OutboxEffect.OUTBOX_EFFECT.IDEMPOTENCY_KEY }, true, ForeignKeyRule.CASCADE, ForeignKeyRule.NO_ACTION);
 }

@@ -11,6 +11,8 @@ import io.mailroom.db.jooq.tables.DeliveryEventCount;
 import io.mailroom.db.jooq.tables.DeliveryEventRollup;
 import io.mailroom.db.jooq.tables.DeliveryRecipientState;
 import io.mailroom.db.jooq.tables.DeliveryState;
+import io.mailroom.db.jooq.tables.EmailAttachmentContent;
+import io.mailroom.db.jooq.tables.EmailAttachmentRef;
 import io.mailroom.db.jooq.tables.EmailCapture;
 import io.mailroom.db.jooq.tables.EmailRendering;
 import io.mailroom.db.jooq.tables.ErasureKey;
@@ -73,6 +75,18 @@ public class Tables {
      * it; owned by delivery-events.
      */
     public static final DeliveryState DELIVERY_STATE = DeliveryState.DELIVERY_STATE;
+
+    /**
+     * Attachment bytes, once per SHA-256; owned by email-api; deleted a grace
+     * period after its last ref is gone.
+     */
+    public static final EmailAttachmentContent EMAIL_ATTACHMENT_CONTENT = EmailAttachmentContent.EMAIL_ATTACHMENT_CONTENT;
+
+    /**
+     * The attachments of each effect (by content hash, in order); owned by
+     * email-api; deleted with the effect by its retention.
+     */
+    public static final EmailAttachmentRef EMAIL_ATTACHMENT_REF = EmailAttachmentRef.EMAIL_ATTACHMENT_REF;
 
     /**
      * Mail the capture transport stored instead of sending (staging); kept as

@@ -33,10 +33,13 @@ import java.util.function.Supplier;
  *
  * <p>The payload is an envelope the dispatcher reads: {@code {"v":1,"template":...,"locale":...,
  * "to":{"address":...,"name":...},"replyTo":...,"headers":{...},"data":{...}}}. An email with
- * several To, any Cc or Bcc, or tags is written as version 2 instead ({@link #ENVELOPE_V2}): {@code to}
- * is then an array, and {@code cc}, {@code bcc} (arrays) and {@code tags} (an object) appear when not
- * empty, in the order {@code v, template, locale, to, cc, bcc, replyTo, headers, tags, data}. An email
- * that uses none of them keeps the version 1 bytes, which every dispatcher reads.
+ * several To, any Cc or Bcc, tags or attachments is written as version 2 instead ({@link #ENVELOPE_V2}):
+ * {@code to} is then an array, and {@code cc}, {@code bcc} (arrays), {@code headers}, {@code tags} (objects)
+ * and {@code attachments} appear when not empty, in the order {@code v, template, locale, to, cc, bcc,
+ * replyTo, headers, tags, attachments, data}. An email that uses none of them keeps the version 1 bytes,
+ * which every dispatcher reads. The envelope names each attachment's filename, content type, SHA-256,
+ * size and content id; its bytes are stored once per hash beside the outbox ({@link AttachmentStore}),
+ * within {@link AttachmentLimits}, not counted in the payload's size.
  */
 public final class EmailOutbox {
 
@@ -44,7 +47,7 @@ public final class EmailOutbox {
     public static final int ENVELOPE_VERSION = 1;
     /** How far ahead an email may be scheduled by default (the SQL function's bound too). */
     public static final Duration DEFAULT_MAX_SEND_AHEAD = Duration.ofDays(30);
-    /** The envelope version of an email with several recipients or tags. */
+    /** The envelope version of an email with several recipients, tags or attachments. */
     public static final int ENVELOPE_V2 = 2;
 
     private final OutboxEnqueuer enqueuer;
@@ -52,6 +55,7 @@ public final class EmailOutbox {
     private final int maxPayloadBytes;
     private final SendTime sendTime;
     private final PendingMessages pending;
+    private final AttachmentLimits attachmentLimits;
 
     /** Enqueues without checking template names against a catalogue. */
     public EmailOutbox(OutboxEnqueuer enqueuer) {
@@ -65,17 +69,31 @@ public final class EmailOutbox {
      * @param maxPayloadBytes the largest envelope accepted, in UTF-8 bytes
      */
     public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes) {
-        this(enqueuer, templates, maxPayloadBytes, null, DEFAULT_MAX_SEND_AHEAD);
+        this(enqueuer, templates, maxPayloadBytes, null, DEFAULT_MAX_SEND_AHEAD, AttachmentLimits.DEFAULTS);
+    }
+
+    /** @param attachmentLimits how many attachments an email may carry, and how large */
+    public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes,
+                       AttachmentLimits attachmentLimits) {
+        this(enqueuer, templates, maxPayloadBytes, null, DEFAULT_MAX_SEND_AHEAD, attachmentLimits);
+    }
+
+    /** With the default attachment limits. */
+    public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes,
+                       Clock clock, Duration maxSendAhead) {
+        this(enqueuer, templates, maxPayloadBytes, clock, maxSendAhead, AttachmentLimits.DEFAULTS);
     }
 
     /**
-     * @param clock        what {@code sendAt} is compared with, and the time cancel and reschedule write;
-     *                     null for the system clock and the database's time (use the enqueuer's clock in tests)
-     * @param maxSendAhead how far ahead {@code sendAt} may be ({@link #DEFAULT_MAX_SEND_AHEAD}), at least a minute
+     * @param clock            what {@code sendAt} is compared with, and the time cancel and reschedule write;
+     *                         null for the system clock and the database's time (use the enqueuer's clock in tests)
+     * @param maxSendAhead     how far ahead {@code sendAt} may be ({@link #DEFAULT_MAX_SEND_AHEAD}), at least a minute
+     * @param attachmentLimits how many attachments an email may carry, and how large
      */
     public EmailOutbox(OutboxEnqueuer enqueuer, Supplier<? extends java.util.Set<String>> templates, int maxPayloadBytes,
-                       Clock clock, Duration maxSendAhead) {
+                       Clock clock, Duration maxSendAhead, AttachmentLimits attachmentLimits) {
         this.sendTime = new SendTime(clock == null ? Clock.systemUTC() : clock, maxSendAhead);
+        this.attachmentLimits = Objects.requireNonNull(attachmentLimits, "attachmentLimits");
         this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
         this.templates = templates;
         if (maxPayloadBytes < 1024 || maxPayloadBytes > 16 * 1024 * 1024) {
@@ -87,7 +105,9 @@ public final class EmailOutbox {
 
     /** Writes the email into the outbox in {@code tx}'s transaction; nothing is written if it throws. */
     public EnqueuedMessage enqueue(DSLContext tx, OutgoingEmail email) {
-        return enqueuer.enqueue(tx, message(email));
+        EnqueuedMessage enqueued = enqueuer.enqueue(tx, message(email));
+        AttachmentStore.write(enqueuer.schema().join(tx), enqueued.idempotencyKey(), email.attachments());
+        return enqueued;
     }
 
     /**
@@ -116,7 +136,10 @@ public final class EmailOutbox {
         return sendTime.maxAhead();
     }
 
-    /** The outbox message {@link #enqueue} would write, after every check. */
+    /**
+     * The outbox message {@link #enqueue} would write, after every check. An email's attachments are
+     * not in it (only named by hash): enqueue such an email with {@link #enqueue}, which stores them.
+     */
     public NewMessage message(OutgoingEmail email) {
         Objects.requireNonNull(email, "email");
         if (templates != null) {
@@ -127,6 +150,7 @@ public final class EmailOutbox {
                         + String.join(", ", sorted) + ")");
             }
         }
+        attachmentLimits.check(email.attachments());
         Instant availableAt = sendTime.availableAt(email.sendAt());
         String payload = envelope(email);
         int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
@@ -171,18 +195,20 @@ public final class EmailOutbox {
             out.append(",\"replyTo\":");
             mailbox(out, email.replyTo());
         }
-        out.append(",\"headers\":{");
-        boolean first = true;
-        for (Map.Entry<String, String> h : email.headers().entrySet()) {
-            if (!first) {
-                out.append(',');
+        if (!v2 || !email.headers().isEmpty()) { // version 2 omits an empty key
+            out.append(",\"headers\":{");
+            boolean first = true;
+            for (Map.Entry<String, String> h : email.headers().entrySet()) {
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                Json.string(out, h.getKey());
+                out.append(':');
+                Json.string(out, h.getValue());
             }
-            first = false;
-            Json.string(out, h.getKey());
-            out.append(':');
-            Json.string(out, h.getValue());
+            out.append('}');
         }
-        out.append('}');
         if (!email.tags().isEmpty()) {
             out.append(",\"tags\":{");
             boolean firstTag = true;
@@ -197,6 +223,7 @@ public final class EmailOutbox {
             }
             out.append('}');
         }
+        AttachmentEnvelope.write(out, email.attachments());
         out.append(",\"data\":").append(Json.write(email.data())).append('}');
         return out.toString();
     }

@@ -45,12 +45,13 @@ import java.util.regex.Pattern;
  * @param tags        {@code name=value} tags ({@link io.mailroom.mailbox.TagRules}), in the order given
  * @param sendAt      optional: not sent before this instant (a time in the past means now); at most
  *                    {@link EmailOutbox#DEFAULT_MAX_SEND_AHEAD} ahead, checked at enqueue; null: at once
+ * @param attachments files and inline images, in the order given (empty: none); see {@link Attachment}
  */
 public record OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                             Map<String, String> headers, Map<String, Object> data, String aggregateType,
                             String aggregateId, String idempotencyKey, String orderingKey,
                             List<Mailbox> toList, List<Mailbox> cc, List<Mailbox> bcc, Map<String, String> tags,
-                            Instant sendAt) {
+                            Instant sendAt, List<Attachment> attachments) {
 
     public static final String TOPIC_PREFIX = "email.";
     public static final int MAX_HEADER_VALUE_LENGTH = 900;
@@ -77,19 +78,20 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         cc = cc == null ? List.of() : List.copyOf(cc);
         bcc = bcc == null ? List.of() : List.copyOf(bcc);
         tags = tags == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(tags));
+        attachments = attachments == null ? List.of() : List.copyOf(attachments);
     }
 
-    /** An email to one recipient, without cc, bcc or tags, sent at once (the record as it was before they existed). */
+    /** An email to one recipient, without cc, bcc, tags or attachments, sent at once (the record as it was before they existed). */
     public OutgoingEmail(String topic, String template, Locale locale, Mailbox to, Mailbox replyTo,
                          Map<String, String> headers, Map<String, Object> data, String aggregateType,
                          String aggregateId, String idempotencyKey, String orderingKey) {
         this(topic, template, locale, to, replyTo, headers, data, aggregateType, aggregateId, idempotencyKey, orderingKey,
-                null, null, null, null, null);
+                null, null, null, null, null, null);
     }
 
-    /** Whether the envelope needs version 2: several To, any Cc or Bcc, or tags (else it is v1, byte for byte). */
+    /** Whether the envelope needs version 2: several To, any Cc or Bcc, tags or attachments (else it is v1, byte for byte). */
     public boolean needsEnvelopeV2() {
-        return toList.size() > 1 || !cc.isEmpty() || !bcc.isEmpty() || !tags.isEmpty();
+        return toList.size() > 1 || !cc.isEmpty() || !bcc.isEmpty() || !tags.isEmpty() || !attachments.isEmpty();
     }
 
     public static Builder template(String template) {
@@ -112,6 +114,7 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
         private String idempotencyKey;
         private String orderingKey;
         private Instant sendAt;
+        private final List<Attachment> attachments = new ArrayList<>();
 
         private Builder(String template) {
             this.template = template;
@@ -213,6 +216,31 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             return this;
         }
 
+        /**
+         * Attaches a file: {@code attach("Hóa đơn 102.pdf", "application/pdf", pdf)}. The bytes are
+         * copied; limits are checked at enqueue ({@link AttachmentLimits}), the rest at {@link #build()}.
+         */
+        public Builder attach(String filename, String contentType, byte[] bytes) {
+            attachments.add(Attachment.of(filename, contentType, copy(bytes)));
+            return this;
+        }
+
+        /**
+         * An inline part for the HTML body, which shows it by {@code <img src="cid:logo">} for
+         * {@code contentId} {@code logo}.
+         */
+        public Builder inline(String contentId, String filename, String contentType, byte[] bytes) {
+            attachments.add(Attachment.inline(contentId, filename, contentType, copy(bytes)));
+            return this;
+        }
+
+        private byte[] copy(byte[] bytes) {
+            if (bytes == null) {
+                throw new InvalidEmailException("attachments[" + attachments.size() + "].content", "is missing");
+            }
+            return bytes.clone();
+        }
+
         public OutgoingEmail build() {
             if (template == null || !TEMPLATE.matcher(template).matches()) {
                 throw new InvalidEmailException("template", "must be 1-64 of a-z, 0-9, '_', '.', '-', starting with a letter or digit, got "
@@ -241,10 +269,11 @@ public record OutgoingEmail(String topic, String template, Locale locale, Mailbo
             for (Map.Entry<String, String> h : headers.entrySet()) {
                 checkHeader(h.getKey(), h.getValue());
             }
+            AttachmentRules.check(attachments);
             Map<String, Object> copy = new LinkedHashMap<>();
             data.forEach((k, v) -> copy.put(k, v));
             return new OutgoingEmail(t, template, l, to.getFirst(), replyTo, headers, copy, aggregateType, aggregateId,
-                    idempotencyKey, orderingKey, to, cc, bcc, tags, sendAt);
+                    idempotencyKey, orderingKey, to, cc, bcc, tags, sendAt, attachments);
         }
 
         private static void checkHeader(String name, String value) {

@@ -29,7 +29,8 @@ import java.util.TreeMap;
 /**
  * Renders the emails business code enqueued through {@code io.mailroom.email.api.EmailOutbox}: reads
  * the envelope ({@code {"v":1,"template","locale","to","replyTo","headers","data"}}, or version 2 with
- * lists of {@code to}, {@code cc}, {@code bcc} and {@code tags}: {@link EnvelopeRecipients}), renders the
+ * lists of {@code to}, {@code cc}, {@code bcc} and {@code tags}: {@link EnvelopeRecipients}; and
+ * {@code "attachments"}, whose bytes {@link EnvelopeAttachments} loads), renders the
  * topic's template from the {@link TemplateCatalogue} with the envelope's data and locale, and
  * builds the {@link Email} with the topic's sender (or the service's default one).
  *
@@ -53,6 +54,7 @@ public final class TemplatedComposer implements EmailComposer {
     private final EmailAddress defaultFrom;
     private final long maxBodyBytes;
     private final List<PayloadReader> readers;
+    private final EnvelopeAttachments.Loader attachments;
 
     /** A composer with the {@link #installedReaders() payload readers on the class path}. */
     public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
@@ -62,6 +64,13 @@ public final class TemplatedComposer implements EmailComposer {
 
     public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
                              long maxBodyBytes, List<PayloadReader> readers) {
+        this(catalogue, routes, defaultFrom, maxBodyBytes, readers, EnvelopeAttachments.Loader.NONE);
+    }
+
+    /** @param attachments where an envelope's attachments are loaded from ({@link EnvelopeAttachments#database}) */
+    public TemplatedComposer(TemplateCatalogue catalogue, Map<String, EmailTopics.Route> routes, EmailAddress defaultFrom,
+                             long maxBodyBytes, List<PayloadReader> readers, EnvelopeAttachments.Loader attachments) {
+        this.attachments = Objects.requireNonNull(attachments, "attachments");
         this.catalogue = Objects.requireNonNull(catalogue, "catalogue");
         this.routes = Map.copyOf(routes);
         this.defaultFrom = Objects.requireNonNull(defaultFrom, "defaultFrom");
@@ -94,7 +103,7 @@ public final class TemplatedComposer implements EmailComposer {
             for (PayloadReader reader : readers) {
                 if (reader.reads(message.topic(), envelope)) {
                     PayloadReader.Request r = reader.read(envelope);
-                    return render(route, r.locale(), r.to(), null, new LinkedHashMap<>(), r.data(), r.fingerprintParts());
+                    return render(route, r.locale(), r.to(), null, new LinkedHashMap<>(), r.data(), r.fingerprintParts(), List.of());
                 }
             }
             throw new RenderException("payload.v", "is missing: not an email envelope, and no payload reader on this"
@@ -130,7 +139,11 @@ public final class TemplatedComposer implements EmailComposer {
             parts.addAll(recipients.fingerprintParts());
         }
         parts.add(canonical(data));
-        Composed composed = render(route, locale, to, replyTo, headers, data, parts);
+        List<EnvelopeAttachments.Ref> refs = EnvelopeAttachments.read(envelope.get("attachments"));
+        if (!refs.isEmpty()) {
+            parts.add(EnvelopeAttachments.fingerprint(refs)); // absent without attachments: earlier fingerprints stay
+        }
+        Composed composed = render(route, locale, to, replyTo, headers, data, parts, EnvelopeAttachments.load(refs, attachments));
         if (recipients == null) {
             return composed;
         }
@@ -144,8 +157,8 @@ public final class TemplatedComposer implements EmailComposer {
 
     /** The email, with the template and locale the catalogue actually used (stored for support with the reservation). */
     private Composed render(EmailTopics.Route route, Locale locale, EmailAddress to, EmailAddress replyTo,
-                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts)
-            throws RenderException {
+                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts,
+                            List<io.mailroom.email.api.Attachment> attachments) throws RenderException {
         RenderedTemplate rendered;
         try {
             rendered = catalogue.render(route.template(), locale, data);
@@ -158,8 +171,8 @@ public final class TemplatedComposer implements EmailComposer {
         all.put("Auto-Submitted", "auto-generated");
         all.put("X-Mailroom-Template", rendered.version());
         EmailAddress from = route.from() != null ? route.from() : defaultFrom;
-        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo)
-                .requireBodyWithin(maxBodyBytes);
+        Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo,
+                attachments).requireBodyWithin(maxBodyBytes);
         return new Composed(email, fingerprintParts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
     }
 

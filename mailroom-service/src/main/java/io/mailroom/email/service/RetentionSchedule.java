@@ -2,6 +2,7 @@ package io.mailroom.email.service;
 
 import io.mailroom.delivery.DeliveryEventRetention;
 import io.mailroom.delivery.DeliveryStateRetention;
+import io.mailroom.email.api.AttachmentRetention;
 import io.mailroom.email.dispatch.RenderingRetention;
 import io.mailroom.idempotency.RecordRetention;
 import io.mailroom.outbox.maintenance.HistoryCleaner;
@@ -93,11 +94,12 @@ final class RetentionSchedule implements AutoCloseable {
     /**
      * The retention of the tables outbox-core does not own, each by its owner: renderings
      * and captured mail (email-dispatcher), delivery events and delivery states (delivery-events) leave with their effect, settled
-     * idempotency records (idempotency-store) by age.
+     * idempotency records (idempotency-store) by age, attachment content no email refers to (email-api)
+     * an hour after its last use.
      */
     static List<RetentionStep> ownerSteps() {
         return List.of(new RenderingRetention(), io.mailroom.email.transport.capture.CapturedMail.retention(),
-                new DeliveryEventRetention(), new DeliveryStateRetention(), new RetentionStep() {
+                new DeliveryEventRetention(), new DeliveryStateRetention(), new AttachmentRetention(), new RetentionStep() {
             @Override
             public String table() {
                 return "idempotency_record";

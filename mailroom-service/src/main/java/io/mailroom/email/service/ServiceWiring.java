@@ -20,6 +20,7 @@ import io.mailroom.email.metrics.DeliveryMetrics;
 import io.mailroom.email.metrics.DispatcherMetrics;
 import io.mailroom.email.metrics.MetricsRegistry;
 import io.mailroom.email.metrics.QueueSampler;
+import io.mailroom.email.render.EnvelopeAttachments;
 import io.mailroom.email.render.TemplatedComposer;
 import io.mailroom.email.resilience.BreakerReport;
 import io.mailroom.email.resilience.PolicyRegistries;
@@ -197,7 +198,8 @@ final class ServiceWiring {
             // One handler per transport, each with that transport's ambiguity policy; one composer for all.
             // The handlers' reservations (the only sessions a send takes) come from their own pool: 32
             // handlers can then never take the sessions the claimers and the completer need.
-            TemplatedComposer composer = new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes());
+            TemplatedComposer composer = new TemplatedComposer(catalogue, routes, config.mail().from(), config.mail().maxBodyBytes(),
+                    TemplatedComposer.installedReaders(), EnvelopeAttachments.database(reservationPool));
             // every send is checked against the suppression list, under its topic's policy
             SuppressionList suppressions = new SuppressionList(config.suppression(), null);
             SuppressionCheck check = new SuppressionCheck(suppressions, topic -> {

@@ -14,6 +14,8 @@ import java.time.ZoneOffset;
 import java.util.List;
 
 import static io.mailroom.db.jooq.Tables.DELIVERY_EVENT;
+import static io.mailroom.db.jooq.Tables.EMAIL_ATTACHMENT_CONTENT;
+import static io.mailroom.db.jooq.Tables.EMAIL_ATTACHMENT_REF;
 import static io.mailroom.db.jooq.Tables.DELIVERY_STATE;
 import static io.mailroom.db.jooq.Tables.EMAIL_RENDERING;
 import static io.mailroom.db.jooq.Tables.IDEMPOTENCY_RECORD;
@@ -37,7 +39,8 @@ class OwnerRetentionTest {
 
     @BeforeEach
     void clean() {
-        pg.dsl().execute("TRUNCATE outbox_effect, outbox_effect_term, idempotency_record, email_rendering, delivery_event, delivery_state, delivery_recipient_state");
+        pg.dsl().execute("TRUNCATE outbox_effect, outbox_effect_term, idempotency_record, email_rendering, delivery_event, delivery_state,"
+                + " delivery_recipient_state, email_attachment_ref, email_attachment_content");
     }
 
     @Test
@@ -110,7 +113,42 @@ class OwnerRetentionTest {
         assertThat(report.deleted("idempotency_record")).isEqualTo(2);
     }
 
+    @Test
+    void attachmentRefsLeaveWithTheirEffect_andContentNoEmailRefersToLeavesAfterItsGracePeriod() {
+        effect("old-done", 1, "done", OLD);
+        effect("old-review", 2, "review", OLD);
+        Instant longUnused = Instant.now().minus(Duration.ofHours(2)); // content's grace runs on the real clock
+        content("a".repeat(64), longUnused);
+        content("b".repeat(64), longUnused);
+        content("c".repeat(64), Instant.now()); // its email's refs are gone, but it was used a moment ago
+        ref("old-done", 0, "a".repeat(64));
+        ref("old-done", 1, "b".repeat(64));
+        ref("old-review", 0, "b".repeat(64)); // shared with the email still in review
+
+        var report = cleaner(NOW).cleanHistory();
+
+        assertThat(effectKeys()).containsExactly("old-review");
+        assertThat(pg.dsl().fetch(EMAIL_ATTACHMENT_REF).getValues(EMAIL_ATTACHMENT_REF.IDEMPOTENCY_KEY)).containsExactly("old-review");
+        assertThat(pg.dsl().fetch(EMAIL_ATTACHMENT_CONTENT).getValues(EMAIL_ATTACHMENT_CONTENT.SHA256))
+                .as("the review email's content stays, the fresh one waits out its grace, the old unreferenced one goes")
+                .containsExactlyInAnyOrder("b".repeat(64), "c".repeat(64));
+        assertThat(report.deleted("email_attachment_content")).isEqualTo(3); // 2 refs with the effect, 1 content row
+        assertThat(report.complete()).isTrue();
+    }
+
     // ----------------------------------------------------------------------------------- helpers
+
+    private static void content(String sha256, Instant lastUsed) {
+        var c = EMAIL_ATTACHMENT_CONTENT;
+        pg.dsl().insertInto(c, c.SHA256, c.CONTENT, c.SIZE, c.CREATED_AT, c.LAST_USED_AT)
+                .values(sha256, new byte[]{1, 2, 3}, 3, lastUsed, lastUsed).execute();
+    }
+
+    private static void ref(String key, int position, String sha256) {
+        var r = EMAIL_ATTACHMENT_REF;
+        pg.dsl().insertInto(r, r.IDEMPOTENCY_KEY, r.POSITION, r.SHA256, r.FILENAME, r.CONTENT_TYPE)
+                .values(key, (short) position, sha256, "f.pdf", "application/pdf").execute();
+    }
 
     private static HistoryCleaner cleaner(Instant now) {
         return new HistoryCleaner(pg.dataSource(), RetentionConfig.builder().clock(Clock.fixed(now, ZoneOffset.UTC)).build(),

@@ -133,6 +133,10 @@ public final class BenchCommand implements Callable<Integer> {
             + "3000; quick 20).")
     Integer dispatchWarmup;
 
+    @Option(names = "--dispatch-attachment-kib", description = "Give every email of the dispatcher-only scenario one "
+            + "attachment of this many KiB (its own random bytes, a PDF's content type; issue 27). Default 0: none.")
+    int dispatchAttachmentKib;
+
     @Option(names = "--dispatch-census", description = "Emails of the dispatcher-only statement census (default 2000; quick 50; 0: skip).")
     Integer dispatchCensus;
 
@@ -257,7 +261,8 @@ public final class BenchCommand implements Callable<Integer> {
                     or(dispatchAiosmtpdEmails, 5_000, 300), or(dispatchWarmup, 3_000, 20), 100, or(dispatchCensus, 2_000, 50),
                     or(dispatchQueueMessages, 100_000, 500), quick ? 0 : 20_000, 200, 0.8,
                     Duration.ofSeconds(or(dispatchLatencySeconds, 8, 1)), Duration.ofMinutes(quick ? 1 : 10), work,
-                    serviceJvm, serviceEnv, quick, dispatchProfile, dispatchBaselineClassPath, dispatchBaselineLabel);
+                    serviceJvm, serviceEnv, quick, dispatchProfile, dispatchBaselineClassPath, dispatchBaselineLabel,
+                    dispatchAttachmentKib);
             report.settings.put("dispatch-only", plan.toString());
             timed("dispatch-only", () -> new DispatchOnly(plan).run(report));
         }

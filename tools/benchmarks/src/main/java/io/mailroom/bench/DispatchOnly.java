@@ -78,11 +78,17 @@ final class DispatchOnly {
      * @param capacityShare  the second latency run's rate as a share of the drain's emails/s
      * @param queueMessages  messages of the no-op queue reference (0: skip), after {@code queueWarmup}
      * @param profile        record a JFR profile of the dispatcher JVM during the HTTP drain
+     * @param attachmentKib  each email carries one attachment of this many KiB of its own random bytes (0: none)
      */
     record Plan(List<Provider> providers, int emails, int aiosmtpdEmails, int warmup, int enqueueBatch, int censusEmails,
                 int queueMessages, int queueWarmup, int pacedRate, double capacityShare, Duration latencyDuration,
                 Duration timeout, Path workDir, List<String> serviceJvmOptions, Map<String, String> serviceEnv,
-                boolean fastStart, boolean profile, String baselineClassPath, String baselineLabel) {
+                boolean fastStart, boolean profile, String baselineClassPath, String baselineLabel, int attachmentKib) {
+        Plan {
+            if (attachmentKib < 0 || attachmentKib > 10 * 1024) {
+                throw new IllegalArgumentException("--dispatch-attachment-kib must be between 0 and 10240, got " + attachmentKib);
+            }
+        }
     }
 
     /**
@@ -139,7 +145,8 @@ final class DispatchOnly {
     }
 
     private String label(Provider provider) {
-        return provider.label + variant.suffix();
+        return provider.label + (plan.attachmentKib() > 0 ? " +1 attachment of " + plan.attachmentKib() + " KiB" : "")
+                + variant.suffix();
     }
 
     void run(Report report) {
@@ -263,7 +270,7 @@ final class DispatchOnly {
                 .withDispatcherClassPath(variant.classPath());
         try (BenchDb db = BenchDb.create(); Connection monitor = db.connect()) {
             HikariDataSource pool = db.pool(name + "-writer", WRITER_SESSIONS);
-            Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES));
+            Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES), plan.attachmentKib());
             OutboxControl control = new OutboxControl(pool);
             writer.enqueue(plan.warmup(), plan.enqueueBatch());
             try (MailPipeline pipeline = MailPipeline.start(db, settings)) {
@@ -463,7 +470,7 @@ final class DispatchOnly {
                 .withDispatcher(CensusDispatcherMain.class.getName(), null).withDispatcherClassPath(variant.classPath());
         try (BenchDb db = BenchDb.create(); Connection monitor = db.connect()) {
             HikariDataSource pool = db.pool("dispatch-census-writer", 2);
-            Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES));
+            Writer writer = new Writer(DSL.using(pool, SQLDialect.POSTGRES), plan.attachmentKib());
             OutboxControl control = new OutboxControl(pool);
             control.pause(TOPIC, "benchmark: census", "mailroom-bench");
             writer.enqueue(n, plan.enqueueBatch());
@@ -529,9 +536,19 @@ final class DispatchOnly {
         private final DSLContext dsl;
         private final EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer());
         private final AtomicLong next = new AtomicLong(1);
+        private final int attachmentBytes;
 
         Writer(DSLContext dsl) {
+            this(dsl, 0);
+        }
+
+        Writer(DSLContext dsl, int attachmentKib) {
             this.dsl = dsl;
+            this.attachmentBytes = attachmentKib * 1024;
+        }
+
+        private OutgoingEmail emailWithAttachment(long seq) {
+            return attachmentBytes == 0 ? email(seq) : BenchAttachments.withInvoice(email(seq), seq, attachmentBytes);
         }
 
         /** Emails written or reserved so far: keys 1 .. this. */
@@ -551,7 +568,7 @@ final class DispatchOnly {
                 int size = Math.min(batch, n - done);
                 dsl.transaction(cfg -> {
                     for (int i = 0; i < size; i++) {
-                        outbox.enqueue(cfg.dsl(), email(first + from + i));
+                        outbox.enqueue(cfg.dsl(), emailWithAttachment(first + from + i));
                     }
                 });
             }
@@ -560,7 +577,7 @@ final class DispatchOnly {
 
         void one(long seq) {
             dsl.transaction(cfg -> {
-                outbox.enqueue(cfg.dsl(), email(seq));
+                outbox.enqueue(cfg.dsl(), emailWithAttachment(seq));
             });
         }
 

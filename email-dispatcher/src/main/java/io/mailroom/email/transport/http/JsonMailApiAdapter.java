@@ -9,9 +9,11 @@ import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
 import io.mailroom.mailbox.TagRules;
+import io.mailroom.email.api.Attachment;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.util.Base64;
 import java.util.Objects;
 
 /**
@@ -26,7 +28,10 @@ import java.util.Objects;
  *  "reply_to":{"email":"help@example.com"} (only when set),
  *  "subject":"...","text":"...","html":"...","headers":{"Auto-Submitted":"auto-generated"},
  *  "tags":[{"name":"idempotency_key","value":"email-order-102"},{"name":"category","value":"invoice"}]
- *  (only when the email has tags)}
+ *  (only when the email has tags),
+ *  "attachments":[{"filename":"Hóa đơn 102.pdf","content_type":"application/pdf","content":"JVBERi0x..."},
+ *                 {"filename":"logo.png","content_type":"image/png","content":"iVBORw0K...","content_id":"logo"}]
+ *  (only when there are some; content is the bytes in base64, content_id only for an inline part)}
  *
  * 200 {"id":"msg_123"}
  * 4xx {"message":"..."} or {"error":{"message":"..."}} or any body
@@ -79,6 +84,18 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
             ArrayNode tags = body.putArray("tags");
             tags.addObject().put("name", TagRules.RESERVED).put("value", idempotencyKey);
             email.tags().forEach((name, value) -> tags.addObject().put("name", name).put("value", value));
+        }
+        if (!email.attachments().isEmpty()) {
+            ArrayNode attachments = body.putArray("attachments");
+            for (Attachment a : email.attachments()) {
+                ObjectNode node = attachments.addObject();
+                node.put("filename", a.filename());
+                node.put("content_type", a.contentType());
+                node.put("content", Base64.getEncoder().encodeToString(a.content()));
+                if (a.isInline()) {
+                    node.put("content_id", a.contentId());
+                }
+            }
         }
         return HttpRequest.newBuilder(endpoint)
                 .header("Authorization", "Bearer " + token)

@@ -32,7 +32,8 @@ import java.util.Properties;
 
 /**
  * Sends emails over SMTP with Jakarta Mail (Angus), as multipart/alternative (plain text + HTML,
- * UTF-8) with a {@code Message-ID} derived from the idempotency key (see {@link MessageIds}).
+ * UTF-8), inside multipart/related and multipart/mixed when it has attachments ({@link MimeAttachments}),
+ * with a {@code Message-ID} derived from the idempotency key (see {@link MessageIds}).
  *
  * <p>Everything that can be checked locally is checked before a connection is borrowed: the key,
  * the MIME structure, the addresses (again, by Jakarta's strict parser). A bad email therefore
@@ -232,7 +233,7 @@ public final class SmtpTransport implements MailTransport {
         MimeMultipart alternative = new MimeMultipart("alternative");
         alternative.addBodyPart(text);
         alternative.addBodyPart(html);
-        m.setContent(alternative);
+        m.setContent(MimeAttachments.around(alternative, email.attachments()));
         m.saveChanges();
         return m;
     }
