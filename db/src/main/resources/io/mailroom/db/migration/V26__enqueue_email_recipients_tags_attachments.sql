@@ -360,7 +360,10 @@ BEGIN
             IF bad > 0 THEN
                 PERFORM enqueue_email_refuse('headers.' || header.key, format('contains %s at index %s: header values are printable ASCII on one line',
                     CASE WHEN substr(raw, bad, 1) IN (E'\r', E'\n') THEN 'a line break'
-                         ELSE 'U+' || lpad(upper(to_hex(ascii(substr(raw, bad, 1)))), 4, '0') END, bad - 1));
+                         -- Java names the UTF-16 unit: the high surrogate of a character above U+FFFF
+                         ELSE 'U+' || lpad(upper(to_hex(CASE WHEN ascii(substr(raw, bad, 1)) > 65535
+                                                             THEN 55296 + ((ascii(substr(raw, bad, 1)) - 65536) >> 10)
+                                                             ELSE ascii(substr(raw, bad, 1)) END)), 4, '0') END, bad - 1));
             END IF;
             problem := enqueue_email_header_text_problem(raw);
             IF problem IS NOT NULL THEN

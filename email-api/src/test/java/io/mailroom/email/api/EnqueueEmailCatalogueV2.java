@@ -201,6 +201,11 @@ final class EnqueueEmailCatalogueV2 {
         c.add(bad("v2 tag value with a space", "tags.plan", b -> { b.tags = tags("plan", "pro plus"); return b; }));
         c.add(bad("v2 tag value with =", "tags.plan", b -> { b.tags = tags("plan", "a=b"); return b; }));
         c.add(bad("v2 tag value non-ASCII", "tags.plan", b -> { b.tags = tags("plan", "é"); return b; }));
+        c.add(bad("v2 header with an emoji", "headers.X-A", b -> {
+            b.headers = json(Map.of("X-A", "ok " + emoji));
+            b.cc = mailboxes("c@corp.example", null);
+            return b;
+        }));
         c.add(bad("v2 header X-Mailroom-Tag", "headers.X-MAILROOM-TAG", b -> { b.headers = "{\"X-MAILROOM-TAG\":\"a=b\"}"; return b; }));
         // attachments (AttachmentRules, then the default AttachmentLimits)
         for (String[] f : new String[][] {{"", "missing"}, {"  ", "blank"}, {"f".repeat(256), "256"}, {" a.pdf", "leading space"},
