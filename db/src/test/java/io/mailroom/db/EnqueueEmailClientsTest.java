@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code enqueue_email} called as a business in another language calls it: the committed examples
- * {@code examples/sql-enqueue/psql/enqueue.sql} (run by {@code psql}) and
+ * {@code examples/sql-enqueue/psql/enqueue.sql} and {@code invoice.sql} (several recipients, tags, a PDF
+ * and an inline logo; run by {@code psql}) and
  * {@code examples/sql-enqueue/node/enqueue.js} (Node with the {@code pg} package, installed by
  * {@code npm ci} into {@code target/}), each in a transaction that commits (a pending message a
  * dispatcher claims) and one that rolls back (nothing), and a refusal the client reads by SQLSTATE
@@ -62,6 +63,50 @@ class EnqueueEmailClientsTest {
         assertThat(run.output()).contains("ERROR:  22023: to.address must have a domain with at least two labels")
                 .contains("COLUMN NAME:  to.address");
         assertNothing("email-user-103-welcome");
+    }
+
+    @Test
+    void psql_anInvoiceToSeveralRecipientsWithTagsAPdfAndAnInlineLogo() throws Exception {
+        requireTool("psql", "--version");
+        Run run = psqlScript("invoice.sql", "-v", "invoice_id=301", "-v", "finish=COMMIT");
+        assertThat(run.exit()).as(run.output()).isZero();
+        var row = pg.dsl().fetchOne("""
+                SELECT m.status, m.payload->>'v' AS v, m.payload#>>'{to,1,address}' AS to2, m.payload#>>'{cc,0,address}' AS cc,
+                       m.payload#>>'{bcc,0,address}' AS bcc, m.payload#>>'{tags,invoice}' AS tag,
+                       m.payload#>>'{attachments,0,filename}' AS pdf, m.payload#>>'{attachments,1,contentId}' AS cid,
+                       m.payload#>>'{attachments,0,sha256}' AS pdf_sha256
+                FROM outbox_message m WHERE m.idempotency_key = 'email-invoice-301'""");
+        assertThat(row).as(run.output()).isNotNull();
+        byte[] pdf = "%PDF-1.4\n% invoice 301\n%%EOF".getBytes(StandardCharsets.UTF_8);
+        assertThat(row.intoMap()).containsAllEntriesOf(Map.of("status", "pending", "v", "2", "to2", "binh@example.com",
+                "cc", "billing@corp.example", "bcc", "audit@shop.example", "tag", "301", "pdf", "Hóa đơn 301.pdf", "cid", "logo",
+                "pdf_sha256", java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(pdf))));
+        var files = pg.dsl().fetch("""
+                SELECT r.position, r.filename, r.content_type, r.content_id, c.content
+                FROM email_attachment_ref r JOIN email_attachment_content c ON c.sha256 = r.sha256
+                WHERE r.idempotency_key = 'email-invoice-301' ORDER BY r.position""");
+        assertThat(files).hasSize(2);
+        assertThat(files.get(0).get("content", byte[].class)).isEqualTo(pdf);
+        assertThat(files.get(1).get("content", byte[].class)).isEqualTo(java.util.HexFormat.of().parseHex("89504e470d0a1a0a"));
+        assertThat(files.get(1).get("content_id")).isEqualTo("logo");
+        assertThat(pg.dsl().fetch("SELECT term FROM outbox_effect_term WHERE idempotency_key = 'email-invoice-301' ORDER BY term")
+                .getValues(0, String.class)).contains("to:an@example.com", "to:binh@example.com", "to:billing@corp.example",
+                "to:audit@shop.example", "tag:category=invoice", "tag:invoice=301");
+    }
+
+    @Test
+    void psql_anInvoiceRolledBackOrRefusedLeavesNoEmailAndNoAttachment() throws Exception {
+        requireTool("psql", "--version");
+        Run rolledBack = psqlScript("invoice.sql", "-v", "invoice_id=302", "-v", "finish=ROLLBACK");
+        assertThat(rolledBack.exit()).as(rolledBack.output()).isZero();
+        assertNothing("email-invoice-302");
+        Run refused = psqlScript("invoice.sql", "-v", "invoice_id=303", "-v", "finish=COMMIT", "-v", "cc_address=billing@corp");
+        assertThat(refused.exit()).as(refused.output()).isEqualTo(3);
+        assertThat(refused.output()).contains("ERROR:  22023: cc[0].address must have a domain with at least two labels")
+                .contains("COLUMN NAME:  cc[0].address");
+        assertNothing("email-invoice-303");
+        assertThat(pg.dsl().fetchCount(pg.dsl().selectOne().from("email_attachment_ref")
+                .where("idempotency_key IN ('email-invoice-302', 'email-invoice-303')"))).isZero();
     }
 
     @Test
@@ -121,9 +166,13 @@ class EnqueueEmailClientsTest {
     }
 
     private static Run psql(String... variables) throws Exception {
+        return psqlScript("enqueue.sql", variables);
+    }
+
+    private static Run psqlScript(String script, String... variables) throws Exception {
         List<String> command = new ArrayList<>(List.of("psql", "-X", "-q"));
         command.addAll(List.of(variables));
-        command.addAll(List.of("-f", EXAMPLES.resolve("psql/enqueue.sql").toString()));
+        command.addAll(List.of("-f", EXAMPLES.resolve("psql").resolve(script).toString()));
         return run(command, EXAMPLES);
     }
 

@@ -25,7 +25,8 @@ final class EnqueueEmailCatalogue {
 
     static final String SQL_CALL = "SELECT enqueue_email(template => ?, to_address => ?, idempotency_key => ?,"
             + " about_type => ?, about_id => ?, data => ?::json, to_name => ?, locale => ?, ordering_key => ?, topic => ?,"
-            + " reply_to_address => ?, reply_to_name => ?, headers => ?::json)";
+            + " reply_to_address => ?, reply_to_name => ?, headers => ?::json, to_list => ?::json, cc => ?::json,"
+            + " bcc => ?::json, tags => ?::json, attachments => ?::json)";
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
 
@@ -36,7 +37,8 @@ final class EnqueueEmailCatalogue {
      */
     record Input(String name, String expectedField, String template, String toAddress, String toName, String locale,
                  String idempotencyKey, String aboutType, String aboutId, String orderingKey, String topic,
-                 String replyToAddress, String replyToName, String headers, String data) {
+                 String replyToAddress, String replyToName, String headers, String data,
+                 String toList, String cc, String bcc, String tags, String attachments) {
 
         Input with(UnaryOperator<Builder> change) {
             return change.apply(new Builder(this)).build();
@@ -47,7 +49,31 @@ final class EnqueueEmailCatalogue {
             if (headers != null) {
                 parse(headers).forEach((k, v) -> b.header(k, (String) v));
             }
-            b.to(toAddress, toName);
+            if (tags != null) {
+                parse(tags).forEach((k, v) -> b.tag(k, (String) v));
+            }
+            if (attachments != null) {
+                for (Map<String, Object> a : parseList(attachments)) {
+                    String content = (String) a.get("content");
+                    byte[] bytes = content == null ? null : Base64.getDecoder().decode(content);
+                    if (a.get("contentId") != null) {
+                        b.inline((String) a.get("contentId"), (String) a.get("filename"), (String) a.get("contentType"), bytes);
+                    } else {
+                        b.attach((String) a.get("filename"), (String) a.get("contentType"), bytes);
+                    }
+                }
+            }
+            if (toList != null) {
+                parseList(toList).forEach(m -> b.to((String) m.get("address"), (String) m.get("name")));
+            } else {
+                b.to(toAddress, toName);
+            }
+            if (cc != null) {
+                parseList(cc).forEach(m -> b.cc((String) m.get("address"), (String) m.get("name")));
+            }
+            if (bcc != null) {
+                parseList(bcc).forEach(m -> b.bcc((String) m.get("address"), (String) m.get("name")));
+            }
             if (locale != null) {
                 b.locale(locale);
             }
@@ -63,10 +89,16 @@ final class EnqueueEmailCatalogue {
 
         void bind(PreparedStatement ps) throws SQLException {
             String[] args = {template, toAddress, idempotencyKey, aboutType, aboutId, data, toName, locale, orderingKey, topic,
-                    replyToAddress, replyToName, headers};
+                    replyToAddress, replyToName, headers, toList, cc, bcc, tags, attachments};
             for (int i = 0; i < args.length; i++) {
                 ps.setString(i + 1, args[i]);
             }
+        }
+
+        /** Whether the refusal's message is compared too: the inputs that use what issue 27 added. */
+        boolean comparesMessage() {
+            return toList != null || cc != null || bcc != null || tags != null || attachments != null
+                    || (headers != null && headers.toLowerCase(java.util.Locale.ROOT).contains("x-mailroom-tag"));
         }
 
         @Override
@@ -92,6 +124,11 @@ final class EnqueueEmailCatalogue {
         String replyToName;
         String headers;
         String data;
+        String toList;
+        String cc;
+        String bcc;
+        String tags;
+        String attachments;
 
         Builder(Input i) {
             name = i.name;
@@ -109,11 +146,16 @@ final class EnqueueEmailCatalogue {
             replyToName = i.replyToName;
             headers = i.headers;
             data = i.data;
+            toList = i.toList;
+            cc = i.cc;
+            bcc = i.bcc;
+            tags = i.tags;
+            attachments = i.attachments;
         }
 
         Input build() {
             return new Input(name, expectedField, template, toAddress, toName, locale, idempotencyKey, aboutType, aboutId,
-                    orderingKey, topic, replyToAddress, replyToName, headers, data);
+                    orderingKey, topic, replyToAddress, replyToName, headers, data, toList, cc, bcc, tags, attachments);
         }
 
         String describe() {
@@ -129,18 +171,24 @@ final class EnqueueEmailCatalogue {
             m.put("reply_to", replyToAddress + "/" + replyToName);
             m.put("headers", headers);
             m.put("data", data == null || data.length() < 300 ? data : data.substring(0, 300) + "...(" + data.length() + ")");
+            m.put("to_list", toList);
+            m.put("cc", cc);
+            m.put("bcc", bcc);
+            m.put("tags", tags);
+            m.put("attachments", attachments == null || attachments.length() < 300 ? attachments
+                    : attachments.substring(0, 300) + "...(" + attachments.length() + ")");
             m.values().removeIf(v -> v == null || v.equals("null/null"));
             return m.toString();
         }
     }
 
     static final Input BASE = new Input("base", null, "welcome", "an@example.com", null, null, "email-user-7-welcome", "user",
-            "7", null, null, null, null, null, null);
+            "7", null, null, null, null, null, null, null, null, null, null, null);
 
     private EnqueueEmailCatalogue() {
     }
 
-    private static Input good(String name, UnaryOperator<Builder> change) {
+    static Input good(String name, UnaryOperator<Builder> change) {
         return BASE.with(b -> {
             change.apply(b);
             b.name = name;
@@ -149,7 +197,7 @@ final class EnqueueEmailCatalogue {
         });
     }
 
-    private static Input bad(String name, String field, UnaryOperator<Builder> change) {
+    static Input bad(String name, String field, UnaryOperator<Builder> change) {
         return BASE.with(b -> {
             change.apply(b);
             b.name = name;
@@ -162,7 +210,7 @@ final class EnqueueEmailCatalogue {
         return Base64.getEncoder().withoutPadding().encodeToString(s.getBytes(UTF_8));
     }
 
-    private static String json(Object value) {
+    static String json(Object value) {
         try {
             return JSON.writeValueAsString(value);
         } catch (Exception e) {
@@ -173,6 +221,14 @@ final class EnqueueEmailCatalogue {
     private static Map<String, Object> parse(String json) {
         try {
             return JSON.readValue(json, new TypeReference<LinkedHashMap<String, Object>>() { });
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static List<Map<String, Object>> parseList(String json) {
+        try {
+            return JSON.readValue(json, new TypeReference<List<Map<String, Object>>>() { });
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -353,6 +409,7 @@ final class EnqueueEmailCatalogue {
             return b;
         }));
         c.add(bad("aggregate type before key", "aggregateType", b -> { b.aboutType = ""; b.idempotencyKey = ""; return b; }));
+        c.addAll(EnqueueEmailCatalogueV2.handWritten());
         return c;
     }
 
@@ -473,7 +530,7 @@ final class EnqueueEmailCatalogue {
         return "=?" + charset + "?" + (random.nextBoolean() ? "Q" : "q") + "?" + text + "?=";
     }
 
-    private static String randomText(Random random) {
+    static String randomText(Random random) {
         StringBuilder s = new StringBuilder();
         for (int i = random.nextInt(9); i > 0; i--) {
             s.append(PIECES[random.nextInt(PIECES.length)]);

@@ -41,15 +41,27 @@ class EnqueueEmailConformanceTest {
 
     private final EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer());
 
-    /** What one side did with an input: the rows it wrote, or the field it refused. */
-    record Result(String refusedField, String rows) {
-        static Result refused(String field) {
-            return new Result(field, null);
+    /**
+     * What one side did with an input: the rows it wrote, or the field it refused and (for the inputs
+     * that use what issue 27 added) the message.
+     */
+    record Result(String refusedField, String rows, String message) {
+        static Result refused(String field, String message) {
+            return new Result(field, null, message);
+        }
+
+        static Result accepted(String rows) {
+            return new Result(null, rows, null);
+        }
+
+        Result forComparison(EnqueueEmailCatalogue.Input input) {
+            return input.comparesMessage() ? this : new Result(refusedField, rows, null);
         }
 
         @Override
         public String toString() {
-            return refusedField != null ? "refused " + refusedField : "accepted " + rows;
+            return refusedField != null ? "refused " + refusedField + (message == null ? "" : " (" + message + ")")
+                    : "accepted " + rows;
         }
     }
 
@@ -61,10 +73,12 @@ class EnqueueEmailConformanceTest {
         // a fixed seed keeps CI repeatable; -Dmailroom.enqueue.seed=... -Dmailroom.enqueue.generated=... explore further
         inputs.addAll(EnqueueEmailCatalogue.generated(Integer.getInteger("mailroom.enqueue.generated", 1500),
                 Long.getLong("mailroom.enqueue.seed", 25L)));
+        inputs.addAll(EnqueueEmailCatalogueV2.generated(Integer.getInteger("mailroom.enqueue.generated.v2", 400),
+                Long.getLong("mailroom.enqueue.seed", 25L)));
         try (Connection sql = pg.newConnection()) {
             for (EnqueueEmailCatalogue.Input input : inputs) {
-                Result java = viaJava(input);
-                Result viaSql = viaSql(sql, input);
+                Result java = viaJava(input).forComparison(input);
+                Result viaSql = viaSql(sql, input).forComparison(input);
                 if (!java.equals(viaSql)) {
                     differences.add(input + "\n    java: " + java + "\n    sql:  " + viaSql);
                 }
@@ -85,7 +99,7 @@ class EnqueueEmailConformanceTest {
         for (EnqueueEmailCatalogue.Input input : EnqueueEmailCatalogue.handWritten()) {
             Result java = viaJava(input);
             if (java.refusedField() != null) {
-                refused.add(java.refusedField().replaceAll("^(data|headers)[.\\[].*", "$1.*"));
+                refused.add(java.refusedField().replaceAll("^(data|headers|tags)[.\\[].*", "$1.*").replaceAll("\\[\\d+]", "[i]"));
             }
             if (input.expectedField() != null) {
                 expectations.add(input.name() + " -> " + input.expectedField() + " / java: " + java);
@@ -93,7 +107,70 @@ class EnqueueEmailConformanceTest {
             }
         }
         assertThat(refused).containsAll(List.of("template", "topic", "locale", "to.address", "to.name", "replyTo.address",
-                "replyTo.name", "headers.*", "data", "data.*", "aggregateType", "aggregateId", "idempotencyKey", "orderingKey"));
+                "replyTo.name", "headers.*", "data", "data.*", "aggregateType", "aggregateId", "idempotencyKey", "orderingKey",
+                "to", "to[i].address", "to[i].name", "cc", "cc[i].address", "cc[i].name", "bcc", "bcc[i].address", "tags", "tags.*",
+                "attachments", "attachments[i].filename", "attachments[i].contentType", "attachments[i].contentId",
+                "attachments[i].content"));
+    }
+
+    /**
+     * What only JSON can get wrong, which the Java API's types rule out: each refused with 22023
+     * naming the field, as any other refusal.
+     */
+    @Test
+    void theSqlFunctionRefusesMalformedJsonOfTheNewFieldsNamingTheField() throws Exception {
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put("to_address => 'an@example.com', to_list => '[{\"address\":\"b@example.com\"}]'", "to");
+        cases.put("to_address => NULL, to_name => 'An', to_list => '[{\"address\":\"b@example.com\"}]'", "to");
+        cases.put("to_address => NULL, to_list => '{\"address\":\"b@example.com\"}'", "to");
+        cases.put("to_address => 'an@example.com', cc => '[\"b@example.com\"]'", "cc[0]");
+        cases.put("to_address => 'an@example.com', cc => '[{\"email\":\"b@example.com\"}]'", "cc[0].email");
+        cases.put("to_address => 'an@example.com', bcc => '[{\"address\":7}]'", "bcc[0].address");
+        cases.put("to_address => 'an@example.com', bcc => '[{\"address\":\"b@example.com\",\"name\":[]}]'", "bcc[0].name");
+        cases.put("to_address => 'an@example.com', tags => '[\"a\"]'", "tags");
+        cases.put("to_address => 'an@example.com', tags => '{\"order\":102}'", "tags.order");
+        cases.put("to_address => 'an@example.com', attachments => '{}'", "attachments");
+        cases.put("to_address => 'an@example.com', attachments => '[\"a.pdf\"]'", "attachments[0]");
+        cases.put("to_address => 'an@example.com', attachments => '[{\"filename\":\"a\",\"contentType\":\"a/b\","
+                + "\"content\":\"YQ==\",\"name\":\"x\"}]'", "attachments[0].name");
+        cases.put("to_address => 'an@example.com', attachments => '[{\"filename\":1,\"contentType\":\"a/b\",\"content\":\"YQ==\"}]'",
+                "attachments[0].filename");
+        cases.put("to_address => 'an@example.com', attachments => '[{\"filename\":\"a\",\"contentType\":\"a/b\",\"content\":\"YQ\"}]'",
+                "attachments[0].content");
+        cases.put("to_address => 'an@example.com', attachments => '[{\"filename\":\"a\",\"contentType\":\"a/b\",\"content\":\"Y*==\"}]'",
+                "attachments[0].content");
+        try (Connection c = pg.newConnection(); Statement st = c.createStatement()) {
+            c.setAutoCommit(false);
+            for (Map.Entry<String, String> e : cases.entrySet()) {
+                String call = "SELECT enqueue_email(template => 'welcome', idempotency_key => 'json-1', about_type => 'user',"
+                        + " about_id => '7', " + e.getKey() + ")";
+                assertThatThrownBy(() -> st.executeQuery(call)).as(call).isInstanceOfSatisfying(PSQLException.class, ex -> {
+                    assertThat(ex.getSQLState()).isEqualTo("22023");
+                    assertThat(ex.getServerErrorMessage().getColumn()).isEqualTo(e.getValue());
+                    assertThat(ex.getServerErrorMessage().getMessage()).startsWith(e.getValue() + " ");
+                });
+                c.rollback();
+            }
+        }
+    }
+
+    /** Every call form written before V26 still resolves to the one function and writes a version 1 envelope. */
+    @Test
+    void everyEarlierCallFormStillWorksAndWritesVersion1() throws Exception {
+        try (Connection c = pg.newConnection(); Statement st = c.createStatement()) {
+            st.executeQuery("SELECT enqueue_email('welcome', 'an@example.com', 'form-5', 'user', '7')").close();
+            st.executeQuery("SELECT enqueue_email('welcome', 'an@example.com', 'form-13', 'user', '7', '{}'::json, 'An', 'vi',"
+                    + " NULL, NULL, 'help@shop.example', NULL, '{\"X-A\":\"1\"}'::json)").close();
+            st.executeQuery("SELECT enqueue_email('welcome', 'an@example.com', 'form-14', 'user', '7', '{}'::json, 'An', 'vi',"
+                    + " NULL, NULL, NULL, NULL, NULL, now())").close();
+            st.executeQuery("SELECT enqueue_email(template => 'welcome', to_address => 'an@example.com', idempotency_key => 'form-named',"
+                    + " about_type => 'user', about_id => '7', send_at => NULL)").close();
+            try (ResultSet rs = st.executeQuery("SELECT string_agg(DISTINCT payload->>'v', ',') FROM outbox_message"
+                    + " WHERE idempotency_key LIKE 'form-%'")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("1");
+            }
+        }
     }
 
     @Test
@@ -163,9 +240,9 @@ class EnqueueEmailConformanceTest {
                 throw new RolledBack(rows);
             });
         } catch (RolledBack r) {
-            return new Result(null, r.rows);
+            return Result.accepted(r.rows);
         } catch (InvalidEmailException e) {
-            return Result.refused(e.field());
+            return Result.refused(e.field(), e.getMessage());
         }
     }
 
@@ -174,19 +251,23 @@ class EnqueueEmailConformanceTest {
         try (PreparedStatement ps = c.prepareStatement(EnqueueEmailCatalogue.SQL_CALL)) {
             input.bind(ps);
             ps.executeQuery().close();
-            return new Result(null, rows(DSL.using(c), input.idempotencyKey()));
+            return Result.accepted(rows(DSL.using(c), input.idempotencyKey()));
         } catch (PSQLException e) {
             if (!"22023".equals(e.getSQLState())) {
                 throw e;
             }
-            return Result.refused(e.getServerErrorMessage().getColumn());
+            return Result.refused(e.getServerErrorMessage().getColumn(), e.getServerErrorMessage().getMessage());
         } finally {
             c.rollback();
             c.setAutoCommit(true);
         }
     }
 
-    /** Every column of the two rows but ids and times, how the times relate, and the effect's search terms. */
+    /**
+     * Every column of the two rows but ids and times, how the times relate, the effect's search terms,
+     * the payload's text (jsonb: what PostgreSQL keeps of the envelope) and the attachment rows
+     * (every ref column, the content's hash, size and MD5, written at the transaction's time).
+     */
     private static String rows(DSLContext tx, String key) {
         return tx.resultQuery("""
                 SELECT jsonb_build_object(
@@ -196,7 +277,14 @@ class EnqueueEmailConformanceTest {
                                              e.message_id = m.id, e.message_created_at = m.created_at,
                                              e.created_at = m.created_at, e.updated_at = m.created_at),
                   'terms', (SELECT jsonb_agg(jsonb_build_array(t.term, t.created_at = e.created_at) ORDER BY t.term)
-                            FROM outbox_effect_term t WHERE t.idempotency_key = e.idempotency_key))::text
+                            FROM outbox_effect_term t WHERE t.idempotency_key = e.idempotency_key),
+                  'payload', m.payload::text,
+                  'attachments', (SELECT jsonb_agg(jsonb_build_array(to_jsonb(r), c.sha256, c.size, md5(c.content),
+                                                                     c.created_at = now(), c.last_used_at = now())
+                                                   ORDER BY r.position)
+                                  FROM email_attachment_ref r JOIN email_attachment_content c ON c.sha256 = r.sha256
+                                  WHERE r.idempotency_key = e.idempotency_key),
+                  'contents', (SELECT count(*) FROM email_attachment_content))::text
                 FROM outbox_message m JOIN outbox_effect e ON e.idempotency_key = m.idempotency_key
                 WHERE m.idempotency_key = ?""", key).fetchOne(0, String.class);
     }

@@ -56,7 +56,7 @@ class RecipientsAndTagsTest {
     void aTagAloneMakesVersion2_toIsThenAlwaysAnArray_emptyListsAreLeftOut() {
         assertThat(EmailOutbox.envelope(invoice().tag("category", "invoice").build())).isEqualTo(
                 "{\"v\":2,\"template\":\"invoice\",\"locale\":\"en\",\"to\":[{\"address\":\"an@example.com\",\"name\":\"An\"}],"
-                        + "\"tags\":{\"category\":\"invoice\"},\"data\":{\"n\":7}}"); // empty headers left out too
+                        + "\"tags\":{\"category\":\"invoice\"},\"data\":{\"n\":7}}"); // v2 leaves empty headers out
     }
 
     @Test
