@@ -2,6 +2,7 @@ package io.mailroom.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * every email of the end-to-end runs reached the loopback provider exactly once, and the JSON holds
  * what the table printed.
  */
+@Tag("short-run") // CI runs it as a step of its own: ./mvnw -B verify -P short-runs
 class QuickBenchTest {
 
     @Test

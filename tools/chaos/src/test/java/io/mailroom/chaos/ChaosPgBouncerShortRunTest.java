@@ -1,6 +1,7 @@
 package io.mailroom.chaos;
 
 import io.mailroom.testing.PgBouncer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -15,6 +16,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * writer go through it; kill -9s, session kills and provider faults as in the plain run. Nothing
  * lost or doubled. Skipped, saying why, without the pgbouncer binary.
  */
+@Tag("short-run") // CI runs it as a step of its own: ./mvnw -B verify -P short-runs
 class ChaosPgBouncerShortRunTest {
 
     @Test

@@ -1,5 +1,6 @@
 package io.mailroom.chaos;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the test also makes sure the faults really happened, so a run that injected nothing cannot pass.
  * The tables land in {@code target/chaos-summary.md} and {@code target/chaos-summary-smtp.md}.
  */
+@Tag("short-run") // CI runs it as a step of its own: ./mvnw -B verify -P short-runs
 class ChaosShortRunTest {
 
     @Test

@@ -1,5 +1,6 @@
 package io.mailroom.chaos;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -15,6 +16,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * return; and the same fleet measured with and without 50 ms added per round trip. Skipped, saying
  * why, without root or iproute2.
  */
+@Tag("short-run") // CI runs it as a step of its own: ./mvnw -B verify -P short-runs
 class PartitionShortRunTest {
 
     @Test

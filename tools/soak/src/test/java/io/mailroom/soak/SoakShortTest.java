@@ -1,5 +1,6 @@
 package io.mailroom.soak;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * the tool runs and writes its record; it asserts no timing (this machine is shared and noisy),
  * only that every phase was sampled and nothing enqueued was lost.
  */
+@Tag("short-run") // CI runs it as a step of its own: ./mvnw -B verify -P short-runs
 class SoakShortTest {
 
     @Test
