@@ -63,7 +63,8 @@ public final class ClaimCostBenchmark {
         dsl.execute("VACUUM ANALYZE outbox_message");
     }
 
-    private static long timeClaim(DispatcherSessions sessions, OutboxStore store, int batch, boolean ordering) {
+    /** One claim of {@code batch} messages, timed, then rolled back so the next round sees the same rows. */
+    static long timeClaim(DispatcherSessions sessions, OutboxStore store, int batch, boolean ordering) {
         long[] took = new long[1];
         try {
             sessions.inTransaction(tx -> {
@@ -81,19 +82,19 @@ public final class ClaimCostBenchmark {
         return took[0];
     }
 
-    private static final class Rollback extends RuntimeException {
+    static final class Rollback extends RuntimeException {
         Rollback() {
             super(null, null, false, false);
         }
     }
 
-    private static void print(String label, List<Long> nanos) {
+    static void print(String label, List<Long> nanos) {
         long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
         System.out.printf("%s p50 %.3f ms  p95 %.3f ms  p99 %.3f ms%n", label,
                 s[s.length / 2] / 1e6, s[(int) (s.length * 0.95)] / 1e6, s[(int) (s.length * 0.99)] / 1e6);
     }
 
-    private static long median(List<Long> nanos) {
+    static long median(List<Long> nanos) {
         long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
         return s[s.length / 2];
     }

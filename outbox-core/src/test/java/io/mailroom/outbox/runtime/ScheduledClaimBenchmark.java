@@ -52,17 +52,17 @@ public final class ScheduledClaimBenchmark {
             List<Long> before = new ArrayList<>();
             List<Long> after = new ArrayList<>();
             for (int i = 0; i < rounds + 20; i++) { // alternating, so both share the machine's noise
-                long x = timeClaim(a, store, batch);
-                long y = timeClaim(b, store, batch);
+                long x = ClaimCostBenchmark.timeClaim(a, store, batch, true);
+                long y = ClaimCostBenchmark.timeClaim(b, store, batch, true);
                 if (i >= 20) { // warm-up
                     before.add(x);
                     after.add(y);
                 }
             }
             System.out.printf("%nclaim of %d, %d rounds each, alternating between the two databases (rolled back):%n", batch, rounds);
-            print("due only          ", before);
-            print("due + scheduled   ", after);
-            System.out.printf("ratio of medians (with scheduled / without): %.2f%n", median(after) / (double) median(before));
+            ClaimCostBenchmark.print("due only          ", before);
+            ClaimCostBenchmark.print("due + scheduled   ", after);
+            System.out.printf("ratio of medians (with scheduled / without): %.2f%n", ClaimCostBenchmark.median(after) / (double) ClaimCostBenchmark.median(before));
             for (TestDatabase db : List.of(plain, withScheduled)) {
                 System.out.println(db.dsl().fetchOne("""
                         SELECT 'claim index: ' || pg_size_pretty(sum(pg_relation_size(h.inhrelid))) || ' over its partitions'
@@ -98,45 +98,10 @@ public final class ScheduledClaimBenchmark {
         try {
             dsl.transaction(cfg -> {
                 cfg.dsl().fetch("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql).forEach(r -> System.out.println("  " + r.get(0)));
-                throw new Rollback();
+                throw new ClaimCostBenchmark.Rollback();
             });
-        } catch (Rollback expected) {
+        } catch (ClaimCostBenchmark.Rollback expected) {
             // the claim ran for its plan; nothing of it stays
         }
-    }
-
-    private static long timeClaim(DispatcherSessions sessions, OutboxStore store, int batch) {
-        long[] took = new long[1];
-        try {
-            sessions.inTransaction(tx -> {
-                long t0 = System.nanoTime();
-                int got = store.claims().claim(tx, "bench", null, batch, List.of(TOPIC), Duration.ofMinutes(1), true).size();
-                took[0] = System.nanoTime() - t0;
-                if (got != batch) {
-                    throw new IllegalStateException("claimed " + got + " of " + batch);
-                }
-                throw new Rollback();
-            });
-        } catch (Rollback expected) {
-            // rolled back on purpose: the next round sees the same data
-        }
-        return took[0];
-    }
-
-    private static final class Rollback extends RuntimeException {
-        Rollback() {
-            super(null, null, false, false);
-        }
-    }
-
-    private static void print(String label, List<Long> nanos) {
-        long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
-        System.out.printf("%s p50 %.3f ms  p95 %.3f ms  p99 %.3f ms%n", label,
-                s[s.length / 2] / 1e6, s[(int) (s.length * 0.95)] / 1e6, s[(int) (s.length * 0.99)] / 1e6);
-    }
-
-    private static long median(List<Long> nanos) {
-        long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
-        return s[s.length / 2];
     }
 }
