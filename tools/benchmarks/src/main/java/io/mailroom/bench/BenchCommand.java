@@ -36,7 +36,7 @@ import java.util.stream.Collectors;
 public final class BenchCommand implements Callable<Integer> {
 
     static final List<String> ALL_SCENARIOS = List.of("throughput", "enqueue", "scaling", "latency", "e2e",
-            "dispatch-only");
+            "dispatch-only", "memory");
 
     @Option(names = "--quick", description = "Tiny sizes, every scenario, seconds in all (CI smoke run).")
     boolean quick;
@@ -160,6 +160,17 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--dispatch-baseline-label", description = "What the baseline class path is, in the rows (e.g. a commit).")
     String dispatchBaselineLabel;
 
+    @Option(names = "--memory-heap", description = "The dispatcher's -Xmx in the memory scenario (issue 28; default 256m).")
+    String memoryHeap = "256m";
+
+    @Option(names = "--memory-backlog", description = "Emails of the memory scenario's backlog, read paused and drained "
+            + "(default 100000; quick 500).")
+    Integer memoryBacklog;
+
+    @Option(names = "--memory-review", description = "Emails the memory scenario's stub answers 500, so they end in review "
+            + "(default 10000; quick 20).")
+    Integer memoryReview;
+
     @Option(names = "--fsync-test", description = "Also run pg_test_fsync for this many seconds per test (0: skip).")
     int fsyncSeconds;
 
@@ -265,6 +276,14 @@ public final class BenchCommand implements Callable<Integer> {
                     dispatchAttachmentKib);
             report.settings.put("dispatch-only", plan.toString());
             timed("dispatch-only", () -> new DispatchOnly(plan).run(report));
+        }
+
+        if (scenarios.contains("memory")) {
+            DispatcherMemory.Plan plan = new DispatcherMemory.Plan(memoryHeap, or(memoryBacklog, 100_000, 500),
+                    or(memoryReview, 10_000, 20), or(dispatchWarmup, 3_000, 20), Duration.ofMinutes(quick ? 1 : 10), work,
+                    serviceEnv, quick);
+            report.settings.put("memory", plan.toString());
+            timed("memory", () -> new DispatcherMemory(plan).run(report));
         }
 
         report.settings.put("duration_seconds", Duration.between(started, Instant.now()).toSeconds());

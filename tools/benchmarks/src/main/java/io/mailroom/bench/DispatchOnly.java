@@ -537,18 +537,26 @@ final class DispatchOnly {
         private final EmailOutbox outbox = new EmailOutbox(new OutboxEnqueuer());
         private final AtomicLong next = new AtomicLong(1);
         private final int attachmentBytes;
+        private final String keyPrefix;
 
         Writer(DSLContext dsl) {
             this(dsl, 0);
         }
 
         Writer(DSLContext dsl, int attachmentKib) {
+            this(dsl, attachmentKib, KEY_PREFIX);
+        }
+
+        /** A writer whose keys are {@code keyPrefix<seq>} (e.g. {@link StubProviderMain#AMBIGUOUS_PREFIX}). */
+        Writer(DSLContext dsl, int attachmentKib, String keyPrefix) {
             this.dsl = dsl;
             this.attachmentBytes = attachmentKib * 1024;
+            this.keyPrefix = keyPrefix;
         }
 
         private OutgoingEmail emailWithAttachment(long seq) {
-            return attachmentBytes == 0 ? email(seq) : BenchAttachments.withInvoice(email(seq), seq, attachmentBytes);
+            OutgoingEmail email = email(seq, keyPrefix);
+            return attachmentBytes == 0 ? email : BenchAttachments.withInvoice(email, seq, attachmentBytes);
         }
 
         /** Emails written or reserved so far: keys 1 .. this. */
@@ -582,6 +590,10 @@ final class DispatchOnly {
         }
 
         static OutgoingEmail email(long seq) {
+            return email(seq, KEY_PREFIX);
+        }
+
+        static OutgoingEmail email(long seq, String keyPrefix) {
             boolean vi = seq % 3 == 0;
             String id = Long.toString(100_000 + seq);
             List<Map<String, Object>> lines;
@@ -606,7 +618,7 @@ final class DispatchOnly {
                     .to("khach" + seq + "@example.com", NAMES[(int) (seq % NAMES.length)])
                     .locale(vi ? "vi" : "en")
                     .about("order", id)
-                    .idempotencyKey(KEY_PREFIX + seq)
+                    .idempotencyKey(keyPrefix + seq)
                     .data(Map.of("customer", Map.of("name", NAMES[(int) (seq % NAMES.length)]), "order", order))
                     .build();
         }
@@ -617,7 +629,7 @@ final class DispatchOnly {
     }
 
     /** Waits until no outbox message is pending or running. */
-    private static boolean awaitDrained(Connection monitor, long deadline) throws Exception {
+    static boolean awaitDrained(Connection monitor, long deadline) throws Exception {
         while (QueueLoader.remaining(monitor) > 0) {
             if (System.nanoTime() > deadline) {
                 return false;
@@ -713,7 +725,8 @@ final class DispatchOnly {
         return Optional.empty();
     }
 
-    private static void jcmd(long pid, String... args) throws IOException, InterruptedException {
+    /** Runs {@code jcmd pid args...} with this JVM's jcmd and returns what it printed. */
+    static String jcmd(long pid, String... args) throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
         Path jcmd = Path.of(java).resolveSibling("jcmd");
         List<String> command = new ArrayList<>(List.of(jcmd.toString(), Long.toString(pid)));
@@ -723,5 +736,6 @@ final class DispatchOnly {
         if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
         }
+        return out;
     }
 }

@@ -19,7 +19,10 @@ import java.util.concurrent.Executors;
  * see {@link JsonMailApiAdapter}) reduced to accepting and counting. A request with the right token,
  * a key and a body is accepted and answered {@code 200 {"id":"stub-<key>"}}; a repeated key gets the
  * same answer, as from a provider that deduplicates, and is counted as a second acceptance so the
- * benchmark sees it. Anything else is refused (401, 400, 405) and counted as refused. It neither
+ * benchmark sees it. A key beginning {@value #AMBIGUOUS_PREFIX} gets no answer for
+ * {@value #SILENCE_MILLIS} ms (then a 500), so a dispatcher whose request timeout is shorter cannot
+ * know whether it was sent: its email ends in review once the key window has passed (the memory
+ * scenario's review backlog); it is counted as refused. Anything else is refused (401, 400, 405) and counted as refused. It neither
  * parses nor keeps the email: its CPU per request should be small beside the dispatcher's.
  *
  * <p>Argument: the loopback port (0 or none: any free one); token in {@code $BENCH_STUB_TOKEN}. Talks
@@ -28,6 +31,9 @@ import java.util.concurrent.Executors;
 public final class StubProviderMain {
 
     static final String TOKEN_ENV = "BENCH_STUB_TOKEN";
+    /** Keys with this prefix get no answer in time: the send is ambiguous. */
+    static final String AMBIGUOUS_PREFIX = "bench-ambiguous-";
+    static final long SILENCE_MILLIS = 2_000;
 
     private final String authorization;
     private final Acceptances acceptances = new Acceptances();
@@ -77,6 +83,16 @@ public final class StubProviderMain {
             if (key == null || key.isBlank() || body.length == 0) {
                 acceptances.refuse();
                 answer(ex, 400, "{\"message\":\"Idempotency-Key header and a body are required\"}");
+                return;
+            }
+            if (key.startsWith(AMBIGUOUS_PREFIX)) {
+                acceptances.refuse();
+                try {
+                    Thread.sleep(SILENCE_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                answer(ex, 500, "{\"message\":\"internal error (benchmark: an ambiguous answer)\"}");
                 return;
             }
             acceptances.accept(key);

@@ -54,7 +54,7 @@ class QuickBenchTest {
 
         assertThat(report.sections).extracting(s -> s.id)
                 .contains("throughput", "census", "diagnostics", "e2e", "latency", "enqueue", "scaling",
-                        "dispatch", "dispatch_latency", "dispatch_census");
+                        "dispatch", "dispatch_latency", "dispatch_census", "memory");
 
         // scenarios 1 and 2: every batch size, both attempt settings, runtime beside its reference
         var throughput = report.find("throughput").rows;
@@ -130,6 +130,14 @@ class QuickBenchTest {
             assertThat((Double) r.get("statements_per_email")).isPositive().isLessThan(2.0);
             assertThat((Double) r.get("commits_per_email")).isPositive();
         });
+
+        // issue 28, memory: idle, paused backlog, drain and review rows, each with its RSS and heap; the review is real
+        assertThat(report.find("memory").rows).hasSize(4).allSatisfy(r -> {
+            assertThat(r.get("status")).as("%s: %s", r.get("phase"), r.get("note")).isEqualTo(Report.OK);
+            assertThat((Double) r.get("rss_mib")).isPositive();
+            assertThat((Double) r.get("heap_used_mib")).isPositive();
+        });
+        assertThat(report.find("memory").rows.get(3).get("in_review")).isEqualTo(20L);
 
         // the printed table and the JSON file carry the same results
         assertThat(table).contains("== 1+2. Queue throughput", "== 3+4. End to end", "== 7. Scaling", "== 17. Dispatcher only")
