@@ -325,6 +325,44 @@ class ClaimMarkTest {
         return Long.parseLong(json.substring(from, to));
     }
 
+    /** As {@code HotSqlTest.theClaimGetsACachedGenericPlan}: the claim from a mark, its mark moving each time, is planned once. */
+    @Test
+    void theClaimFromAMovingMarkGetsACachedGenericPlan() throws Exception {
+        OutboxStore store = new OutboxStore(SqlClock.database(), Backoff.DEFAULT);
+        Fixtures.enqueue(pg.dsl(), null, "cached", 40);
+        List<String> topics = List.of(Fixtures.TOPIC);
+        try (Connection c = pg.dataSource().getConnection()) {
+            Connection unclosable = (Connection) java.lang.reflect.Proxy.newProxyInstance(
+                    Connection.class.getClassLoader(), new Class<?>[]{Connection.class}, (proxy, method, args) ->
+                            method.getName().equals("close") ? null : method.invoke(c, args));
+            javax.sql.DataSource one = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                    javax.sql.DataSource.class.getClassLoader(), new Class<?>[]{javax.sql.DataSource.class},
+                    (proxy, method, args) -> {
+                        if (method.getName().equals("getConnection")) {
+                            return unclosable;
+                        }
+                        throw new UnsupportedOperationException(method.getName());
+                    });
+            DispatcherSessions sessions = new DispatcherSessions(one, null, null);
+            ClaimMark mark = null;
+            for (int i = 0; i < 12; i++) {
+                ClaimMark from = mark;
+                ClaimStore.Claimed claimed = sessions.inTransaction(tx -> store.claims().claim(tx, "w", null, 3, topics,
+                        Duration.ofMinutes(1), true, from));
+                assertThat(claimed.messages()).hasSize(3);
+                assertThat(from == null || claimed.lowest().compareTo(from) > 0).as("the mark moves").isTrue();
+                mark = claimed.lowest();
+            }
+            try (Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                         + " WHERE statement LIKE '%for no key update skip locked%'")) {
+                // the one claim from the head ran once, below the driver's prepare threshold: this is the claim from the mark
+                assertThat(rs.next()).as("the claim from a mark is a server-side prepared statement").isTrue();
+                assertThat(rs.getLong(1)).as("generic plans (custom: %d)", rs.getLong(2)).isPositive();
+            }
+        }
+    }
+
     /** The claim from a mark keeps one generic plan, and in it the mark is the claim index's Index Cond. */
     @Test
     void theClaimFromAMarkGetsAGenericPlanWithTheMarkAsIndexCond() throws Exception {
