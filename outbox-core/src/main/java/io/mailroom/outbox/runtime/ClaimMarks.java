@@ -29,6 +29,11 @@ import java.util.function.LongSupplier;
  * stands still must not stop it); a claim from the head resets the mark to what it took. A
  * notification does not force a claim from the head: at load they come with nearly every commit.
  * An empty claim keeps the mark. Not thread-safe: each claimer thread holds its own.
+ *
+ * <p>The price: an ordering key's next message, freed when its predecessor's outcome is written,
+ * usually sits below the mark by then (the claimer took later rows meanwhile), so under load each
+ * step of a key's chain may wait up to {@code fullScanInterval} more; with no other traffic the
+ * mark stays at the predecessor and the next message is found at once.
  */
 final class ClaimMarks {
 
