@@ -116,6 +116,7 @@ public record ServiceConfig(
                 .listenForNotifications(bool(s, "MAILROOM_LISTEN", true))
                 .claimLinger(s.duration("MAILROOM_CLAIM_LINGER", DispatcherConfig.DEFAULT_CLAIM_LINGER))
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
+                .fullScanInterval(s.duration("MAILROOM_FULL_SCAN_INTERVAL", DispatcherConfig.DEFAULT_FULL_SCAN_INTERVAL))
                 .sessionSettings(read.sessionSettings())
                 .build());
         boolean socketSet = s.string(DbTopology.ENV_SOCKET_TIMEOUT) != null;

@@ -79,8 +79,41 @@ final class ClaimStore {
 
     List<ClaimedMessage> claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
                                Duration lease, boolean orderingKeys) {
-        RenderedClaim claim = renderedClaim(MailroomSchema.of(tx), worker, incarnation, limit, topics, lease, orderingKeys);
-        return HotSql.query(tx, claim.sql(), claim.binds(), ClaimStore::claimedMessage);
+        return claim(tx, worker, incarnation, limit, topics, lease, orderingKeys, null).messages();
+    }
+
+    /**
+     * The claim from {@code from} on, or from the index's head where {@code from} is null: with a
+     * mark it reads only rows at or after it in (available_at, id) order, so it never walks the
+     * dead entries below it (see {@link ClaimMark}). Returns the claimed rows and the lowest
+     * (available_at, id) among them.
+     */
+    Claimed claim(DSLContext tx, String worker, String incarnation, int limit, Collection<String> topics,
+                  Duration lease, boolean orderingKeys, ClaimMark from) {
+        RenderedClaim claim = renderedClaim(MailroomSchema.of(tx), worker, incarnation, limit, topics, lease, orderingKeys,
+                from != null);
+        Object[] binds = claim.binds();
+        if (from != null) {
+            if (claim.markSlot() < 0) {
+                throw new IllegalStateException("the claim from a mark was rendered without its mark");
+            }
+            binds = binds.clone();
+            binds[claim.markSlot()] = from.availableAt();
+            binds[claim.markSlot() + 1] = from.id();
+        }
+        ClaimMark[] lowest = new ClaimMark[1];
+        List<ClaimedMessage> messages = HotSql.query(tx, claim.sql(), binds, rs -> {
+            ClaimMark at = new ClaimMark(HotSql.instant(rs, 14), rs.getLong(1));
+            if (lowest[0] == null || at.compareTo(lowest[0]) < 0) {
+                lowest[0] = at;
+            }
+            return claimedMessage(rs);
+        });
+        return new Claimed(messages, lowest[0]);
+    }
+
+    /** What one claim took, and the lowest (available_at, id) among it (null when it took nothing). */
+    record Claimed(List<ClaimedMessage> messages, ClaimMark lowest) {
     }
 
     /**
@@ -90,13 +123,15 @@ final class ClaimStore {
      * with an injected clock it carries that clock's instant and is rendered every time.
      */
     private RenderedClaim renderedClaim(MailroomSchema schema, String worker, String incarnation, int limit,
-                                        Collection<String> topics, Duration lease, boolean orderingKeys) {
+                                        Collection<String> topics, Duration lease, boolean orderingKeys,
+                                        boolean fromMark) {
         // the generated classes name the default schema; another one is a render mapping
         DSLContext renderer = schema.isDefault() ? RENDERER : DSL.using(SQLDialect.POSTGRES, schema.settings());
         if (!clock.isDatabaseTime()) {
-            return RenderedClaim.of(claimQuery(renderer, worker, incarnation, limit, topics, lease, orderingKeys));
+            return RenderedClaim.of(claimQuery(renderer, worker, incarnation, limit, topics, lease, orderingKeys,
+                    fromMark ? MARK_SENTINEL : null));
         }
-        ClaimKey key = new ClaimKey(schema, worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys);
+        ClaimKey key = new ClaimKey(schema, worker, incarnation, limit, List.copyOf(topics), lease, orderingKeys, fromMark);
         synchronized (claims) {
             RenderedClaim cached = claims.get(key);
             if (cached != null) {
@@ -104,19 +139,34 @@ final class ClaimStore {
             }
         }
         RenderedClaim rendered = RenderedClaim.of(claimQuery(renderer, worker, incarnation, limit, topics, lease,
-                orderingKeys));
+                orderingKeys, fromMark ? MARK_SENTINEL : null));
         synchronized (claims) {
             claims.put(key, rendered);
         }
         return rendered;
     }
 
-    private record ClaimKey(MailroomSchema schema, String worker, String incarnation, int limit, List<String> topics, Duration lease, boolean orderingKeys) {
+    private record ClaimKey(MailroomSchema schema, String worker, String incarnation, int limit, List<String> topics,
+                            Duration lease, boolean orderingKeys, boolean fromMark) {
     }
 
-    private record RenderedClaim(String sql, Object[] binds) {
+    /**
+     * The mark a claim from a mark is rendered with: its id is found among the bind values, and
+     * each execution puts its own mark in those two places (available_at just before the id).
+     */
+    private static final ClaimMark MARK_SENTINEL = new ClaimMark(Instant.EPOCH, Long.MIN_VALUE + 0x4d61726bL);
+
+    /** @param markSlot where the mark's available_at is bound (its id follows), or -1 for a claim from the head */
+    private record RenderedClaim(String sql, Object[] binds, int markSlot) {
         static RenderedClaim of(UpdateResultStep<OutboxMessageRecord> query) {
-            return new RenderedClaim(query.getSQL(), query.getBindValues().toArray());
+            Object[] binds = query.getBindValues().toArray();
+            int markSlot = -1;
+            for (int i = 1; i < binds.length; i++) {
+                if (Long.valueOf(MARK_SENTINEL.id()).equals(binds[i])) {
+                    markSlot = i - 1;
+                }
+            }
+            return new RenderedClaim(query.getSQL(), binds, markSlot);
         }
     }
 
@@ -132,10 +182,23 @@ final class ClaimStore {
      * generic plan cannot use the partial index {@code WHERE status = 'pending'}, and with the limit
      * unknown its estimate is bad, so PostgreSQL planned every claim afresh (custom plans), which
      * cost several times the claim's execution. Inlined, the plan is cached after five executions.
-     * The columns it returns are read by position in {@link #claimedMessage}.
+     * The columns it returns are read by position in {@link #claimedMessage} (and the last,
+     * available_at, by {@link #claim} for the claimer's mark).
      */
     UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, String incarnation, int limit,
                                                      Collection<String> topics, Duration lease, boolean orderingKeys) {
+        return claimQuery(tx, worker, incarnation, limit, topics, lease, orderingKeys, null);
+    }
+
+    /**
+     * The claim from {@code from} on (null: from the index's head). The mark is a row comparison
+     * {@code (available_at, id) >= (?, ?)}, which PostgreSQL uses as the Index Cond of the claim
+     * index {@code (available_at, id)}: the scan starts at the mark instead of walking every entry
+     * before it. Its values are bound, not inlined, so each claimer keeps one generic plan for it.
+     */
+    UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, String incarnation, int limit,
+                                                     Collection<String> topics, Duration lease, boolean orderingKeys,
+                                                     ClaimMark from) {
         var m = OUTBOX_MESSAGE;
         var c = OUTBOX_MESSAGE.as("c");
         var earlier = OUTBOX_MESSAGE.as("earlier");
@@ -154,6 +217,9 @@ final class ClaimStore {
                         .from(c)
                         .where(c.STATUS.eq(pending))
                         .and(c.AVAILABLE_AT.le(now))
+                        .and(from == null ? DSL.noCondition()
+                                : DSL.row(c.AVAILABLE_AT, c.ID).ge(DSL.row(DSL.val(from.availableAt(), c.AVAILABLE_AT),
+                                        DSL.val(from.id(), c.ID))))
                         .and(c.TOPIC.eq(any(topics.toArray(String[]::new))))
                         .and(orderingFree)
                         .orderBy(c.AVAILABLE_AT, c.ID)
@@ -178,6 +244,6 @@ final class ClaimStore {
                 .where(m.ID.eq(pickedId).and(m.CREATED_AT.eq(pickedCreatedAt)))
                 .returning(m.ID, m.CREATED_AT, m.TOPIC, m.AGGREGATE_TYPE, m.AGGREGATE_ID, m.IDEMPOTENCY_KEY,
                         m.ORDERING_KEY, m.PAYLOAD, m.ATTEMPTS, m.MAX_ATTEMPTS, m.CLAIM_VERSION, m.CLAIMED_AT,
-                        m.LEASE_UNTIL);
+                        m.LEASE_UNTIL, m.AVAILABLE_AT);
     }
 }

@@ -255,7 +255,12 @@ public final class Dispatcher implements AutoCloseable {
      * the other and writes their outcomes. Returns how many messages were claimed.
      */
     public int runOnce() {
-        List<InFlight> held = producer.claimRound(config.batchSize(), false);
+        return runOnce(ClaimMarks.none());
+    }
+
+    /** {@link #runOnce()} with its claims starting where {@code marks} say (as a claimer's do). */
+    int runOnce(ClaimMarks marks) {
+        List<InFlight> held = producer.claimRound(config.batchSize(), false, marks);
         executor.runInline(held);
         return held.size();
     }

@@ -34,6 +34,7 @@ public record DispatcherConfig(
         boolean orderingKeys,
         Duration claimLinger,
         Duration completionLinger,
+        Duration fullScanInterval,
         SessionSettings sessionSettings,
         Clock clock) {
 
@@ -70,6 +71,18 @@ public record DispatcherConfig(
      * writing them in one transaction instead of three is a third of the commits.
      */
     public static final Duration DEFAULT_COMPLETION_LINGER = Duration.ofMillis(5);
+    /**
+     * How often each claimer claims from the head of the claim index at least; in between, its
+     * claims start from its low-water mark, the lowest (available_at, id) its last claim took
+     * ({@code ClaimMarks}). While a long transaction holds the xmin horizon, a claim from the head
+     * walks the index entries of every row claimed since (VACUUM cannot remove them), and its cost
+     * grows with the hold's age; from the mark it walks only what was claimed since its last claim.
+     * A row that appears below a mark (an enqueue that committed late, a message rescheduled
+     * earlier, an ordering key's follower) waits for the next claim from the head: at most this long.
+     */
+    public static final Duration DEFAULT_FULL_SCAN_INTERVAL = Duration.ofSeconds(1);
+    /** The longest {@code fullScanInterval}: a row below every mark may wait that long. */
+    public static final Duration MAX_FULL_SCAN_INTERVAL = Duration.ofMinutes(1);
     /** The most either linger may be: each delays a message's progress by as much. */
     public static final Duration MAX_LINGER = Duration.ofSeconds(1);
 
@@ -107,6 +120,7 @@ public record DispatcherConfig(
         b.orderingKeys = orderingKeys;
         b.claimLinger = claimLinger;
         b.completionLinger = completionLinger;
+        b.fullScanInterval = fullScanInterval;
         b.sessionSettings = sessionSettings;
         b.clock = clock;
         return b;
@@ -147,6 +161,7 @@ public record DispatcherConfig(
         private boolean orderingKeys = true;
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration completionLinger = DEFAULT_COMPLETION_LINGER;
+        private Duration fullScanInterval = DEFAULT_FULL_SCAN_INTERVAL;
         private SessionSettings sessionSettings = SessionSettings.SESSION;
         private Clock clock;
 
@@ -205,6 +220,8 @@ public record DispatcherConfig(
         public Builder claimLinger(Duration v) { this.claimLinger = v; return this; }
         /** See {@link #DEFAULT_COMPLETION_LINGER}; zero writes what is queued at once. */
         public Builder completionLinger(Duration v) { this.completionLinger = v; return this; }
+        /** See {@link #DEFAULT_FULL_SCAN_INTERVAL}; zero claims from the head every time (no marks). */
+        public Builder fullScanInterval(Duration v) { this.fullScanInterval = v; return this; }
         /** Where the session settings are made; {@link SessionSettings#TRANSACTION} behind a transaction-mode pooler. */
         public Builder sessionSettings(SessionSettings v) { this.sessionSettings = v; return this; }
         /** Time source for SQL; null (default) means the database's {@code now()}. */
@@ -260,10 +277,15 @@ public record DispatcherConfig(
             }
             linger("claimLinger", claimLinger);
             linger("completionLinger", completionLinger);
+            if (fullScanInterval == null || fullScanInterval.isNegative()
+                    || fullScanInterval.compareTo(MAX_FULL_SCAN_INTERVAL) > 0) {
+                throw new IllegalArgumentException("fullScanInterval must be between 0 and " + MAX_FULL_SCAN_INTERVAL
+                        + " (0: every claim from the head of the claim index), got " + fullScanInterval);
+            }
             return new DispatcherConfig(id, batchSize, concurrency, claimers, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
                     completionBatchSize, statementTimeout, idle, controlPollInterval, orderingKeys,
-                    claimLinger, completionLinger, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
+                    claimLinger, completionLinger, fullScanInterval, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
         }
 
         private static void linger(String name, Duration value) {

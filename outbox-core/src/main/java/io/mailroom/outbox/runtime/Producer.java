@@ -7,7 +7,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -98,6 +97,7 @@ final class Producer {
     }
 
     private void produce() {
+        ClaimMarks marks = new ClaimMarks(config.fullScanInterval()); // this claimer's own
         Semaphore slots = ledger.slots();
         int fullBatch = Math.min(config.batchSize(), config.concurrency());
         int halfBatch = Math.max(1, fullBatch / 2);
@@ -143,7 +143,7 @@ final class Producer {
                 }
                 List<InFlight> claimed;
                 try {
-                    claimed = claimRound(want, true);
+                    claimed = claimRound(want, true, marks);
                 } catch (RuntimeException e) {
                     slots.release(want);
                     listener.error("claim", e);
@@ -196,12 +196,15 @@ final class Producer {
         }
     }
 
-    /** One claim round of up to {@code want} messages, in flight when it returns (see {@link ClaimLedger#claimRound}). */
-    List<InFlight> claimRound(int want, boolean holdsSlots) {
-        return ledger.claimRound(holdsSlots, () -> claim(want));
+    /**
+     * One claim round of up to {@code want} messages, in flight when it returns (see {@link
+     * ClaimLedger#claimRound}), each claim starting where {@code marks} say.
+     */
+    List<InFlight> claimRound(int want, boolean holdsSlots, ClaimMarks marks) {
+        return ledger.claimRound(holdsSlots, () -> claim(want, marks));
     }
 
-    private List<ClaimedMessage> claim(int want) {
+    private List<ClaimedMessage> claim(int want, ClaimMarks marks) {
         Set<String> pausedNow = paused;
         if (pausedNow.contains("*")) {
             return List.of();
@@ -216,21 +219,23 @@ final class Producer {
             if (limit == Integer.MAX_VALUE) {
                 unlimited.add(topic);
             } else if (limit > 0 && claimed.size() < want) {
-                claimed.addAll(claimTopics(List.of(topic), Math.min(limit, want - claimed.size())));
+                claimed.addAll(claimTopics(List.of(topic), Math.min(limit, want - claimed.size()), marks));
             }
         }
         if (!unlimited.isEmpty() && claimed.size() < want) {
-            claimed.addAll(claimTopics(unlimited, want - claimed.size()));
+            claimed.addAll(claimTopics(unlimited, want - claimed.size(), marks));
         }
         return claimed;
     }
 
-    private List<ClaimedMessage> claimTopics(Collection<String> topics, int limit) {
+    private List<ClaimedMessage> claimTopics(List<String> topics, int limit, ClaimMarks marks) {
         long started = System.nanoTime();
-        List<ClaimedMessage> claimed = sessions.inTransaction(tx ->
-                store.claims().claim(tx, config.workerId(), incarnation, limit, topics, config.lease(), config.orderingKeys()));
-        listener.claimed(limit, claimed.size(), Duration.ofNanos(System.nanoTime() - started));
-        return claimed;
+        ClaimMark from = marks.next(topics);
+        ClaimStore.Claimed claimed = sessions.inTransaction(tx -> store.claims().claim(tx, config.workerId(), incarnation,
+                limit, topics, config.lease(), config.orderingKeys(), from));
+        marks.claimed(topics, from, claimed.lowest()); // after the commit: a claim that failed moves no mark
+        listener.claimed(limit, claimed.messages().size(), Duration.ofNanos(System.nanoTime() - started));
+        return claimed.messages();
     }
 
     private void sleep(Duration max) throws InterruptedException {

@@ -13,7 +13,10 @@ import static io.mailroom.outbox.runtime.ChangedRow.ENDED_ROW;
  * The statements on claims nobody is working on: leases expired, this worker's orphans, and the
  * claims an earlier process of this worker id held when it stopped. Invariant: a row is taken from
  * a claim only while it is still running under it (re-checked after the row lock), so a heartbeat
- * or a completion that committed first wins.
+ * or a completion that committed first wins. The re-check of an expired lease is {@code
+ * lease_until < now} alone (a lease means running: {@code outbox_message_lease_check}), so that
+ * the UPDATE reaches its rows by primary key and does not read the lease index a second time
+ * (see {@link ChangedRow#FENCED}).
  */
 final class RescueStore {
 
@@ -37,7 +40,7 @@ final class RescueStore {
               updated_at = {now}
             FROM expired
             WHERE m.id = expired.id AND m.created_at = expired.created_at
-              AND m.status = 'running' AND m.lease_until < {now}
+              AND m.lease_until < {now}
             """ + ENDED_ROW;
 
     /** This worker's running claims older than a grace period, in the claim's RETURNING shape. */
