@@ -27,6 +27,7 @@ final class ClaimLedger {
     /** How old a running claim of ours must be before, not being in flight, it counts as orphaned. */
     static final Duration ORPHAN_GRACE = Duration.ofSeconds(5);
 
+    private final AtomicLong freedOrderingKeys = new AtomicLong();
     private final DispatcherSessions sessions;
     private final OutboxStore store;
     private final DispatcherConfig config;
@@ -96,16 +97,29 @@ final class ClaimLedger {
     /** Outcomes written: the claims leave flight and their slots come back, all of the batch at once. */
     void settled(List<Completer.Pending> batch) {
         int freed = 0;
+        boolean keys = false;
         for (Completer.Pending p : batch) {
             InFlight f = p.claim();
+            keys |= f.message.orderingKey() != null;
             listener.finished(f.message, p.outcome(), p.took());
             if (inFlight.remove(f.message.id(), f) && f.holdsSlot) {
                 freed++;
             }
         }
+        if (keys) {
+            freedOrderingKeys.incrementAndGet(); // before the slots: a claimer they wake sees it
+        }
         if (freed > 0) {
             slots.release(freed);
         }
+    }
+
+    /**
+     * How many written batches held a message with an ordering key: each may have freed that key's
+     * next message below a claimer's mark ({@link ClaimMarks}).
+     */
+    long freedOrderingKeys() {
+        return freedOrderingKeys.get();
     }
 
     /**

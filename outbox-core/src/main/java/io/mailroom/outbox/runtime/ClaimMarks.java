@@ -30,10 +30,12 @@ import java.util.function.LongSupplier;
  * notification does not force a claim from the head: at load they come with nearly every commit.
  * An empty claim keeps the mark. Not thread-safe: each claimer thread holds its own.
  *
- * <p>The price: an ordering key's next message, freed when its predecessor's outcome is written,
- * usually sits below the mark by then (the claimer took later rows meanwhile), so under load each
- * step of a key's chain may wait up to {@code fullScanInterval} more; with no other traffic the
- * mark stays at the predecessor and the next message is found at once.
+ * <p>An ordering key's next message, freed when its predecessor's outcome is written, usually sits
+ * below the mark by then (the claimer took later rows meanwhile). So that a key's chain does not
+ * wait up to {@code fullScanInterval} per step, the dispatcher counts the written outcomes of
+ * messages with an ordering key ({@code freedKeys}), and a topic set whose last claim from the head
+ * started before the count last moved is claimed from the head again. A workload where every
+ * message has an ordering key therefore claims from the head as it did before the marks.
  */
 final class ClaimMarks {
 
@@ -42,17 +44,29 @@ final class ClaimMarks {
 
     private final long fullScanNanos;
     private final LongSupplier ticker;
+    private final LongSupplier freedKeys;
     private final Map<List<String>, Entry> byTopics = new HashMap<>();
+    /** {@link #freedKeys} as read by the last {@link #next}, recorded by a claim from the head. */
+    private long freedAtNext;
 
     private static final class Entry {
         ClaimMark mark;
         long lastHeadClaim;
+        long freedAtHeadClaim;
     }
 
-    /** @param fullScanInterval zero: every claim from the head (no marks) */
-    ClaimMarks(Duration fullScanInterval, LongSupplier ticker) {
+    /**
+     * @param fullScanInterval zero: every claim from the head (no marks)
+     * @param freedKeys        a count that moves whenever a message with an ordering key gets its outcome written
+     */
+    ClaimMarks(Duration fullScanInterval, LongSupplier ticker, LongSupplier freedKeys) {
         this.fullScanNanos = fullScanInterval.toNanos();
         this.ticker = ticker;
+        this.freedKeys = freedKeys;
+    }
+
+    ClaimMarks(Duration fullScanInterval, LongSupplier ticker) {
+        this(fullScanInterval, ticker, () -> 0L);
     }
 
     ClaimMarks(Duration fullScanInterval) {
@@ -69,8 +83,10 @@ final class ClaimMarks {
         if (fullScanNanos == 0) {
             return null;
         }
+        freedAtNext = freedKeys.getAsLong();
         Entry e = byTopics.get(topics);
-        if (e == null || e.mark == null || ticker.getAsLong() - e.lastHeadClaim >= fullScanNanos) {
+        if (e == null || e.mark == null || ticker.getAsLong() - e.lastHeadClaim >= fullScanNanos
+                || freedAtNext != e.freedAtHeadClaim) {
             return null;
         }
         return e.mark;
@@ -94,6 +110,7 @@ final class ClaimMarks {
         }
         if (from == null) {
             e.lastHeadClaim = ticker.getAsLong();
+            e.freedAtHeadClaim = freedAtNext; // read before the claim: a key freed during it is seen next time
         }
         if (lowest != null) {
             e.mark = lowest;

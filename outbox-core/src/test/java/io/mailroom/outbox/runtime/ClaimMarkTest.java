@@ -194,6 +194,27 @@ class ClaimMarkTest {
     }
 
     @Test
+    void aWrittenOutcomeOfAnOrderingKeysMessageMakesTheNextClaimStartFromTheHead() {
+        AtomicLong freed = new AtomicLong();
+        ClaimMarks keyed = new ClaimMarks(FULL_SCAN, ticker::get, freed::get);
+        List<String> a = List.of("a");
+        ClaimMark mark = new ClaimMark(T0, 5);
+        assertThat(keyed.next(a)).isNull();
+        keyed.claimed(a, null, mark);
+        assertThat(keyed.next(a)).isEqualTo(mark);
+
+        freed.incrementAndGet(); // a predecessor's outcome written: its follower may sit below the mark
+        assertThat(keyed.next(a)).as("the follower is looked for from the head at once").isNull();
+        keyed.claimed(a, null, mark);
+        assertThat(keyed.next(a)).as("once, not until the interval").isEqualTo(mark);
+
+        assertThat(keyed.next(a)).isEqualTo(mark);
+        freed.incrementAndGet(); // freed while a claim from the mark ran: its next claim still goes from the head
+        keyed.claimed(a, mark, null);
+        assertThat(keyed.next(a)).isNull();
+    }
+
+    @Test
     void theConfigRejectsBadIntervalsNamingTheSetting() {
         for (Duration bad : new Duration[]{Duration.ofMillis(-1), Duration.ofMinutes(1).plusMillis(1), null}) {
             assertThatThrownBy(() -> DispatcherConfig.builder().fullScanInterval(bad).build())
