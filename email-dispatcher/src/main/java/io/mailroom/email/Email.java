@@ -2,7 +2,6 @@ package io.mailroom.email;
 
 import io.mailroom.email.api.Attachment;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -116,7 +115,32 @@ public record Email(EmailAddress from, EmailAddress to, String subject, String t
 
     /** UTF-8 size of both bodies together. */
     public long bodyBytes() {
-        return (long) textBody.getBytes(StandardCharsets.UTF_8).length + htmlBody.getBytes(StandardCharsets.UTF_8).length;
+        return utf8Length(textBody) + utf8Length(htmlBody);
+    }
+
+    /**
+     * What {@code s.getBytes(UTF_8).length} is, counted without encoding: a pair of surrogates is 4
+     * bytes, and a lone one the single byte of the {@code ?} the JDK puts in its place.
+     */
+    static long utf8Length(String s) {
+        long n = 0;
+        int length = s.length();
+        for (int i = 0; i < length; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                n++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
     }
 
     /** Throws {@link InvalidEmailException} (field {@code body}) if the bodies exceed {@code maxBytes} in UTF-8. */

@@ -32,6 +32,8 @@ public final class ErasureKey {
 
     private final byte[] configured;
     private volatile byte[] stored;
+    /** A MAC initialised with the key, cloned for each hash: the provider look-up and the key set-up once. */
+    private volatile Mac prototype;
 
     private ErasureKey(byte[] configured) {
         this.configured = configured;
@@ -62,10 +64,26 @@ public final class ErasureKey {
 
     /** The hash of a normalized address under this key: 64 lower-case hex digits. */
     public String hash(DSLContext tx, String normalizedAddress) {
+        return HexFormat.of().formatHex(mac(tx).doFinal(normalizedAddress.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private Mac mac(DSLContext tx) {
+        Mac p = prototype;
         try {
-            Mac mac = Mac.getInstance(MAC);
-            mac.init(new SecretKeySpec(key(tx), MAC));
-            return HexFormat.of().formatHex(mac.doFinal(normalizedAddress.getBytes(StandardCharsets.UTF_8)));
+            if (p == null) {
+                p = Mac.getInstance(MAC);
+                p.init(new SecretKeySpec(key(tx), MAC));
+                prototype = p;
+            }
+            return (Mac) p.clone();
+        } catch (CloneNotSupportedException e) {
+            try {
+                Mac fresh = Mac.getInstance(MAC);
+                fresh.init(new SecretKeySpec(key(tx), MAC));
+                return fresh;
+            } catch (GeneralSecurityException g) {
+                throw new IllegalStateException("HmacSHA256 is not available", g);
+            }
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available", e);
         }

@@ -10,12 +10,16 @@ import io.mailroom.delivery.DeliveryEvent;
 import io.mailroom.delivery.DeliveryJson;
 import io.mailroom.delivery.DeliveryEventListener;
 import io.mailroom.delivery.DeliveryKind;
+import io.mailroom.db.sql.HotSql;
+import io.mailroom.db.sql.SqlClock;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.impl.DSL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -150,23 +154,41 @@ public final class SuppressionList implements DeliveryEventListener {
             addressOfHash.put(config.erasureKey().hash(tx, a), a);
         }
         Map<String, List<Suppression>> found = new LinkedHashMap<>();
-        // = any(array): one statement text for every batch size (an IN list made one per size, each
-        // parsed and planned afresh), as the claim and the completion's statements are
-        tx.selectFrom(SUPPRESSION)
-                .where(SUPPRESSION.ADDRESS.eq(DSL.any(distinct.toArray(String[]::new)))
-                        .or(SUPPRESSION.ADDRESS_HASH.eq(DSL.any(addressOfHash.keySet().toArray(String[]::new)))))
-                .and(SUPPRESSION.LIFTED_AT.isNull())
-                .orderBy(SUPPRESSION.ID)
-                .fetch()
-                .forEach(r -> {
-                    String a = r.getAddressHash() != null && !distinct.contains(r.getAddress())
-                            ? addressOfHash.get(r.getAddressHash()) : r.getAddress();
-                    if (a != null) {
-                        found.computeIfAbsent(a, x -> new java.util.ArrayList<>()).add(of(r));
-                    }
-                });
+        for (Active r : ACTIVE_SQL.query(tx, SuppressionList::active, distinct.toArray(String[]::new),
+                addressOfHash.keySet().toArray(String[]::new))) {
+            Suppression s = r.suppression();
+            String a = r.addressHash() != null && !distinct.contains(s.address()) ? addressOfHash.get(r.addressHash()) : s.address();
+            if (a != null) {
+                found.computeIfAbsent(a, x -> new java.util.ArrayList<>()).add(s);
+            }
+        }
         found.replaceAll((a, list) -> List.copyOf(list));
         return found;
+    }
+
+    /**
+     * The look-up before a send, once per claimed batch, as a finished text ({@link HotSql}): built
+     * through jOOQ it was 8 % of the dispatcher's CPU in a profile of an HTTP drain. {@code = any(array)}:
+     * one statement text for every batch size (an IN list made one per size, each parsed and planned
+     * afresh), as the claim and the completion's statements are. The columns are the generated
+     * record's, in its order.
+     */
+    static final String ACTIVE = """
+            SELECT s.id, s.address, s.reason, s.detail, s.event_id, s.created_at, s.created_by, s.lifted_at,
+                   s.lifted_by, s.lift_reason, s.address_hash
+            FROM {schema}.suppression AS s
+            WHERE (s.address = any(?::varchar[]) OR s.address_hash = any(?::varchar[])) AND s.lifted_at IS NULL
+            ORDER BY s.id""";
+    private static final HotSql ACTIVE_SQL = HotSql.of(ACTIVE, SqlClock.database());
+
+    /** A row of {@link #ACTIVE}: the entry and the hash it is kept under once erased. */
+    private record Active(Suppression suppression, String addressHash) {
+    }
+
+    private static Active active(ResultSet rs) throws SQLException {
+        return new Active(new Suppression(rs.getLong(1), rs.getString(2), SuppressionReason.fromDb(rs.getString(3)),
+                rs.getString(4), rs.getObject(5, Long.class), HotSql.instant(rs, 6), rs.getString(7), HotSql.instant(rs, 8),
+                rs.getString(9), rs.getString(10)), rs.getString(11));
     }
 
     /** The keyed hash an erased address's suppression is kept under ({@link ErasureKey}). */

@@ -143,22 +143,20 @@ public final class TemplatedComposer implements EmailComposer {
         if (!refs.isEmpty()) {
             parts.add(EnvelopeAttachments.fingerprint(refs)); // absent without attachments: earlier fingerprints stay
         }
-        Composed composed = render(route, locale, to, replyTo, headers, data, parts, EnvelopeAttachments.load(refs, attachments));
-        if (recipients == null) {
-            return composed;
-        }
-        try {
-            return new Composed(composed.email().withRecipients(recipients.to(), recipients.cc(), recipients.bcc(),
-                    recipients.tags()), composed.fingerprintParts(), composed.template());
-        } catch (InvalidEmailException e) {
-            throw new RenderException("payload", e.getMessage()); // an address twice: not an envelope the email API wrote
-        }
+        return render(route, locale, to, replyTo, headers, data, parts, EnvelopeAttachments.load(refs, attachments), recipients);
     }
 
     /** The email, with the template and locale the catalogue actually used (stored for support with the reservation). */
     private Composed render(EmailTopics.Route route, Locale locale, EmailAddress to, EmailAddress replyTo,
                             Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts,
                             List<io.mailroom.email.api.Attachment> attachments) throws RenderException {
+        return render(route, locale, to, replyTo, headers, data, fingerprintParts, attachments, null);
+    }
+
+    /** With a v2 envelope's {@code recipients}: the email built once with them, its bodies checked once. */
+    private Composed render(EmailTopics.Route route, Locale locale, EmailAddress to, EmailAddress replyTo,
+                            Map<String, String> headers, Map<String, Object> data, List<String> fingerprintParts,
+                            List<io.mailroom.email.api.Attachment> attachments, EnvelopeRecipients recipients) throws RenderException {
         RenderedTemplate rendered;
         try {
             rendered = catalogue.render(route.template(), locale, data);
@@ -171,9 +169,27 @@ public final class TemplatedComposer implements EmailComposer {
         all.put("Auto-Submitted", "auto-generated");
         all.put("X-Mailroom-Template", rendered.version());
         EmailAddress from = route.from() != null ? route.from() : defaultFrom;
+        Template template = new Template(rendered.template(), rendered.locale().toLanguageTag());
+        if (recipients != null) {
+            try {
+                Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo,
+                        recipients.to(), recipients.cc(), recipients.bcc(), recipients.tags(), attachments).requireBodyWithin(maxBodyBytes);
+                return new Composed(email, fingerprintParts, template);
+            } catch (InvalidEmailException e) {
+                // the two steps below, for the failure they report, in the order they report it
+            }
+        }
         Email email = new Email(from, to, rendered.subject(), rendered.text(), rendered.html(), all, rendered.version(), replyTo,
                 attachments).requireBodyWithin(maxBodyBytes);
-        return new Composed(email, fingerprintParts, new Template(rendered.template(), rendered.locale().toLanguageTag()));
+        if (recipients == null) {
+            return new Composed(email, fingerprintParts, template);
+        }
+        try {
+            return new Composed(email.withRecipients(recipients.to(), recipients.cc(), recipients.bcc(), recipients.tags()),
+                    fingerprintParts, template);
+        } catch (InvalidEmailException e) {
+            throw new RenderException("payload", e.getMessage()); // an address twice: not an envelope the email API wrote
+        }
     }
 
     private static Locale locale(JsonNode node) throws RenderException {

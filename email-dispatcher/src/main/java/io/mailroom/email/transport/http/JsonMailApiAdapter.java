@@ -1,6 +1,10 @@
 package io.mailroom.email.transport.http;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -11,9 +15,12 @@ import io.mailroom.email.EmailAddress;
 import io.mailroom.mailbox.TagRules;
 import io.mailroom.email.api.Attachment;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -44,6 +51,12 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
     private final URI endpoint;
     private final String token;
     private final JsonMapper json = EmailJson.mapper();
+    /**
+     * Default features, as the tree's {@code toString()} writes (non-ASCII as is), and a character
+     * outside the BMP as its four UTF-8 bytes, as the JDK encodes the tree's text, not as two escapes.
+     */
+    private static final JsonFactory BYTES = JsonFactory.builder()
+            .enable(JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8).build();
 
     public JsonMailApiAdapter(URI baseUrl, String token) {
         String base = Objects.requireNonNull(baseUrl, "baseUrl").toString();
@@ -57,20 +70,126 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
 
     @Override
     public HttpRequest.Builder request(Email email, String idempotencyKey) {
+        return HttpRequest.newBuilder(endpoint)
+                .header("Authorization", "Bearer " + token)
+                .header("Idempotency-Key", idempotencyKey)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json")
+                .POST(new BytesBody(body(email, idempotencyKey)));
+    }
+
+    /**
+     * The request's JSON, written once straight to UTF-8 bytes (no tree, no String, no copy by a
+     * publisher): the bytes the tree's text would encode to, field for field. A value the UTF-8
+     * writer refuses (a lone surrogate, which the email's own checks keep out) takes the tree's way,
+     * whose text the JDK encodes with a replacement, as it always was.
+     */
+    static byte[] body(Email email, String idempotencyKey) {
+        ByteArrayBuilder out = new ByteArrayBuilder(2048);
+        try (JsonGenerator g = BYTES.createGenerator(out)) {
+            write(g, email, idempotencyKey);
+        } catch (IOException e) {
+            return tree(email, idempotencyKey).toString().getBytes(StandardCharsets.UTF_8);
+        }
+        return out.toByteArray();
+    }
+
+    private static void write(JsonGenerator g, Email email, String idempotencyKey) throws IOException {
+        g.writeStartObject();
+        g.writeFieldName("from");
+        mailbox(g, email.from());
+        g.writeArrayFieldStart("to");
+        for (EmailAddress a : email.toList()) {
+            mailbox(g, a);
+        }
+        g.writeEndArray();
+        if (!email.cc().isEmpty()) {
+            g.writeArrayFieldStart("cc");
+            for (EmailAddress a : email.cc()) {
+                mailbox(g, a);
+            }
+            g.writeEndArray();
+        }
+        if (!email.bcc().isEmpty()) {
+            g.writeArrayFieldStart("bcc");
+            for (EmailAddress a : email.bcc()) {
+                mailbox(g, a);
+            }
+            g.writeEndArray();
+        }
+        if (email.replyTo() != null) {
+            g.writeFieldName("reply_to");
+            mailbox(g, email.replyTo());
+        }
+        g.writeStringField("subject", email.subject());
+        g.writeStringField("text", email.textBody());
+        g.writeStringField("html", email.htmlBody());
+        g.writeObjectFieldStart("headers");
+        for (Map.Entry<String, String> h : email.headers().entrySet()) {
+            g.writeStringField(h.getKey(), h.getValue());
+        }
+        g.writeEndObject();
+        if (!email.tags().isEmpty()) {
+            // Resend-style tags, which the provider echoes in its delivery events; the key first, so an
+            // event names its email even without the provider's message id. An email without tags
+            // is sent as it always was.
+            g.writeArrayFieldStart("tags");
+            tag(g, TagRules.RESERVED, idempotencyKey);
+            for (Map.Entry<String, String> t : email.tags().entrySet()) {
+                tag(g, t.getKey(), t.getValue());
+            }
+            g.writeEndArray();
+        }
+        if (!email.attachments().isEmpty()) {
+            g.writeArrayFieldStart("attachments");
+            for (Attachment a : email.attachments()) {
+                g.writeStartObject();
+                g.writeStringField("filename", a.filename());
+                g.writeStringField("content_type", a.contentType());
+                g.writeStringField("content", Base64.getEncoder().encodeToString(a.content()));
+                if (a.isInline()) {
+                    g.writeStringField("content_id", a.contentId());
+                }
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+        }
+        g.writeEndObject();
+    }
+
+    private static void mailbox(JsonGenerator g, EmailAddress address) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("email", address.address());
+        if (address.displayName() != null) {
+            g.writeStringField("name", address.displayName());
+        }
+        g.writeEndObject();
+    }
+
+    private static void tag(JsonGenerator g, String name, String value) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("name", name);
+        g.writeStringField("value", value);
+        g.writeEndObject();
+    }
+
+    /** The body as a tree: only for the text of a body the UTF-8 writer refused. */
+    private static ObjectNode tree(Email email, String idempotencyKey) {
+        JsonMapper json = EmailJson.mapper();
         ObjectNode body = json.createObjectNode();
-        body.set("from", mailbox(email.from()));
+        body.set("from", mailbox(json, email.from()));
         ArrayNode to = body.putArray("to");
-        email.toList().forEach(a -> to.add(mailbox(a)));
+        email.toList().forEach(a -> to.add(mailbox(json, a)));
         if (!email.cc().isEmpty()) {
             ArrayNode cc = body.putArray("cc");
-            email.cc().forEach(a -> cc.add(mailbox(a)));
+            email.cc().forEach(a -> cc.add(mailbox(json, a)));
         }
         if (!email.bcc().isEmpty()) {
             ArrayNode bcc = body.putArray("bcc");
-            email.bcc().forEach(a -> bcc.add(mailbox(a)));
+            email.bcc().forEach(a -> bcc.add(mailbox(json, a)));
         }
         if (email.replyTo() != null) {
-            body.set("reply_to", mailbox(email.replyTo()));
+            body.set("reply_to", mailbox(json, email.replyTo()));
         }
         body.put("subject", email.subject());
         body.put("text", email.textBody());
@@ -78,9 +197,6 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
         ObjectNode headers = body.putObject("headers");
         email.headers().forEach(headers::put);
         if (!email.tags().isEmpty()) {
-            // Resend-style tags, which the provider echoes in its delivery events; the key first, so an
-            // event names its email even without the provider's message id. An email without tags
-            // is sent as it always was.
             ArrayNode tags = body.putArray("tags");
             tags.addObject().put("name", TagRules.RESERVED).put("value", idempotencyKey);
             email.tags().forEach((name, value) -> tags.addObject().put("name", name).put("value", value));
@@ -97,12 +213,16 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
                 }
             }
         }
-        return HttpRequest.newBuilder(endpoint)
-                .header("Authorization", "Bearer " + token)
-                .header("Idempotency-Key", idempotencyKey)
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
+        return body;
+    }
+
+    private static ObjectNode mailbox(JsonMapper json, EmailAddress address) {
+        ObjectNode node = json.createObjectNode();
+        node.put("email", address.address());
+        if (address.displayName() != null) {
+            node.put("name", address.displayName());
+        }
+        return node;
     }
 
     @Override
@@ -126,15 +246,6 @@ public final class JsonMailApiAdapter implements MailApiAdapter {
             }
         }
         return responseBody == null ? "" : responseBody;
-    }
-
-    private ObjectNode mailbox(EmailAddress address) {
-        ObjectNode node = json.createObjectNode();
-        node.put("email", address.address());
-        if (address.displayName() != null) {
-            node.put("name", address.displayName());
-        }
-        return node;
     }
 
     private JsonNode parse(String body) {

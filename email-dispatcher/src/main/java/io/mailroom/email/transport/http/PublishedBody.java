@@ -28,6 +28,9 @@ final class PublishedBody {
         if (publisher == null || publisher.contentLength() == 0) {
             return null;
         }
+        if (publisher instanceof BytesBody b) {
+            return b.bytes();
+        }
         ByteArrayOutputStream out = new ByteArrayOutputStream(publisher.contentLength() > 0 ? (int) publisher.contentLength() : 4096);
         CompletableFuture<byte[]> done = new CompletableFuture<>();
         publisher.subscribe(new Flow.Subscriber<>() {
