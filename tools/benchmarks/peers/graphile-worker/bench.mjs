@@ -114,6 +114,7 @@ const jobsLeft = async () =>
 // pools open), so connection start-up is not in the window
 const pool = new pg.Pool({ connectionString, max: poolSize });
 pool.on("error", (e) => console.error(`idle client error: ${e.message}`));
+pool.on("connect", (client) => client.on("error", (e) => console.error(`client error: ${e.message}`)));
 const held = await Promise.all(Array.from({ length: poolSize }, () => pool.connect()));
 held.forEach((c) => c.release());
 
