@@ -294,7 +294,7 @@ final class QueueThroughput {
                 Map<String, Object> row = s.row();
                 row.put("batch", batch);
                 row.put("messages", r.handled());
-                row.put("claims_per_1k", byKind.getOrDefault("claim", 0L) * per1k);
+                row.put("claims_per_1k", (byKind.getOrDefault("claim", 0L) + byKind.getOrDefault("claim_from_mark", 0L)) * per1k);
                 row.put("completions_per_1k", (byKind.getOrDefault("finish", 0L) + byKind.getOrDefault("complete", 0L)
                         + byKind.getOrDefault("complete_unrecorded", 0L)) * per1k);
                 row.put("statements_per_1k", census.totalExecutions() * per1k);

@@ -38,7 +38,17 @@ final class ReferenceSql {
             "mailroom"."outbox_message"."created_at", "mailroom"."outbox_message"."topic", "mailroom"."outbox_message"."aggregate_type", \
             "mailroom"."outbox_message"."aggregate_id", "mailroom"."outbox_message"."idempotency_key", "mailroom"."outbox_message"."ordering_key", \
             "mailroom"."outbox_message"."payload", "mailroom"."outbox_message"."attempts", "mailroom"."outbox_message"."max_attempts", \
-            "mailroom"."outbox_message"."claim_version", "mailroom"."outbox_message"."claimed_at", "mailroom"."outbox_message"."lease_until\"""";
+            "mailroom"."outbox_message"."claim_version", "mailroom"."outbox_message"."claimed_at", "mailroom"."outbox_message"."lease_until", \
+            "mailroom"."outbox_message"."available_at\"""";
+
+    /**
+     * The claim from a claimer's low-water mark (issue 28): {@link #CLAIM} with the row comparison
+     * that starts its index scan at the mark. Binds: 1 mark's available_at, 2 mark's id, then as
+     * {@link #CLAIM}. The reference runs only the claim from the head (nothing it does needs a
+     * mark); the census checks that the runtime's claims from a mark are this text.
+     */
+    static final String CLAIM_FROM_MARK = CLAIM.replace("\"c\".\"available_at\" <= now() and ",
+            "\"c\".\"available_at\" <= now() and (\"c\".\"available_at\", \"c\".\"id\") >= (cast(? as timestamp with time zone), ?) and ");
 
     /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[], what a release waits for. */
     static final String FINISH = """
@@ -124,7 +134,7 @@ final class ReferenceSql {
             END FROM changed AS c WHERE e.idempotency_key = c.idempotency_key AND e.message_id = c.id) SELECT c.id, \
             c.status, c.last_error FROM changed AS c""";
 
-    static final List<String> ALL = List.of(CLAIM, FINISH, EFFECTS, ATTEMPTS, COMPLETE, COMPLETE_UNRECORDED);
+    static final List<String> ALL = List.of(CLAIM, CLAIM_FROM_MARK, FINISH, EFFECTS, ATTEMPTS, COMPLETE, COMPLETE_UNRECORDED);
 
     private ReferenceSql() {
     }
@@ -152,7 +162,7 @@ final class ReferenceSql {
             return s.contains("insert into mailroom.outbox_attempt") ? "complete" : "complete_unrecorded";
         }
         if (s.contains("for no key update skip locked") && s.contains("\"picked\"") && !s.contains("lease_until\" <")) {
-            return "claim";
+            return s.contains("(\"c\".\"available_at\", \"c\".\"id\") >=") ? "claim_from_mark" : "claim";
         }
         if (s.startsWith("update mailroom.outbox_message as m set status = case")) {
             return "finish";
@@ -169,6 +179,7 @@ final class ReferenceSql {
     static String of(String kind) {
         return switch (kind) {
             case "claim" -> CLAIM;
+            case "claim_from_mark" -> CLAIM_FROM_MARK;
             case "finish" -> FINISH;
             case "effects" -> EFFECTS;
             case "attempts" -> ATTEMPTS;

@@ -27,7 +27,7 @@ class PiecesTest {
 
     @Test
     void referenceStatementsAreRecognisedByKindAndComparedIgnoringLayout() {
-        for (String kind : new String[]{"claim", "finish", "effects", "attempts"}) {
+        for (String kind : new String[]{"claim", "claim_from_mark", "finish", "effects", "attempts"}) {
             String sql = ReferenceSql.of(kind);
             assertThat(ReferenceSql.kindOf(sql)).isEqualTo(kind);
             assertThat(ReferenceSql.sameAs(sql, "  " + sql.replace(" ", "\n  ").toUpperCase())).isTrue();
