@@ -166,13 +166,7 @@ final class Completer {
 
     /**
      * Adds to {@code batch} the outcomes still arriving, for up to the completion linger, stopping at
-     * the first {@link #QUIET_GAP_NANOS} in which none came (see {@link DispatcherConfig#DEFAULT_COMPLETION_LINGER}).
-     *
-     * <p>It sleeps through each gap and then takes what came, rather than waiting on the queue: a
-     * thread waiting on an empty queue is woken by every single arrival (an unpark and a context
-     * switch per outcome: the "queue hand-off per outcome" of the issue-17 profile at batch 10),
-     * while a sleeping one is woken once per gap whatever arrived in it. A batch still ends after a
-     * gap with nothing new, and no later than the linger.
+     * the first {@link #QUIET_GAP_NANOS} without one (see {@link DispatcherConfig#DEFAULT_COMPLETION_LINGER}).
      */
     private void gatherStragglers(List<Pending> batch) throws InterruptedException {
         long linger = config.completionLinger().toNanos();
@@ -185,10 +179,12 @@ final class Completer {
             if (left <= 0) {
                 return;
             }
-            TimeUnit.NANOSECONDS.sleep(Math.min(left, QUIET_GAP_NANOS));
-            if (queue.drainTo(batch, config.completionBatchSize() - batch.size()) == 0) {
+            Pending next = queue.poll(Math.min(left, QUIET_GAP_NANOS), TimeUnit.NANOSECONDS);
+            if (next == null) {
                 return;
             }
+            batch.add(next);
+            queue.drainTo(batch, config.completionBatchSize() - batch.size());
         }
     }
 
