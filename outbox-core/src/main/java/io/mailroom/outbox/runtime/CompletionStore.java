@@ -154,27 +154,35 @@ final class CompletionStore {
      * a person may have raised). Returns the rows changed; a missing one lost its claim.
      */
     List<ChangedRow> finish(DSLContext tx, List<Finish> unordered) {
-        List<Finish> finishes = new ArrayList<>(unordered);
-        finishes.sort(Comparator.comparingLong(f -> f.message().id())); // lock order, see fence()
-        int n = finishes.size();
-        Long[] ids = new Long[n];
-        String[] createdAts = new String[n];
-        Long[] versions = new Long[n];
-        String[] kinds = new String[n];
-        String[] errors = new String[n];
-        Long[] delays = new Long[n];
-        String[] waitingFor = new String[n];
-        for (int i = 0; i < n; i++) {
-            Finish f = finishes.get(i);
-            ids[i] = f.message().id();
-            createdAts[i] = f.message().createdAt().toString();
-            versions[i] = f.message().claimVersion();
-            kinds[i] = f.kind().label(); // the outcome becomes SQL text here, and only here
-            errors[i] = HistoryStore.truncate(f.error());
-            delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
-            waitingFor[i] = f.waitingFor();
+        Outcomes o = Outcomes.of(unordered);
+        return finishSql.query(tx, ChangedRow::changedRow, o.ids, o.createdAts, o.versions, o.kinds, o.errors, o.delays,
+                o.waitingFor);
+    }
+
+    /**
+     * The columns both statements bind for the outcomes, in lock order (by id, see {@link
+     * ChangedRow#fence}); the outcome becomes SQL text here, and only here.
+     */
+    private record Outcomes(List<Finish> sorted, Long[] ids, String[] createdAts, Long[] versions, String[] kinds,
+                            String[] errors, Long[] delays, String[] waitingFor) {
+        static Outcomes of(List<Finish> unordered) {
+            List<Finish> finishes = new ArrayList<>(unordered);
+            finishes.sort(Comparator.comparingLong(f -> f.message().id()));
+            int n = finishes.size();
+            Outcomes o = new Outcomes(finishes, new Long[n], new String[n], new Long[n], new String[n], new String[n],
+                    new Long[n], new String[n]);
+            for (int i = 0; i < n; i++) {
+                Finish f = finishes.get(i);
+                o.ids[i] = f.message().id();
+                o.createdAts[i] = f.message().createdAt().toString();
+                o.versions[i] = f.message().claimVersion();
+                o.kinds[i] = f.kind().label();
+                o.errors[i] = HistoryStore.truncate(f.error());
+                o.delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
+                o.waitingFor[i] = f.waitingFor();
+            }
+            return o;
         }
-        return finishSql.query(tx, ChangedRow::changedRow, ids, createdAts, versions, kinds, errors, delays, waitingFor);
     }
 
     /**
@@ -184,26 +192,16 @@ final class CompletionStore {
      * {@code claim_lost}).
      */
     List<Written> complete(DSLContext tx, List<Finish> unordered, String worker, boolean recordAttempts) {
-        List<Finish> finishes = new ArrayList<>(unordered);
-        finishes.sort(Comparator.comparingLong(f -> f.message().id())); // lock order, see ChangedRow.fence()
+        Outcomes o = Outcomes.of(unordered);
+        List<Finish> finishes = o.sorted();
         int n = finishes.size();
-        Long[] ids = new Long[n];
-        String[] createdAts = new String[n];
-        Long[] versions = new Long[n];
-        String[] kinds = new String[n];
-        String[] errors = new String[n];
-        Long[] delays = new Long[n];
-        String[] waitingFor = new String[n];
-        for (int i = 0; i < n; i++) {
-            Finish f = finishes.get(i);
-            ids[i] = f.message().id();
-            createdAts[i] = f.message().createdAt().toString();
-            versions[i] = f.message().claimVersion();
-            kinds[i] = f.kind().label();
-            errors[i] = HistoryStore.truncate(f.error());
-            delays[i] = f.delay() == null ? 0L : f.delay().toMillis();
-            waitingFor[i] = f.waitingFor();
-        }
+        Long[] ids = o.ids();
+        String[] createdAts = o.createdAts();
+        Long[] versions = o.versions();
+        String[] kinds = o.kinds();
+        String[] errors = o.errors();
+        Long[] delays = o.delays();
+        String[] waitingFor = o.waitingFor();
         if (!recordAttempts) {
             return completeUnrecordedSql.query(tx, Written::read, ids, createdAts, versions, kinds, errors,
                     delays, waitingFor);
