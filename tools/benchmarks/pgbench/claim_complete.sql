@@ -52,7 +52,7 @@ WITH finished AS (
                 array_fill('done'::varchar, ARRAY[:claimed::int]), array_fill(NULL::varchar, ARRAY[:claimed::int]),
                 array_fill(0::bigint, ARRAY[:claimed::int]))
          AS v(id, created_at, claim_version, kind, error, delay_ms)
-    WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.status = 'running'
+    WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.lease_until IS NOT NULL
     RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts,
               m.claim_version, m.claimed_by, m.claimed_at, m.last_error)
 SELECT coalesce(array_agg(idempotency_key), '{}') AS f_keys, coalesce(array_agg(id), '{}') AS f_ids,

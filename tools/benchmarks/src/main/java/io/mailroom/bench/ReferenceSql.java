@@ -65,7 +65,7 @@ final class ReferenceSql {
             FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], ?::varchar[], ?::bigint[], ?::varchar[]) \
             AS v(id, created_at, claim_version, kind, error, delay_ms, waiting_for) \
             WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version \
-            AND m.status = 'running' \
+            AND m.lease_until IS NOT NULL \
             RETURNING m.id, m.created_at, m.idempotency_key, m.status, m.attempts, m.max_attempts, \
             m.claim_version, m.claimed_by, m.claimed_at, m.last_error""";
 
@@ -104,8 +104,8 @@ final class ReferenceSql {
             m.attempts END, lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
             waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END, finished_at = CASE WHEN v.kind = 'release' \
             THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE now() END, updated_at = now() \
-            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.status = \
-            'running' RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
+            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.lease_until \
+            IS NOT NULL RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
             mailroom.outbox_effect AS e SET status = c.status, attempts = c.attempts, last_error = c.last_error, \
             updated_at = now(), finished_at = CASE WHEN c.status IN ('done', 'failed', 'review', 'cancelled') THEN now() \
             END FROM changed AS c WHERE e.idempotency_key = c.idempotency_key AND e.message_id = c.id), attempts AS ( \
@@ -127,8 +127,8 @@ final class ReferenceSql {
             m.attempts END, lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
             waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END, finished_at = CASE WHEN v.kind = 'release' \
             THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE now() END, updated_at = now() \
-            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.status = \
-            'running' RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
+            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.lease_until \
+            IS NOT NULL RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
             mailroom.outbox_effect AS e SET status = c.status, attempts = c.attempts, last_error = c.last_error, \
             updated_at = now(), finished_at = CASE WHEN c.status IN ('done', 'failed', 'review', 'cancelled') THEN now() \
             END FROM changed AS c WHERE e.idempotency_key = c.idempotency_key AND e.message_id = c.id) SELECT c.id, \
