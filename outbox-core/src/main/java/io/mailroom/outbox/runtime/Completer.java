@@ -1,11 +1,13 @@
 package io.mailroom.outbox.runtime;
 
 import io.mailroom.outbox.DispatcherSessions;
+import io.mailroom.outbox.MessageStatus;
 import io.mailroom.db.sql.SqlStates;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -18,11 +20,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * Writes the outcomes of attempts. Outcomes are queued by the executors and written in batches by
  * the completer's thread or by a claimer short of slots ({@link #writeQueued}), one transaction per
- * batch: the fenced state change with the effects' new state and the attempt history (one
- * statement, {@link CompletionStore#COMPLETE}), then each outcome's own
+ * batch: the fenced state change, each outcome's own
  * {@link Outcome.TransactionalStep} (only for claims still held; {@link Outcome.GroupedStep}s of one
- * group in one call, e.g. one statement for the batch's idempotency records). If a batch fails, its
- * outcomes are written one by one so that a single bad step cannot hold back the others; an outcome whose step keeps failing is written as a retry without
+ * group in one call, e.g. one statement for the batch's idempotency records), the effect's new
+ * state and the attempt history. If a batch fails, its outcomes are written one by one so that a single bad step
+ * cannot hold back the others; an outcome whose step keeps failing is written as a retry without
  * the step (the side effect then looks unrecorded, which the idempotency store is there to handle).
  *
  * <p>A lost connection (SQLSTATE class 08, 57P01...) is retried on a fresh connection, with growing
@@ -274,11 +276,8 @@ final class Completer {
     private void write(List<Pending> batch) {
         List<CompletionStore.Finish> finishes = new ArrayList<>(batch.size());
         batch.forEach(p -> finishes.add(p.finish()));
-        List<CompletionStore.Written> changed = sessions.inTransaction(tx -> {
-            // the state change, the effects and the attempt history in one statement; the steps after
-            // it, in the same transaction, for the claims it found still held
-            List<CompletionStore.Written> rows = store.completions().complete(tx, finishes, config.workerId(),
-                    config.recordAttempts());
+        List<ChangedRow> changed = sessions.inTransaction(tx -> {
+            List<ChangedRow> rows = store.completions().finish(tx, finishes);
             Set<Long> held = new HashSet<>();
             rows.forEach(r -> held.add(r.id()));
             Map<Object, List<Outcome.GroupedStep>> groups = new LinkedHashMap<>();
@@ -294,11 +293,15 @@ final class Completer {
             for (List<Outcome.GroupedStep> group : groups.values()) {
                 group.getFirst().runGroup(tx, group);
             }
+            store.history().updateEffects(tx, rows);
+            if (config.recordAttempts()) {
+                store.history().insertAttempts(tx, attempts(batch, rows));
+            }
             return rows;
         });
         Map<Long, ClaimedMessage> byId = new java.util.HashMap<>();
         batch.forEach(p -> byId.put(p.finish().message().id(), p.finish().message()));
-        for (CompletionStore.Written r : changed) {
+        for (ChangedRow r : changed) {
             ClaimedMessage m = byId.get(r.id());
             if (r.ended() && m != null) {
                 listener.ended(m.idempotencyKey(), m.topic(), r.status(), r.lastError(), m.payloadJson());
@@ -317,5 +320,35 @@ final class Completer {
             }
         }
         settlement.written(batch);
+    }
+
+    private List<HistoryStore.AttemptRow> attempts(List<Pending> batch, List<ChangedRow> rows) {
+        var statusById = new java.util.HashMap<Long, String>();
+        rows.forEach(r -> statusById.put(r.id(), r.status()));
+        List<HistoryStore.AttemptRow> out = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            CompletionStore.Finish f = p.finish();
+            ClaimedMessage m = f.message();
+            String status = statusById.get(m.id());
+            String outcome;
+            String detail = f.detail();
+            if (status == null) {
+                outcome = "claim_lost";
+            } else if (f.kind() == CompletionStore.Finish.Kind.RETRY && status.equals(MessageStatus.FAILED.sql())) {
+                outcome = "failed";
+            } else if (f.kind() == CompletionStore.Finish.Kind.RELEASE) {
+                outcome = "released";
+                detail = AttemptDetail.released(detail, AttemptDetail.RELEASE_NOT_ATTEMPTED);
+            } else {
+                outcome = f.kind().label();
+                if (f.kind() == CompletionStore.Finish.Kind.FAILED) {
+                    detail = AttemptDetail.permanent(detail);
+                }
+            }
+            out.add(new HistoryStore.AttemptRow(m.idempotencyKey(), m.id(), m.attempt(), m.claimVersion(),
+                    config.workerId(), m.claimedAt(), f.finishedAt() == null ? Instant.now() : f.finishedAt(),
+                    outcome, f.error(), detail));
+        }
+        return out;
     }
 }

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Scenario 2: the reference limit. The runtime's own claim and completion statements
  * ({@link ReferenceSql}), driven by the least Java that can drive them: {@code threads} sessions, each
  * looping "claim a batch, commit; complete that batch (message update, effect update, attempt
- * insert, one statement), commit", with prepared statements and nothing else: no pool, no jOOQ, no handler
+ * insert), commit", with prepared statements and nothing else: no pool, no jOOQ, no handler
  * threads, no listener. Same batch size and statements as the runtime; same database state.
  */
 final class JdbcReference {
@@ -83,8 +83,9 @@ final class JdbcReference {
                              AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates) throws SQLException {
         Array topics = c.createArrayOf("varchar", new String[]{QueueLoader.TOPIC});
         try (PreparedStatement claim = c.prepareStatement(ReferenceSql.claim(batch));
-             PreparedStatement complete = c.prepareStatement(recordAttempts ? ReferenceSql.COMPLETE
-                     : ReferenceSql.COMPLETE_UNRECORDED)) {
+             PreparedStatement finish = c.prepareStatement(ReferenceSql.FINISH);
+             PreparedStatement effects = c.prepareStatement(ReferenceSql.EFFECTS);
+             PreparedStatement attempts = c.prepareStatement(ReferenceSql.ATTEMPTS)) {
             while (handled.get() < n) {
                 // claim, in its own transaction
                 claim.setArray(1, topics);
@@ -128,36 +129,60 @@ final class JdbcReference {
                     }
                 }
 
-                // complete, in one statement and transaction: fenced message update, effects, attempt history
+                // complete, in one transaction: fenced message update, effects, attempt history
                 String[] kinds = new String[k];
                 java.util.Arrays.fill(kinds, "done");
-                complete.setArray(1, c.createArrayOf("bigint", ids.toArray(Long[]::new)));
-                complete.setArray(2, c.createArrayOf("varchar", createdAts.toArray(String[]::new)));
-                complete.setArray(3, c.createArrayOf("bigint", versions.toArray(Long[]::new)));
-                complete.setArray(4, c.createArrayOf("varchar", kinds));
-                complete.setArray(5, c.createArrayOf("varchar", new String[k]));
-                complete.setArray(6, c.createArrayOf("bigint", new Long[k]));
-                complete.setArray(7, c.createArrayOf("varchar", new String[k]));
+                finish.setArray(1, c.createArrayOf("bigint", ids.toArray(Long[]::new)));
+                finish.setArray(2, c.createArrayOf("varchar", createdAts.toArray(String[]::new)));
+                finish.setArray(3, c.createArrayOf("bigint", versions.toArray(Long[]::new)));
+                finish.setArray(4, c.createArrayOf("varchar", kinds));
+                finish.setArray(5, c.createArrayOf("varchar", new String[k]));
+                finish.setArray(6, c.createArrayOf("bigint", new Long[k]));
+                finish.setArray(7, c.createArrayOf("varchar", new String[k]));
+                List<String> eKeys = new ArrayList<>(k);
+                List<Long> eIds = new ArrayList<>(k);
+                List<String> eStatus = new ArrayList<>(k);
+                List<Integer> eAttempts = new ArrayList<>(k);
+                List<String> eErrors = new ArrayList<>(k);
+                try (ResultSet rs = finish.executeQuery()) {
+                    while (rs.next()) {
+                        eIds.add(rs.getLong(1));
+                        rs.getObject(2, OffsetDateTime.class);
+                        eKeys.add(rs.getString(3));
+                        eStatus.add(rs.getString(4));
+                        eAttempts.add(rs.getInt(5));
+                        rs.getInt(6);
+                        rs.getLong(7);
+                        rs.getString(8);
+                        rs.getObject(9, OffsetDateTime.class);
+                        eErrors.add(rs.getString(10));
+                    }
+                }
+                effects.setArray(1, c.createArrayOf("varchar", eKeys.toArray(String[]::new)));
+                effects.setArray(2, c.createArrayOf("bigint", eIds.toArray(Long[]::new)));
+                effects.setArray(3, c.createArrayOf("varchar", eStatus.toArray(String[]::new)));
+                effects.setArray(4, c.createArrayOf("integer", eAttempts.toArray(Integer[]::new)));
+                effects.setArray(5, c.createArrayOf("varchar", eErrors.toArray(String[]::new)));
+                effects.executeUpdate();
                 if (recordAttempts) {
                     String finishedAt = Instant.now().toString();
+                    String[] workers = new String[k];
                     String[] finished = new String[k];
+                    String[] outcomes = new String[k];
+                    java.util.Arrays.fill(workers, WORKER);
                     java.util.Arrays.fill(finished, finishedAt);
-                    complete.setArray(8, c.createArrayOf("varchar", keys.toArray(String[]::new)));
-                    complete.setArray(9, c.createArrayOf("integer", attemptNumbers.toArray(Integer[]::new)));
-                    complete.setArray(10, c.createArrayOf("varchar", claimedAts.toArray(String[]::new)));
-                    complete.setArray(11, c.createArrayOf("varchar", finished));
-                    complete.setArray(12, c.createArrayOf("varchar", kinds)); // the outcomes: "done"
-                    complete.setArray(13, c.createArrayOf("varchar", new String[k]));
-                    complete.setArray(14, c.createArrayOf("varchar", new String[k]));
-                    complete.setString(15, WORKER);
-                }
-                List<Long> eIds = new ArrayList<>(k);
-                try (ResultSet rs = complete.executeQuery()) {
-                    while (rs.next()) { // the changed rows, read as the runtime reads them
-                        eIds.add(rs.getLong(1));
-                        rs.getString(2);
-                        rs.getString(3);
-                    }
+                    java.util.Arrays.fill(outcomes, "done");
+                    attempts.setArray(1, c.createArrayOf("varchar", keys.toArray(String[]::new)));
+                    attempts.setArray(2, c.createArrayOf("bigint", ids.toArray(Long[]::new)));
+                    attempts.setArray(3, c.createArrayOf("integer", attemptNumbers.toArray(Integer[]::new)));
+                    attempts.setArray(4, c.createArrayOf("bigint", versions.toArray(Long[]::new)));
+                    attempts.setArray(5, c.createArrayOf("varchar", workers));
+                    attempts.setArray(6, c.createArrayOf("varchar", claimedAts.toArray(String[]::new)));
+                    attempts.setArray(7, c.createArrayOf("varchar", finished));
+                    attempts.setArray(8, c.createArrayOf("varchar", outcomes));
+                    attempts.setArray(9, c.createArrayOf("varchar", new String[k]));
+                    attempts.setArray(10, c.createArrayOf("varchar", new String[k]));
+                    attempts.executeUpdate();
                 }
                 c.commit();
                 handled.addAndGet(eIds.size());

@@ -295,8 +295,7 @@ final class QueueThroughput {
                 row.put("batch", batch);
                 row.put("messages", r.handled());
                 row.put("claims_per_1k", (byKind.getOrDefault("claim", 0L) + byKind.getOrDefault("claim_from_mark", 0L)) * per1k);
-                row.put("completions_per_1k", (byKind.getOrDefault("finish", 0L) + byKind.getOrDefault("complete", 0L)
-                        + byKind.getOrDefault("complete_unrecorded", 0L)) * per1k);
+                row.put("completions_per_1k", byKind.getOrDefault("finish", 0L) * per1k);
                 row.put("statements_per_1k", census.totalExecutions() * per1k);
                 row.put("commits_per_1k", census.commits() * per1k);
                 // the reference commits once per claim and once per completion, one completion per claim

@@ -5,12 +5,10 @@ import java.util.Locale;
 
 /**
  * The statements the {@link io.mailroom.outbox.runtime.Dispatcher} runtime sends to claim and complete
- * messages, written out as the plain JDBC reference runs them: the texts of {@code ClaimStore.claim}
- * (rendered by jOOQ) and {@code CompletionStore.complete} (a batch's whole completion in one statement),
- * at default settings (database time, ordering keys honoured), bind for bind, so that the reference
- * measures the database's limit for exactly the runtime's SQL. {@link #FINISH}, {@link #EFFECTS} and
- * {@link #ATTEMPTS} are the three statements the completion was before; the rescuer and the hand-back
- * still send the last two, and {@link ClaimDiagnostics} plans the first.
+ * messages, written out as the plain JDBC reference runs them. They are the texts jOOQ renders for
+ * {@code ClaimStore.claim}, {@code CompletionStore.finish}, {@code HistoryStore.updateEffects} and {@code insertAttempts}
+ * (default settings: database time, ordering keys honoured), bind for bind, so that the reference
+ * measures the database's limit for exactly the runtime's SQL.
  *
  * <p>The census run of scenario 1 captures what the runtime really sent and compares it with these
  * texts ({@link #sameAs}); a difference is reported next to the ratio instead of being hidden, and
@@ -84,57 +82,7 @@ final class ReferenceSql {
             ?::bigint[], ?::varchar[], ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], \
             ?::varchar[], ?::varchar[]::jsonb[])""";
 
-    /**
-     * The runtime's completion of a batch ({@code CompletionStore.complete}, attempt history on): the
-     * fenced message update, the effects' update and the attempt rows in one statement. Binds: ids
-     * bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[],
-     * what a release waits for, keys, attempt numbers int[], started (ISO text)[], finished (ISO
-     * text)[], outcomes, details, details of a held claim, then the worker. Returns id, status and
-     * last_error of each changed row.
-     */
-    static final String COMPLETE = """
-            WITH v AS ( SELECT * FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], \
-            ?::varchar[], ?::bigint[], ?::varchar[], ?::varchar[], ?::int[], ?::varchar[]::timestamptz[], \
-            ?::varchar[]::timestamptz[], ?::varchar[], ?::varchar[], ?::varchar[]) AS v(id, created_at, claim_version, \
-            kind, error, delay_ms, waiting_for, idempotency_key, attempt, started_at, finished_at, outcome, detail, \
-            held_detail)), changed AS ( UPDATE mailroom.outbox_message AS m SET status = CASE WHEN v.kind = 'release' THEN \
-            'pending' WHEN v.kind <> 'retry' THEN v.kind WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' \
-            END, available_at = CASE WHEN v.kind IN ('retry', 'release') THEN now() + make_interval(secs => v.delay_ms / \
-            1000.0) ELSE m.available_at END, attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE \
-            m.attempts END, lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
-            waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END, finished_at = CASE WHEN v.kind = 'release' \
-            THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE now() END, updated_at = now() \
-            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.lease_until \
-            IS NOT NULL RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
-            mailroom.outbox_effect AS e SET status = c.status, attempts = c.attempts, last_error = c.last_error, \
-            updated_at = now(), finished_at = CASE WHEN c.status IN ('done', 'failed', 'review', 'cancelled') THEN now() \
-            END FROM changed AS c WHERE e.idempotency_key = c.idempotency_key AND e.message_id = c.id), attempts AS ( \
-            INSERT INTO mailroom.outbox_attempt (idempotency_key, message_id, attempt, claim_version, worker, started_at, \
-            finished_at, outcome, error, detail) SELECT v.idempotency_key, v.id, v.attempt, v.claim_version, ?::varchar, \
-            v.started_at, v.finished_at, CASE WHEN c.id IS NULL THEN 'claim_lost' WHEN v.kind = 'retry' AND c.status = \
-            'failed' THEN 'failed' ELSE v.outcome END, v.error, (CASE WHEN c.id IS NULL THEN v.detail ELSE \
-            coalesce(v.held_detail, v.detail) END)::jsonb FROM v LEFT JOIN changed AS c ON c.id = v.id) SELECT c.id, \
-            c.status, c.last_error FROM changed AS c""";
-
-    /** {@link #COMPLETE} without the attempt history: its first seven binds. */
-    static final String COMPLETE_UNRECORDED = """
-            WITH v AS ( SELECT * FROM unnest(?::bigint[], ?::varchar[]::timestamptz[], ?::bigint[], ?::varchar[], \
-            ?::varchar[], ?::bigint[], ?::varchar[]) AS v(id, created_at, claim_version, kind, error, delay_ms, \
-            waiting_for)), changed AS ( UPDATE mailroom.outbox_message AS m SET status = CASE WHEN v.kind = 'release' THEN \
-            'pending' WHEN v.kind <> 'retry' THEN v.kind WHEN m.attempts >= m.max_attempts THEN 'failed' ELSE 'pending' \
-            END, available_at = CASE WHEN v.kind IN ('retry', 'release') THEN now() + make_interval(secs => v.delay_ms / \
-            1000.0) ELSE m.available_at END, attempts = CASE WHEN v.kind = 'release' THEN greatest(m.attempts - 1, 0) ELSE \
-            m.attempts END, lease_until = NULL, last_error = CASE WHEN v.kind = 'done' THEN m.last_error ELSE v.error END, \
-            waiting_for = CASE WHEN v.kind = 'release' THEN v.waiting_for END, finished_at = CASE WHEN v.kind = 'release' \
-            THEN NULL WHEN v.kind = 'retry' AND m.attempts < m.max_attempts THEN NULL ELSE now() END, updated_at = now() \
-            FROM v WHERE m.id = v.id AND m.created_at = v.created_at AND m.claim_version = v.claim_version AND m.lease_until \
-            IS NOT NULL RETURNING m.id, m.idempotency_key, m.status, m.attempts, m.last_error), effects AS ( UPDATE \
-            mailroom.outbox_effect AS e SET status = c.status, attempts = c.attempts, last_error = c.last_error, \
-            updated_at = now(), finished_at = CASE WHEN c.status IN ('done', 'failed', 'review', 'cancelled') THEN now() \
-            END FROM changed AS c WHERE e.idempotency_key = c.idempotency_key AND e.message_id = c.id) SELECT c.id, \
-            c.status, c.last_error FROM changed AS c""";
-
-    static final List<String> ALL = List.of(CLAIM, CLAIM_FROM_MARK, FINISH, EFFECTS, ATTEMPTS, COMPLETE, COMPLETE_UNRECORDED);
+    static final List<String> ALL = List.of(CLAIM, CLAIM_FROM_MARK, FINISH, EFFECTS, ATTEMPTS);
 
     private ReferenceSql() {
     }
@@ -158,9 +106,6 @@ final class ReferenceSql {
     /** The kind of a captured runtime statement by what it does, or null if it is not a queue statement. */
     static String kindOf(String sql) {
         String s = normalize(sql);
-        if (s.startsWith("with v as ( select * from unnest(") && s.contains("update mailroom.outbox_message as m set")) {
-            return s.contains("insert into mailroom.outbox_attempt") ? "complete" : "complete_unrecorded";
-        }
         if (s.contains("for no key update skip locked") && s.contains("\"picked\"") && !s.contains("lease_until\" <")) {
             return s.contains("(\"c\".\"available_at\", \"c\".\"id\") >=") ? "claim_from_mark" : "claim";
         }
@@ -183,8 +128,6 @@ final class ReferenceSql {
             case "finish" -> FINISH;
             case "effects" -> EFFECTS;
             case "attempts" -> ATTEMPTS;
-            case "complete" -> COMPLETE;
-            case "complete_unrecorded" -> COMPLETE_UNRECORDED;
             default -> throw new IllegalArgumentException(kind);
         };
     }

@@ -39,19 +39,6 @@ class PiecesTest {
     }
 
     @Test
-    void theOneStatementCompletionIsRecognisedWithAndWithoutAttemptHistory() {
-        for (String kind : new String[]{"complete", "complete_unrecorded"}) {
-            String sql = ReferenceSql.of(kind);
-            assertThat(ReferenceSql.kindOf(sql)).isEqualTo(kind);
-            assertThat(ReferenceSql.sameAs(sql, sql.replace(" ", "\n ").toUpperCase())).isTrue();
-        }
-        assertThat(ReferenceSql.COMPLETE).contains("INSERT INTO mailroom.outbox_attempt");
-        assertThat(ReferenceSql.COMPLETE_UNRECORDED).doesNotContain("outbox_attempt");
-        assertThat(ClaimDiagnostics.dollars(ReferenceSql.COMPLETE)).contains("$15").doesNotContain("$16");
-        assertThat(ClaimDiagnostics.dollars(ReferenceSql.COMPLETE_UNRECORDED)).contains("$7").doesNotContain("$8");
-    }
-
-    @Test
     void placeholdersBecomeNumberedParameters() {
         assertThat(ClaimDiagnostics.dollars("a = ? and b in (?, ?)")).isEqualTo("a = $1 and b in ($2, $3)");
         assertThat(ClaimDiagnostics.dollars(ReferenceSql.claim(10))).contains("$4").doesNotContain("?").doesNotContain("$5")
