@@ -37,6 +37,8 @@ public final class Dispatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
     /** Threads of the maintenance scheduler (heartbeat, rescue, pause polling), one session each at most. */
     static final int MAINTENANCE_THREADS = 2;
+    /** How long a stop waits, after the handlers' deadline, for each kind of writer of outcomes to finish. */
+    static final Duration WRITERS_GRACE = Duration.ofSeconds(5);
 
     private final DispatcherConfig config;
     private final Set<String> topics;
@@ -180,7 +182,7 @@ public final class Dispatcher implements AutoCloseable {
             return;
         }
         long deadline = System.nanoTime() + config.shutdownDeadline().toNanos();
-        producer.stop();
+        producer.stopClaiming();
         if (wakeUpListener != null) {
             wakeUpListener.stop();
         }
@@ -205,7 +207,13 @@ public final class Dispatcher implements AutoCloseable {
                 }
             }
         }
-        completer.stop(Duration.ofSeconds(5));
+        // A producer may be writing a batch of outcomes (a claimer short of slots does): like the
+        // completer's, it is written before anything is handed back and before stop returns.
+        if (!producer.awaitEnd(WRITERS_GRACE)) {
+            log.warn("Dispatcher {}: a claimer was still writing outcomes {} after the handlers' deadline; stopping"
+                    + " without it (its writes are fenced; claims it never records are rescued when their leases expire)", config.workerId(), WRITERS_GRACE);
+        }
+        completer.stop(WRITERS_GRACE);
         if (!unfinished.isEmpty()) {
             handBack.unfinished(unfinished);
         }

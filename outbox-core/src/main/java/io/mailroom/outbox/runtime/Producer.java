@@ -66,18 +66,36 @@ final class Producer {
         }
     }
 
-    /** No new claims from now on; returns once the producer threads have ended (or a few seconds each). */
-    void stop() {
+    /**
+     * No new claims from now on. A producer waiting or claiming is interrupted; one writing queued
+     * outcomes is let finish (an interrupt would cut its connection retries short), so it may still
+     * be writing when this returns: {@link #awaitEnd} waits for it.
+     */
+    void stopClaiming() {
         claiming = false;
         wake();
         for (Thread p : threads) {
-            // a producer writing outcomes is let finish: an interrupt would cut its connection retries short
             if (!completing.contains(p)) {
                 p.interrupt();
             }
-            Dispatcher.joinQuietly(p, Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * Waits until every producer thread has ended, up to {@code max} in all; true if they have. Called
+     * after {@link #stopClaiming} and after the handlers still running were interrupted: an outcome a
+     * producer is writing can wait on what those handlers hold.
+     */
+    boolean awaitEnd(Duration max) {
+        long deadline = System.nanoTime() + max.toNanos();
+        boolean ended = true;
+        for (Thread p : threads) {
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            Dispatcher.joinQuietly(p, Duration.ofMillis(left));
+            ended &= !p.isAlive();
         }
         threads.clear();
+        return ended;
     }
 
     /** Wakes the producers now (as a notification would). */

@@ -8,8 +8,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,6 +26,8 @@ class GracefulStopTest {
 
     @RegisterExtension
     static final PostgresExtension pg = new PostgresExtension();
+
+    private final List<String> problems = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void clean() {
@@ -49,12 +53,12 @@ class GracefulStopTest {
                     // Its completion transaction stays open (row locked) until the stop is under way.
                     return Outcome.done(null, tx -> {
                         writingStepStarted.countDown();
-                        awaitQuietly(writingStepMayEnd);
+                        awaitOnWriter(writingStepMayEnd, "writing's step waiting for the stop");
                     });
                 }
                 case "queued" -> {
                     // Sent; its outcome waits in the completer's queue behind "writing".
-                    assertThat(writingStepStarted.await(20, TimeUnit.SECONDS)).isTrue();
+                    awaitOnWriter(writingStepStarted, "queued's handler waiting for writing's step");
                     queuedReturned.countDown();
                     return Outcome.done();
                 }
@@ -96,6 +100,69 @@ class GracefulStopTest {
                 .isEqualTo(Map.of(queued.id(), "done", writing.id(), "done", running.id(), "released"));
         assertThat(handled.values()).allSatisfy(c -> assertThat(c.get()).isEqualTo(1));
         assertThat(d.inFlightCount()).isZero();
+        assertThat(problems).isEmpty();
+    }
+
+    /**
+     * Outcomes taken by both kinds of writer at once: the completer's thread and a claimer short of
+     * slots. One step waits until the other has started, so neither writer can take both; the second
+     * step holds its transaction open until the stop interrupts the handler still running. The stop
+     * returns only once both are written, whichever thread holds the open one.
+     */
+    @Test
+    void aStopWaitsForAClaimerWritingOutcomesAsForTheCompleter() throws Exception {
+        var first = Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("first"));
+        var second = Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("second"));
+        var running = Fixtures.enqueueOne(pg.dsl(), null, Fixtures.message("running"));
+        CountDownLatch firstStepStarted = new CountDownLatch(1);
+        CountDownLatch secondStepStarted = new CountDownLatch(1);
+        CountDownLatch secondStepMayEnd = new CountDownLatch(1);
+        CountDownLatch runningStarted = new CountDownLatch(1);
+        Map<String, String> writers = new ConcurrentHashMap<>();
+
+        MessageHandler handler = (m, ctx) -> switch (m.idempotencyKey()) {
+            case "first" -> Outcome.done(null, tx -> {
+                writers.put("first", Thread.currentThread().getName());
+                firstStepStarted.countDown();
+                awaitOnWriter(secondStepStarted, "first's step waiting for second's");
+            });
+            case "second" -> {
+                awaitOnWriter(firstStepStarted, "second's handler waiting for first's step");
+                yield Outcome.done(null, tx -> {
+                    writers.put("second", Thread.currentThread().getName());
+                    secondStepStarted.countDown();
+                    awaitOnWriter(secondStepMayEnd, "second's step waiting for the stop");
+                    tx.execute("SELECT pg_sleep(0.3)"); // and then a slow statement: the stop waits for the commit
+                });
+            }
+            default -> {
+                runningStarted.countDown();
+                try {
+                    new CountDownLatch(1).await();
+                } catch (InterruptedException handedBack) {
+                    secondStepMayEnd.countDown(); // the stop is under way
+                }
+                yield Outcome.retryLater("interrupted");
+            }
+        };
+        // Five slots for three claims: the claimer is short of a batch's worth and writes what is queued.
+        DispatcherConfig config = DispatcherConfig.builder().workerId("two-writers").batchSize(10).concurrency(5)
+                .pollInterval(Duration.ofMillis(50)).lease(Duration.ofSeconds(60))
+                .shutdownDeadline(Duration.ofMillis(300)).build();
+        Dispatcher d = new Dispatcher(pg.dataSource(), config, Map.of(Fixtures.TOPIC, handler));
+        d.start();
+        assertThat(runningStarted.await(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(secondStepStarted.await(20, TimeUnit.SECONDS)).isTrue();
+
+        d.stop();
+
+        assertThat(writers.values()).as("one step on the completer's thread, one on a claimer's")
+                .hasSize(2).containsOnlyOnce("mailroom-completer").anyMatch(t -> t.startsWith("mailroom-producer-"));
+        assertThat(Fixtures.status(pg.dsl(), first.id())).isEqualTo("done");
+        assertThat(Fixtures.status(pg.dsl(), second.id())).as("written before the stop returned").isEqualTo("done");
+        assertThat(Fixtures.status(pg.dsl(), running.id())).isEqualTo("pending");
+        assertThat(d.inFlightCount()).isZero();
+        assertThat(problems).isEmpty();
     }
 
     private static boolean aStatementWaitsForALock() {
@@ -103,10 +170,18 @@ class GracefulStopTest {
                 .where("datname = current_database() AND wait_event_type = 'Lock'")) > 0;
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
+    /**
+     * Waits on a dispatcher's thread (a writer's or a handler's). A wait that runs out is noted for
+     * the test to report, not thrown: an error thrown there would surface in whichever test awaits
+     * next, on another thread.
+     */
+    private void awaitOnWriter(CountDownLatch latch, String what) {
         try {
-            assertThat(latch.await(20, TimeUnit.SECONDS)).isTrue();
+            if (!latch.await(20, TimeUnit.SECONDS)) {
+                problems.add(what + ": still waiting after 20 s on " + Thread.currentThread().getName());
+            }
         } catch (InterruptedException e) {
+            problems.add(what + ": interrupted on " + Thread.currentThread().getName());
             Thread.currentThread().interrupt();
         }
     }
