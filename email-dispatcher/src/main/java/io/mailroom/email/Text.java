@@ -31,6 +31,9 @@ public final class Text {
     public static int firstForbiddenInBody(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
+            if (c >= 0x20 && c < 0x7F) {
+                continue; // printable ASCII, most of any body: one test instead of the rules below
+            }
             if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
                 i++;
                 continue;

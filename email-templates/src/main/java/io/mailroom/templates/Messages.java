@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -24,6 +25,8 @@ final class Messages {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{([A-Za-z_][A-Za-z0-9_]*)}");
 
     private final List<Properties> chain;
+    /** The messages used so far, each split at its placeholders once. */
+    private final Map<String, Compiled> compiled = new ConcurrentHashMap<>();
 
     private Messages(List<Properties> chain) {
         this.chain = chain;
@@ -67,27 +70,63 @@ final class Messages {
 
     /** The message for the key, placeholders filled; empty when no file has the key. */
     Optional<String> format(String key, Map<?, ?> args) throws MissingPlaceholder {
+        Compiled message = compiled.get(key);
+        if (message == null) {
+            String pattern = pattern(key);
+            if (pattern == null) {
+                return Optional.empty();
+            }
+            message = Compiled.of(pattern);
+            compiled.putIfAbsent(key, message);
+        }
+        return Optional.of(message.fill(key, args));
+    }
+
+    private String pattern(String key) {
         for (Properties p : chain) {
             String pattern = p.getProperty(key);
             if (pattern != null) {
-                return Optional.of(fill(key, pattern, args));
+                return pattern;
             }
         }
-        return Optional.empty();
+        return null;
     }
 
-    private static String fill(String key, String pattern, Map<?, ?> args) throws MissingPlaceholder {
-        Matcher m = PLACEHOLDER.matcher(pattern);
-        StringBuilder out = new StringBuilder();
-        while (m.find()) {
-            String name = m.group(1);
-            if (args == null || !args.containsKey(name) || args.get(name) == null) {
-                throw new MissingPlaceholder(key, name);
+    /**
+     * A message split once at its placeholders: {@code texts} around {@code names}, one more text
+     * than names. Filling it is a few appends instead of a regular expression run per email.
+     */
+    private record Compiled(String[] texts, String[] names) {
+
+        static Compiled of(String pattern) {
+            Matcher m = PLACEHOLDER.matcher(pattern);
+            List<String> texts = new ArrayList<>();
+            List<String> names = new ArrayList<>();
+            int at = 0;
+            while (m.find()) {
+                texts.add(pattern.substring(at, m.start()));
+                names.add(m.group(1));
+                at = m.end();
             }
-            m.appendReplacement(out, Matcher.quoteReplacement(String.valueOf(args.get(name))));
+            texts.add(pattern.substring(at));
+            return new Compiled(texts.toArray(String[]::new), names.toArray(String[]::new));
         }
-        m.appendTail(out);
-        return out.toString();
+
+        String fill(String key, Map<?, ?> args) throws MissingPlaceholder {
+            if (names.length == 0) {
+                return texts[0];
+            }
+            StringBuilder out = new StringBuilder(texts[0].length() + 16 * names.length);
+            out.append(texts[0]);
+            for (int i = 0; i < names.length; i++) {
+                Object value = args == null ? null : args.get(names[i]);
+                if (value == null) {
+                    throw new MissingPlaceholder(key, names[i]);
+                }
+                out.append(value).append(texts[i + 1]);
+            }
+            return out.toString();
+        }
     }
 
     static final class MissingPlaceholder extends Exception {
