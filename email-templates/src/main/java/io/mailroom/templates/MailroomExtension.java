@@ -11,9 +11,10 @@ import java.math.BigDecimal;
 import java.text.NumberFormat;
 import java.time.DateTimeException;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.ZoneId;
+import java.time.chrono.IsoChronology;
 import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
 import java.time.format.FormatStyle;
 import java.util.Currency;
@@ -104,8 +105,14 @@ final class MailroomExtension extends AbstractExtension {
         }
     }
 
-    private static final Map<String, NumberFormat> CURRENCY_FORMATS = new ConcurrentHashMap<>();
-    private static final Map<String, DateTimeFormatter> DATE_FORMATS = new ConcurrentHashMap<>();
+    private static final Map<CurrencyFormatKey, NumberFormat> CURRENCY_FORMATS = new ConcurrentHashMap<>();
+
+    private record CurrencyFormatKey(Locale locale, Currency currency) {
+    }
+    private static final Map<DateFormatKey, DateTimeFormatter> DATE_FORMATS = new ConcurrentHashMap<>();
+
+    private record DateFormatKey(FormatStyle style, Locale locale) {
+    }
 
     private static final class Money implements Filter {
         @Override
@@ -125,7 +132,7 @@ final class MailroomExtension extends AbstractExtension {
             }
             // A NumberFormat is costly to build and not thread-safe: build one per locale and
             // currency, and format with a clone of it.
-            NumberFormat f = (NumberFormat) CURRENCY_FORMATS.computeIfAbsent(context.getLocale() + "|" + currency, k -> {
+            NumberFormat f = (NumberFormat) CURRENCY_FORMATS.computeIfAbsent(new CurrencyFormatKey(context.getLocale(), currency), k -> {
                 NumberFormat n = NumberFormat.getCurrencyInstance(context.getLocale());
                 n.setCurrency(currency);
                 n.setMinimumFractionDigits(Math.max(currency.getDefaultFractionDigits(), 0));
@@ -163,7 +170,7 @@ final class MailroomExtension extends AbstractExtension {
         public Object apply(Object input, Map<String, Object> args, PebbleTemplate self, EvaluationContext context, int line) {
             Instant instant;
             try {
-                instant = input instanceof Instant i ? i : OffsetDateTime.parse(String.valueOf(input)).toInstant();
+                instant = input instanceof Instant i ? i : IsoTimestamps.parse(String.valueOf(input));
             } catch (DateTimeParseException e) {
                 throw new Failure(TemplateException.Kind.BAD_DATA, "datetime: '" + input + "' is not an ISO-8601 timestamp with an offset", self, line);
             }
@@ -179,12 +186,20 @@ final class MailroomExtension extends AbstractExtension {
             } catch (DateTimeException e) {
                 throw new Failure(TemplateException.Kind.BAD_DATA, "datetime: '" + args.get("zone") + "' is not a time zone", self, line);
             }
-            // The date takes the style; the time part stops at medium (hours, minutes, seconds),
-            // since a long time would name the zone a second time.
-            FormatStyle time = style.compareTo(FormatStyle.MEDIUM) > 0 ? FormatStyle.MEDIUM : style;
             Locale locale = context.getLocale();
-            return DATE_FORMATS.computeIfAbsent(style + "|" + locale, k -> DateTimeFormatter.ofLocalizedDateTime(style, time).withLocale(locale))
-                    .format(instant.atZone(zone));
+            return DATE_FORMATS.computeIfAbsent(new DateFormatKey(style, locale), DateTime::formatter).format(instant.atZone(zone));
+        }
+
+        /**
+         * The style's pattern in the locale, looked up once: what {@link DateTimeFormatter#ofLocalizedDateTime}
+         * prints, without looking the pattern up again at every format (a profile found that half of
+         * this filter's time). The date takes the style; the time part stops at medium (hours,
+         * minutes, seconds), since a long time would name the zone a second time.
+         */
+        private static DateTimeFormatter formatter(DateFormatKey key) {
+            FormatStyle time = key.style().compareTo(FormatStyle.MEDIUM) > 0 ? FormatStyle.MEDIUM : key.style();
+            return DateTimeFormatter.ofPattern(DateTimeFormatterBuilder.getLocalizedDateTimePattern(key.style(), time,
+                    IsoChronology.INSTANCE, key.locale()), key.locale());
         }
     }
 }
