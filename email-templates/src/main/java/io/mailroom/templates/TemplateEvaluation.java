@@ -8,9 +8,10 @@ import io.pebbletemplates.pebble.error.PebbleException;
 import io.pebbletemplates.pebble.template.PebbleTemplate;
 
 import java.io.IOException;
-import java.io.StringWriter;
+import java.io.Writer;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Compiles and evaluates one Pebble file, turning every Pebble failure into a
@@ -37,7 +38,8 @@ final class TemplateEvaluation {
 
     static String evaluate(PebbleTemplate compiled, String template, String rel, Map<String, Object> data, Locale locale)
             throws TemplateException {
-        StringWriter out = new StringWriter(8192);
+        Integer hint = SIZES.get(rel);
+        TextOut out = new TextOut(hint == null ? FIRST_CAPACITY : hint);
         try {
             compiled.evaluate(out, data, locale);
         } catch (PebbleException e) {
@@ -45,7 +47,63 @@ final class TemplateEvaluation {
         } catch (IOException e) {
             throw new TemplateException(TemplateException.Kind.UNREADABLE, template, rel + ": " + e, e);
         }
-        return out.toString();
+        int length = out.text.length();
+        if (hint == null || length > hint) {
+            SIZES.put(rel, Math.min(MAX_CAPACITY, length + length / 8 + 16));
+        }
+        return out.text.toString();
+    }
+
+    /** The buffer of a file's first evaluation; later ones start at the largest output seen, with room. */
+    private static final int FIRST_CAPACITY = 1024;
+    private static final int MAX_CAPACITY = 64 * 1024;
+    /**
+     * The largest output of each file so far (a little more), by file. A buffer of a fixed 8,192 chars
+     * for every part, grown and copied as the output needed, was most of the 130 KB allocated per email.
+     */
+    private static final Map<String, Integer> SIZES = new ConcurrentHashMap<>();
+
+    /** A {@link Writer} over an unsynchronized builder (a {@code StringWriter}'s buffer locks on every write). */
+    private static final class TextOut extends Writer {
+        final StringBuilder text;
+
+        TextOut(int capacity) {
+            this.text = new StringBuilder(capacity);
+        }
+
+        @Override
+        public void write(char[] cbuf, int off, int len) {
+            text.append(cbuf, off, len);
+        }
+
+        @Override
+        public void write(String str, int off, int len) {
+            text.append(str, off, off + len);
+        }
+
+        @Override
+        public void write(String str) {
+            text.append(str);
+        }
+
+        @Override
+        public void write(int c) {
+            text.append((char) c);
+        }
+
+        @Override
+        public Writer append(CharSequence csq) {
+            text.append(csq);
+            return this;
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
     }
 
     /** Classifies by exception type, innermost first; the message only reports where. */
