@@ -183,6 +183,7 @@ public final class Dispatcher implements AutoCloseable {
         }
         long deadline = System.nanoTime() + config.shutdownDeadline().toNanos();
         producer.stopClaiming();
+        producer.awaitClaimsEnded(WRITERS_GRACE);
         if (wakeUpListener != null) {
             wakeUpListener.stop();
         }

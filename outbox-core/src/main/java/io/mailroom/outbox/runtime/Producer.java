@@ -82,6 +82,20 @@ final class Producer {
     }
 
     /**
+     * Waits, up to {@code max} in all, for the producers that are not writing outcomes to end: a claim
+     * under way when the stop began is then in the ledger (and its handlers running) before the stop
+     * looks at what is in flight. The ones writing are waited for by {@link #awaitEnd}.
+     */
+    void awaitClaimsEnded(Duration max) {
+        long deadline = System.nanoTime() + max.toNanos();
+        for (Thread p : threads) {
+            if (!completing.contains(p)) {
+                Dispatcher.joinQuietly(p, Duration.ofMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+            }
+        }
+    }
+
+    /**
      * Waits until every producer thread has ended, up to {@code max} in all; true if they have. Called
      * after {@link #stopClaiming} and after the handlers still running were interrupted: an outcome a
      * producer is writing can wait on what those handlers hold.
