@@ -106,10 +106,10 @@ final class MailroomExtension extends AbstractExtension {
     }
 
     private static final Map<CurrencyFormatKey, NumberFormat> CURRENCY_FORMATS = new ConcurrentHashMap<>();
+    private static final Map<DateFormatKey, DateTimeFormatter> DATE_FORMATS = new ConcurrentHashMap<>();
 
     private record CurrencyFormatKey(Locale locale, Currency currency) {
     }
-    private static final Map<DateFormatKey, DateTimeFormatter> DATE_FORMATS = new ConcurrentHashMap<>();
 
     private record DateFormatKey(FormatStyle style, Locale locale) {
     }

@@ -20,6 +20,15 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class TemplateEvaluation {
 
+    /** The buffer of a file's first evaluation; later ones start at the largest output seen, with room. */
+    private static final int FIRST_CAPACITY = 1024;
+    private static final int MAX_CAPACITY = 64 * 1024;
+    /**
+     * The largest output of each file so far (a little more), by file. A buffer of a fixed 8,192 chars
+     * for every part, grown and copied as the output needed, was most of the 130 KB allocated per email.
+     */
+    private static final Map<String, Integer> SIZES = new ConcurrentHashMap<>();
+
     private TemplateEvaluation() {
     }
 
@@ -53,15 +62,6 @@ final class TemplateEvaluation {
         }
         return out.text.toString();
     }
-
-    /** The buffer of a file's first evaluation; later ones start at the largest output seen, with room. */
-    private static final int FIRST_CAPACITY = 1024;
-    private static final int MAX_CAPACITY = 64 * 1024;
-    /**
-     * The largest output of each file so far (a little more), by file. A buffer of a fixed 8,192 chars
-     * for every part, grown and copied as the output needed, was most of the 130 KB allocated per email.
-     */
-    private static final Map<String, Integer> SIZES = new ConcurrentHashMap<>();
 
     /** A {@link Writer} over an unsynchronized builder (a {@code StringWriter}'s buffer locks on every write). */
     private static final class TextOut extends Writer {

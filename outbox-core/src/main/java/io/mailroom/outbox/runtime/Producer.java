@@ -87,12 +87,7 @@ final class Producer {
      * looks at what is in flight. The ones writing are waited for by {@link #awaitEnd}.
      */
     void awaitClaimsEnded(Duration max) {
-        long deadline = System.nanoTime() + max.toNanos();
-        for (Thread p : threads) {
-            if (!completing.contains(p)) {
-                Dispatcher.joinQuietly(p, Duration.ofMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
-            }
-        }
+        joinAll(max, p -> !completing.contains(p));
     }
 
     /**
@@ -101,14 +96,21 @@ final class Producer {
      * producer is writing can wait on what those handlers hold.
      */
     boolean awaitEnd(Duration max) {
+        boolean ended = joinAll(max, p -> true);
+        threads.clear();
+        return ended;
+    }
+
+    /** Joins the producer threads {@code which} accepts, up to {@code max} in all; true if they all ended. */
+    private boolean joinAll(Duration max, java.util.function.Predicate<Thread> which) {
         long deadline = System.nanoTime() + max.toNanos();
         boolean ended = true;
         for (Thread p : threads) {
-            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-            Dispatcher.joinQuietly(p, Duration.ofMillis(left));
-            ended &= !p.isAlive();
+            if (which.test(p)) {
+                Dispatcher.joinQuietly(p, Duration.ofMillis(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+                ended &= !p.isAlive();
+            }
         }
-        threads.clear();
         return ended;
     }
 
