@@ -7,6 +7,10 @@
 #
 #   scripts/bench-pgss.sh --scenarios dispatch-only --dispatch-providers http --dispatch-emails 20000
 #
+# PGSS_FULL=N also prints the whole text of the top N statements; PGSS_EXPLAIN_MS=M logs the plan
+# (auto_explain, analyze and buffers, no timing) and the bind parameters of every statement over M ms
+# to PGSS_EXPLAIN_LOG
+# (default /tmp/mailroom-pgss-explain.log).
 # Needs root (the cluster runs as the postgres user) and a PostgreSQL server package. Any bench.sh option works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +24,10 @@ dir=$(mktemp -d /tmp/mailroom-pgss-XXXXXX); chmod 755 "$dir"; chown postgres "$d
 as_pg() { runuser -u postgres -- "$@"; }
 cleanup() {
   as_pg "$bin/pg_ctl" -D "$dir/data" stop -m fast >/dev/null 2>&1 || true
+  if [ -n "${PGSS_EXPLAIN_MS:-}" ] && [ -f "$dir/server.log" ]; then
+    cp "$dir/server.log" "${PGSS_EXPLAIN_LOG:-/tmp/mailroom-pgss-explain.log}"
+    echo "bench-pgss: plans of statements over ${PGSS_EXPLAIN_MS} ms in ${PGSS_EXPLAIN_LOG:-/tmp/mailroom-pgss-explain.log}"
+  fi
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -32,10 +40,20 @@ listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
 max_connections = 300
 shared_buffers = $shared_buffers
-shared_preload_libraries = 'pg_stat_statements'
+shared_preload_libraries = 'pg_stat_statements${PGSS_EXPLAIN_MS:+,auto_explain}'
 pg_stat_statements.max = 5000
 pg_stat_statements.track = all
 CONF
+if [ -n "${PGSS_EXPLAIN_MS:-}" ]; then
+  cat >>"$dir/data/postgresql.conf" <<CONF
+auto_explain.log_min_duration = ${PGSS_EXPLAIN_MS}
+auto_explain.log_analyze = on
+auto_explain.log_buffers = on
+auto_explain.log_timing = off
+auto_explain.log_nested_statements = on
+log_min_duration_statement = ${PGSS_EXPLAIN_MS}
+CONF
+fi
 as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
 psql -h 127.0.0.1 -p "$port" -U postgres -qc "CREATE EXTENSION pg_stat_statements" postgres
 echo "bench-pgss: PostgreSQL with pg_stat_statements on 127.0.0.1:$port"
@@ -50,3 +68,12 @@ FROM pg_stat_statements s
 WHERE s.dbid NOT IN (SELECT oid FROM pg_database WHERE datname IN ('postgres', 'template1'))
 ORDER BY total_exec_time DESC LIMIT 25;
 SQL
+if [ -n "${PGSS_FULL:-}" ]; then
+  psql -h 127.0.0.1 -p "$port" -U postgres -P pager=off -At postgres <<SQL
+\echo 'full text of the top ${PGSS_FULL} statements by total execution time'
+SELECT '---- ' || calls || ' calls, ' || round(total_exec_time::numeric, 0) || ' ms' || chr(10) || query
+FROM pg_stat_statements s
+WHERE s.dbid NOT IN (SELECT oid FROM pg_database WHERE datname IN ('postgres', 'template1'))
+ORDER BY total_exec_time DESC LIMIT ${PGSS_FULL};
+SQL
+fi

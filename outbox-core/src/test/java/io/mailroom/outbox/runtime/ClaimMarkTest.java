@@ -291,59 +291,22 @@ class ClaimMarkTest {
             c.setAutoCommit(false);
             try (Statement st = c.createStatement()) {
                 st.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                st.execute("PREPARE measured AS " + numbered(claim.getSQL(ParamType.INDEXED)));
+                st.execute("PREPARE measured AS " + PlanText.numbered(claim.getSQL(ParamType.INDEXED)));
                 List<String> args = new ArrayList<>();
                 for (Object b : binds) {
-                    args.add(literal(b));
+                    args.add(PlanText.literal(b));
                 }
                 try (ResultSet rs = st.executeQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE measured("
                         + String.join(", ", args) + ")")) {
                     rs.next();
                     String json = rs.getString(1);
                     String pick = json.substring(json.indexOf("\"Node Type\": \"Limit\""));
-                    return firstNumber(pick, "\"Shared Hit Blocks\": ") + firstNumber(pick, "\"Shared Read Blocks\": ");
+                    return PlanText.firstNumber(pick, "\"Shared Hit Blocks\": ") + PlanText.firstNumber(pick, "\"Shared Read Blocks\": ");
                 }
             } finally {
                 c.rollback();
             }
         }
-    }
-
-    private static String literal(Object value) {
-        return switch (value) {
-            case null -> "NULL";
-            case String s -> "'" + s.replace("'", "''") + "'";
-            case String[] a -> "ARRAY[" + String.join(", ", java.util.Arrays.stream(a).map(ClaimMarkTest::literal)
-                    .toList()) + "]::varchar[]";
-            case Instant t -> "'" + t + "'::timestamptz";
-            default -> value.toString();
-        };
-    }
-
-    /** {@code ?} placeholders as {@code $1, $2, ...}, for PREPARE. */
-    private static String numbered(String sql) {
-        StringBuilder numbered = new StringBuilder();
-        int n = 0;
-        for (char ch : sql.toCharArray()) {
-            if (ch == '?') {
-                numbered.append('$').append(++n);
-            } else {
-                numbered.append(ch);
-            }
-        }
-        return numbered.toString();
-    }
-
-    /** The first value of {@code key} in an EXPLAIN's JSON: that node's, whose buffers include its children's. */
-    private static long firstNumber(String json, String key) {
-        int at = json.indexOf(key);
-        assertThat(at).as("%s in %s", key, json).isNotNegative();
-        int from = at + key.length();
-        int to = from;
-        while (Character.isDigit(json.charAt(to))) {
-            to++;
-        }
-        return Long.parseLong(json.substring(from, to));
     }
 
     /** As {@code HotSqlTest.theClaimGetsACachedGenericPlan}: the claim from a mark, its mark moving each time, is planned once. */
@@ -398,7 +361,7 @@ class ClaimMarkTest {
         int n = (int) sql.chars().filter(ch -> ch == '?').count();
         try (Connection c = pg.newConnection(); Statement st = c.createStatement()) {
             st.execute("SET plan_cache_mode = force_generic_plan");
-            st.execute("PREPARE mark_claim AS " + numbered(sql));
+            st.execute("PREPARE mark_claim AS " + PlanText.numbered(sql));
             List<String> plan = new ArrayList<>();
             try (ResultSet rs = st.executeQuery("EXPLAIN (COSTS OFF) EXECUTE mark_claim(" + String.join(", ",
                     java.util.Collections.nCopies(n, "NULL")) + ")")) {

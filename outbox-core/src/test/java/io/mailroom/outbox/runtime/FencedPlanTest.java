@@ -69,21 +69,14 @@ class FencedPlanTest {
     /** The statement's generic plan (EXPLAIN, not executed), as a prepared statement gets it after five runs. */
     private static String genericPlan(String template) throws Exception {
         String sql = HotSql.of(template, SqlClock.database()).sql();
-        StringBuilder numbered = new StringBuilder();
-        int n = 0;
-        for (char ch : sql.toCharArray()) {
-            if (ch == '?') {
-                numbered.append('$').append(++n);
-            } else {
-                numbered.append(ch);
-            }
-        }
+        String numbered = PlanText.numbered(sql);
+        long n = sql.chars().filter(ch -> ch == '?').count();
         try (Connection c = pg.newConnection(); Statement st = c.createStatement()) {
             st.execute("SET plan_cache_mode = force_generic_plan");
             st.execute("PREPARE fenced AS " + numbered);
             List<String> lines = new ArrayList<>();
             try (ResultSet rs = st.executeQuery("EXPLAIN (COSTS OFF) EXECUTE fenced("
-                    + String.join(", ", Collections.nCopies(n, "NULL")) + ")")) {
+                    + String.join(", ", Collections.nCopies((int) n, "NULL")) + ")")) {
                 while (rs.next()) {
                     lines.add(rs.getString(1));
                 }

@@ -304,13 +304,14 @@ final class DispatchOnly {
                 long firstDone = 0;
                 long lastDone = 0;
                 while (System.nanoTime() < deadline) {
-                    long left = QueueLoader.remaining(monitor);
+                    // until the first is done, one count; after it, only a look at the indexes' heads
+                    boolean any = firstDone == 0 ? QueueLoader.remaining(monitor) < n : true;
                     long now = System.nanoTime();
-                    if (left < n && firstDone == 0) {
+                    if (any && firstDone == 0) {
                         firstDone = now;
                     }
-                    if (left == 0) {
-                        lastDone = now;
+                    if (firstDone != 0 && !QueueLoader.anyLeft(monitor)) {
+                        lastDone = System.nanoTime();
                         break;
                     }
                     if (!pipeline.dispatcher().isAlive()) {
@@ -630,7 +631,7 @@ final class DispatchOnly {
 
     /** Waits until no outbox message is pending or running. */
     static boolean awaitDrained(Connection monitor, long deadline) throws Exception {
-        while (QueueLoader.remaining(monitor) > 0) {
+        while (QueueLoader.anyLeft(monitor)) {
             if (System.nanoTime() > deadline) {
                 return false;
             }

@@ -115,7 +115,7 @@ final class DispatcherMemory {
                 long peakUsed = 0;
                 long peakCommitted = 0;
                 long nextSample = 0;
-                while (QueueLoader.remaining(monitor) > 0) {
+                while (QueueLoader.anyLeft(monitor)) {
                     if (System.nanoTime() > deadline || !pipeline.dispatcher().isAlive()) {
                         throw new IllegalStateException("backlog not drained; " + pipeline.describe());
                     }

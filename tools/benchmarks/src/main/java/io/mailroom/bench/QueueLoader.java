@@ -116,6 +116,22 @@ final class QueueLoader {
         }
     }
 
+    /**
+     * Whether any message is still to do, pending or running: a look at the head of each partial
+     * index, so that a poll every few milliseconds costs the server almost nothing. Counting them
+     * ({@link #remaining}) reads every entry, about 10 ms at 30,000 pending: polled every 50 ms, that
+     * was a fifth of a core taken from the drain being measured.
+     */
+    static boolean anyLeft(Connection c) throws SQLException {
+        try (Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery(
+                     "SELECT EXISTS (SELECT 1 FROM mailroom.outbox_message WHERE status = 'pending')"
+                             + " OR EXISTS (SELECT 1 FROM mailroom.outbox_message WHERE status = 'running')")) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+
     /** Messages still to do: pending or running (both read through their partial indexes). */
     static long remaining(Connection c) throws SQLException {
         try (Statement st = c.createStatement();
