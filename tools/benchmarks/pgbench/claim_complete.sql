@@ -10,6 +10,9 @@
 --   pgbench -n -M prepared -c 2 -j 2 -t <batches per client> -D batch=100 -D record_attempts=1 \
 --           -f benchmarks/pgbench/claim_complete.sql <database>
 
+-- the claim's transaction, as ClaimStore runs it: the pick planned as an ordered index scan
+BEGIN;
+SET LOCAL enable_sort = off;
 WITH picked (id, created_at) AS (
     SELECT c.id, c.created_at FROM mailroom.outbox_message AS c
     WHERE c.status = 'pending' AND c.available_at <= now() AND c.topic = ANY ('{bench.noop}'::varchar[])
@@ -33,6 +36,7 @@ SELECT count(*) AS claimed,
        coalesce(array_agg(claim_version), '{}') AS versions, coalesce(array_agg(idempotency_key), '{}') AS keys,
        coalesce(array_agg(attempts), '{}') AS attempt_nos, coalesce(array_agg(claimed_at), '{}') AS claimed_ats
 FROM claimed \gset
+COMMIT;
 
 \if :claimed > 0
 BEGIN;

@@ -82,12 +82,14 @@ final class JdbcReference {
     private static void loop(Connection c, int batch, boolean recordAttempts, int n, long firstId,
                              AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates) throws SQLException {
         Array topics = c.createArrayOf("varchar", new String[]{QueueLoader.TOPIC});
-        try (PreparedStatement claim = c.prepareStatement(ReferenceSql.claim(batch));
+        try (PreparedStatement orderedPick = c.prepareStatement(ReferenceSql.ORDERED_PICK);
+             PreparedStatement claim = c.prepareStatement(ReferenceSql.claim(batch));
              PreparedStatement finish = c.prepareStatement(ReferenceSql.FINISH);
              PreparedStatement effects = c.prepareStatement(ReferenceSql.EFFECTS);
              PreparedStatement attempts = c.prepareStatement(ReferenceSql.ATTEMPTS)) {
             while (handled.get() < n) {
                 // claim, in its own transaction
+                orderedPick.execute();
                 claim.setArray(1, topics);
                 claim.setString(2, WORKER);
                 claim.setString(3, INCARNATION);

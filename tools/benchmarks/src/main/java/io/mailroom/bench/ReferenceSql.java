@@ -48,6 +48,12 @@ final class ReferenceSql {
     static final String CLAIM_FROM_MARK = CLAIM.replace("\"c\".\"available_at\" <= now() and ",
             "\"c\".\"available_at\" <= now() and (\"c\".\"available_at\", \"c\".\"id\") >= (cast(? as timestamp with time zone), ?) and ");
 
+    /**
+     * Run in the claim's transaction before the claim, as {@code ClaimStore.ORDERED_PICK}: the pick is
+     * planned as an ordered scan of the claim index, never a sort of every pending row.
+     */
+    static final String ORDERED_PICK = "SET LOCAL enable_sort = off";
+
     /** Binds: ids bigint[], created_at (ISO text)[], claim versions bigint[], kinds, errors, delays ms bigint[], what a release waits for. */
     static final String FINISH = """
             UPDATE mailroom.outbox_message AS m SET \
@@ -82,7 +88,7 @@ final class ReferenceSql {
             ?::bigint[], ?::varchar[], ?::varchar[]::timestamptz[], ?::varchar[]::timestamptz[], ?::varchar[], \
             ?::varchar[], ?::varchar[]::jsonb[])""";
 
-    static final List<String> ALL = List.of(CLAIM, CLAIM_FROM_MARK, FINISH, EFFECTS, ATTEMPTS);
+    static final List<String> ALL = List.of(ORDERED_PICK, CLAIM, CLAIM_FROM_MARK, FINISH, EFFECTS, ATTEMPTS);
 
     private ReferenceSql() {
     }
@@ -106,6 +112,9 @@ final class ReferenceSql {
     /** The kind of a captured runtime statement by what it does, or null if it is not a queue statement. */
     static String kindOf(String sql) {
         String s = normalize(sql);
+        if (s.equals(normalize(ORDERED_PICK))) {
+            return "ordered_pick";
+        }
         if (s.contains("for no key update skip locked") && s.contains("\"picked\"") && !s.contains("lease_until\" <")) {
             return s.contains("(\"c\".\"available_at\", \"c\".\"id\") >=") ? "claim_from_mark" : "claim";
         }
@@ -123,6 +132,7 @@ final class ReferenceSql {
 
     static String of(String kind) {
         return switch (kind) {
+            case "ordered_pick" -> ORDERED_PICK;
             case "claim" -> CLAIM;
             case "claim_from_mark" -> CLAIM_FROM_MARK;
             case "finish" -> FINISH;
