@@ -159,7 +159,7 @@ public final class Dispatcher implements AutoCloseable {
         schedule(this::registerQuietly, config.heartbeatInterval());
         if (config.listenForNotifications()) {
             if (listenDataSource != null) {
-                wakeUpListener = new WakeUpListener(listenDataSource, this::wake);
+                wakeUpListener = new WakeUpListener(listenDataSource, this::wake, this::wakesFor);
                 wakeUpListener.start();
             } else if (config.sessionSettings() == SessionSettings.TRANSACTION) {
                 // a LISTEN through a transaction-mode pooler lands on whichever server session is free
@@ -167,7 +167,7 @@ public final class Dispatcher implements AutoCloseable {
                 log.warn("LISTEN is off: the sessions come through a transaction-mode pooler and no direct session was given"
                         + " for it (MAILROOM_LISTEN_DB_URL); new messages are found by polling every {}", config.pollInterval());
             } else {
-                wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake);
+                wakeUpListener = new WakeUpListener(sessions.dataSource(), this::wake, this::wakesFor);
                 wakeUpListener.start();
             }
         }
@@ -250,6 +250,11 @@ public final class Dispatcher implements AutoCloseable {
     /** Claims currently held by this instance (handlers running or outcomes not yet written). */
     public int inFlightCount() {
         return ledger.inFlightCount();
+    }
+
+    /** Whether a notification for {@code topic} wakes this dispatcher: one of its topics, not paused. */
+    boolean wakesFor(String topic) {
+        return producer.claimsNow(topic);
     }
 
     /** Wakes the producers now (as a notification would). */

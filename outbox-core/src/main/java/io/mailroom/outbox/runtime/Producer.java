@@ -130,6 +130,12 @@ final class Producer {
         paused = Set.copyOf(scopes);
     }
 
+    /** Whether {@code topic} is one of ours and not paused: a claim now could take its messages. */
+    boolean claimsNow(String topic) {
+        Set<String> pausedNow = paused;
+        return topics.contains(topic) && !pausedNow.contains("*") && !pausedNow.contains(topic);
+    }
+
     private void produce() {
         ClaimMarks marks = new ClaimMarks(config.fullScanInterval(), System::nanoTime, ledger::freedOrderingKeys); // this claimer's own
         Semaphore slots = ledger.slots();

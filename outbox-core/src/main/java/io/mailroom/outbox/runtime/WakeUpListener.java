@@ -12,11 +12,19 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.function.Predicate;
 
 /**
  * Holds one session that LISTENs on {@link OutboxEnqueuer#CHANNEL} and wakes the producer when a
  * transaction that enqueued commits. It is only a shortcut: if the session breaks, the producer
  * keeps polling while this reconnects with backoff, and no message depends on a notification.
+ *
+ * <p>A notification's payload is the topic enqueued to; one for a topic this dispatcher does not
+ * claim now (another service's, or one paused) does not wake it. Every claim it would wake walks
+ * the pending rows of the topics it cannot take (the claim index is ordered by time, not topic):
+ * with 30,000 messages waiting in a paused topic, each took 25 to 77 ms, and an enqueue into that
+ * topic woke every claimer for another (BENCHMARKS.md, issue 28). A notification without a topic
+ * wakes it, as before.
  */
 final class WakeUpListener {
 
@@ -25,13 +33,16 @@ final class WakeUpListener {
 
     private final DataSource dataSource;
     private final Runnable wake;
+    private final Predicate<String> claimsTopic;
     private volatile boolean running;
     private volatile Connection connection;
     private Thread thread;
 
-    WakeUpListener(DataSource dataSource, Runnable wake) {
+    /** @param claimsTopic whether a topic is one this dispatcher claims now (asked for each notification) */
+    WakeUpListener(DataSource dataSource, Runnable wake, Predicate<String> claimsTopic) {
         this.dataSource = dataSource;
         this.wake = wake;
+        this.claimsTopic = claimsTopic;
     }
 
     void start() {
@@ -67,7 +78,7 @@ final class WakeUpListener {
                 wake.run();
                 while (running) {
                     PGNotification[] notifications = pg.getNotifications(1000);
-                    if (notifications != null && notifications.length > 0) {
+                    if (notifications != null && concernsUs(notifications)) {
                         wake.run();
                     }
                 }
@@ -89,6 +100,16 @@ final class WakeUpListener {
             }
             delayMillis = Math.min(delayMillis * 2, MAX_RECONNECT_DELAY.toMillis());
         }
+    }
+
+    private boolean concernsUs(PGNotification[] notifications) {
+        for (PGNotification n : notifications) {
+            String topic = n.getParameter();
+            if (topic == null || topic.isEmpty() || claimsTopic.test(topic)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void closeQuietly() {
