@@ -61,11 +61,8 @@ public record DispatcherConfig(
      * messages at a time (a measured drain averaged three per claim), and everything paid per claim
      * (the claim, the email path's batch reservation, the completion) is paid per few messages.
      * Measured on the dispatcher-only HTTP drain (2 cores, loaded): 10 ms gave 0.74 commits per
-     * email, 50 ms 0.34. A slow provider loses at most this long of some slots per claim. A
-     * dispatcher that has caught up (its last claim took fewer messages than it asked for) never
-     * waits: at 200 emails/s a few sends in flight already left fewer than half a batch of 50 free
-     * among 32 slots, and a new email waited out the linger before it was claimed (issue 28's
-     * commit-to-accept p99).
+     * email, 50 ms 0.34. A slow provider loses at most this long of some slots per claim; a quiet
+     * dispatcher never waits (it has more than half a batch free).
      */
     public static final Duration DEFAULT_CLAIM_LINGER = Duration.ofMillis(50);
     /**

@@ -142,7 +142,6 @@ final class Producer {
         int fullBatch = Math.min(config.batchSize(), config.concurrency());
         int halfBatch = Math.max(1, fullBatch / 2);
         long lingerNanos = config.claimLinger().toNanos();
-        boolean behind = false; // the last claim took all it asked for: more is waiting
         while (claiming) {
             try {
                 if (paused.contains("*")) {
@@ -164,7 +163,9 @@ final class Producer {
                     slots.release(free);
                     break;
                 }
-                if (lingers(behind, free, halfBatch, lingerNanos)) {
+                if (free < halfBatch && lingerNanos > 0) {
+                    // Slots come back with each written batch of outcomes: wait a moment for half a
+                    // batch's worth rather than claim (and reserve, and complete) a few messages at a time.
                     if (slots.tryAcquire(halfBatch - free, lingerNanos, TimeUnit.NANOSECONDS)) {
                         free = halfBatch;
                     }
@@ -192,7 +193,6 @@ final class Producer {
                     continue;
                 }
                 slots.release(want - claimed.size());
-                behind = claimed.size() == want;
                 executor.execute(claimed);
                 if (claimed.size() < want) {
                     sleep(config.pollInterval());
@@ -205,17 +205,6 @@ final class Producer {
                 log.error("Producer loop failed; continuing", e);
             }
         }
-    }
-
-    /**
-     * Whether a claimer with {@code free} slots waits up to the linger for half a batch's worth
-     * first. Slots come back with each written batch of outcomes, and a claimer that did not wait
-     * would claim (and reserve, and complete) a few messages at a time. Only while it is behind,
-     * its last claim having taken all it asked for: one that has caught up takes a new message at
-     * once, or each would wait out the linger whenever a few sends are in flight.
-     */
-    static boolean lingers(boolean behind, int free, int halfBatch, long lingerNanos) {
-        return behind && free < halfBatch && lingerNanos > 0;
     }
 
     /**

@@ -126,19 +126,6 @@ class CompleterHandOffTest {
     }
 
     @Test
-    void aClaimerLingersForSlotsOnlyWhileBehind() {
-        long linger = Duration.ofMillis(50).toNanos();
-        // behind (its last claim was full) and short of half a batch: wait for slots
-        assertThat(Producer.lingers(true, 10, 25, linger)).isTrue();
-        // caught up: a new message is claimed at once, however many sends are in flight
-        assertThat(Producer.lingers(false, 10, 25, linger)).isFalse();
-        assertThat(Producer.lingers(false, 1, 25, linger)).isFalse();
-        // half a batch free, or no linger configured: never
-        assertThat(Producer.lingers(true, 25, 25, linger)).isFalse();
-        assertThat(Producer.lingers(true, 10, 25, 0)).isFalse();
-    }
-
-    @Test
     void theClaimSizeIsTheBatchOrAPowerOfTwoThatFitsTheFreeSlots() {
         assertThat(Producer.claimSize(1000, 1000)).isEqualTo(1000);
         assertThat(Producer.claimSize(4000, 1000)).isEqualTo(1000);
