@@ -286,26 +286,8 @@ class ClaimMarkTest {
      * and rolled back.
      */
     private static long pickBuffers(org.jooq.Query claim) throws Exception {
-        List<Object> binds = claim.getBindValues();
         try (Connection c = pg.newConnection()) {
-            c.setAutoCommit(false);
-            try (Statement st = c.createStatement()) {
-                st.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                st.execute("PREPARE measured AS " + PlanText.numbered(claim.getSQL(ParamType.INDEXED)));
-                List<String> args = new ArrayList<>();
-                for (Object b : binds) {
-                    args.add(PlanText.literal(b));
-                }
-                try (ResultSet rs = st.executeQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE measured("
-                        + String.join(", ", args) + ")")) {
-                    rs.next();
-                    String json = rs.getString(1);
-                    String pick = json.substring(json.indexOf("\"Node Type\": \"Limit\""));
-                    return PlanText.firstNumber(pick, "\"Shared Hit Blocks\": ") + PlanText.firstNumber(pick, "\"Shared Read Blocks\": ");
-                }
-            } finally {
-                c.rollback();
-            }
+            return PlanText.pickBuffers(PlanText.genericPlanJson(c, claim, List.of()));
         }
     }
 

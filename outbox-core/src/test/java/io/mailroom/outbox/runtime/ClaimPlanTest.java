@@ -5,17 +5,13 @@ import io.mailroom.outbox.DispatcherSessions;
 import io.mailroom.outbox.Fixtures;
 import io.mailroom.testing.PostgresExtension;
 import org.jooq.Query;
-import org.jooq.conf.ParamType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -102,29 +98,8 @@ class ClaimPlanTest {
     /** The claim's generic plan, made in a transaction that ran {@link ClaimStore#ORDERED_PICK} first or not, executed and rolled back. */
     private static Plan genericPlan(Query claim, boolean orderedPick) throws Exception {
         try (Connection c = pg.newConnection()) {
-            c.setAutoCommit(false);
-            try (Statement st = c.createStatement()) {
-                st.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-                if (orderedPick) {
-                    st.execute(ClaimStore.ORDERED_PICK);
-                }
-                st.execute("PREPARE claim AS " + PlanText.numbered(claim.getSQL(ParamType.INDEXED)));
-                List<String> args = new ArrayList<>();
-                for (Object b : claim.getBindValues()) {
-                    args.add(PlanText.literal(b));
-                }
-                try (ResultSet rs = st.executeQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim("
-                        + String.join(", ", args) + ")")) {
-                    rs.next();
-                    String json = rs.getString(1);
-                    String pick = json.substring(json.indexOf("\"Node Type\": \"Limit\""));
-                    return new Plan(json.contains("\"Node Type\": \"Sort\""),
-                            PlanText.firstNumber(pick, "\"Shared Hit Blocks\": ") + PlanText.firstNumber(pick, "\"Shared Read Blocks\": "),
-                            json);
-                }
-            } finally {
-                c.rollback();
-            }
+            String json = PlanText.genericPlanJson(c, claim, orderedPick ? List.of(ClaimStore.ORDERED_PICK) : List.of());
+            return new Plan(json.contains("\"Node Type\": \"Sort\""), PlanText.pickBuffers(json), json);
         }
     }
 }

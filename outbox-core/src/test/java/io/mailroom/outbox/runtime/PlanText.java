@@ -1,7 +1,16 @@
 package io.mailroom.outbox.runtime;
 
+import org.jooq.Query;
+import org.jooq.conf.ParamType;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +18,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class PlanText {
 
     private PlanText() {
+    }
+
+    /**
+     * {@code query}'s generic plan as the dispatchers keep it, EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON),
+     * executed on {@code c} in a transaction that first runs {@code settings} and is rolled back.
+     */
+    static String genericPlanJson(Connection c, Query query, List<String> settings) throws SQLException {
+        c.setAutoCommit(false);
+        try (Statement st = c.createStatement()) {
+            st.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+            for (String setting : settings) {
+                st.execute(setting);
+            }
+            st.execute("PREPARE explained AS " + numbered(query.getSQL(ParamType.INDEXED)));
+            List<String> args = new ArrayList<>();
+            for (Object b : query.getBindValues()) {
+                args.add(literal(b));
+            }
+            try (ResultSet rs = st.executeQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE explained("
+                    + String.join(", ", args) + ")")) {
+                rs.next();
+                return rs.getString(1);
+            }
+        } finally {
+            c.rollback();
+        }
+    }
+
+    /** Shared buffers (hit and read) of a claim's picking part: its LIMIT node and what is under it. */
+    static long pickBuffers(String planJson) {
+        String pick = planJson.substring(planJson.indexOf("\"Node Type\": \"Limit\""));
+        return firstNumber(pick, "\"Shared Hit Blocks\": ") + firstNumber(pick, "\"Shared Read Blocks\": ");
     }
 
     /** {@code ?} placeholders as {@code $1, $2, ...}, for PREPARE. */
