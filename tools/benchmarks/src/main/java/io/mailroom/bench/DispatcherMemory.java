@@ -3,6 +3,7 @@ package io.mailroom.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mailroom.email.service.MailroomCli;
 import io.mailroom.outbox.admin.OutboxControl;
+import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
 
@@ -81,7 +82,7 @@ final class DispatcherMemory {
         }
         s.note("heap used after GC.run is the live set; during the drain it is sampled every second without a GC (live + garbage)");
         s.note("the first dispatcher runs at its defaults; the second, for the review rows, with MAILROOM_HTTP_TIMEOUT=250ms, "
-                + "MAILROOM_HTTP_KEY_WINDOW=1s, 128 sends at a time and a breaker judging 10,000 calls at 100 %, so that the emails the stub leaves "
+                + "MAILROOM_HTTP_KEY_WINDOW=1s, 128 sends at a time, a breaker judging 10,000 calls at 100 % and an answered email after every ten, so that the emails the stub leaves "
                 + "unanswered reach review on their retry instead of opening the breaker");
         s.note("GC time share: the JVM's GC collector time over the drain's wall time; RSS from /proc/<pid>/status");
     }
@@ -156,10 +157,14 @@ final class DispatcherMemory {
      * key while the provider remembers it, so with a key window of a second the email's retry parks
      * it in review. The breaker judges only a full window of 10,000 calls that all failed (a stream
      * of timeouts would otherwise open it and hold the emails back). Measured idle after a GC once
-     * every one of them is in review. It sends 128 at a time (the defaults' 16): an email waits out
-     * two or three timeouts before its retry falls outside the key window and parks it, so 10,000 took
-     * over 15 minutes 16 at a time.
+     * every one of them is in review. It sends 128 at a time (the defaults' 16). The breaker's window
+     * is at most 10,000 calls, so 10,000 ambiguous emails in a row opened it and the phase crawled
+     * through its half-open probes: an answered email follows every ten ambiguous ones.
      */
+    /** Keys of the emails the stub answers at once, among the review phase's ambiguous ones. */
+    private static final String ANSWERED_PREFIX = "bench-review-answered-";
+    private static final int REVIEW_CHUNK = 1_000;
+
     private void review(Report.Section s, BenchDb db, Connection monitor, HikariDataSource pool) throws Exception {
         Map<String, String> env = new java.util.LinkedHashMap<>(Map.of("MAILROOM_BREAKER_WINDOW", "10000",
                 "MAILROOM_BREAKER_MIN_CALLS", "10000", "MAILROOM_BREAKER_FAILURE_RATE", "100",
@@ -169,8 +174,16 @@ final class DispatcherMemory {
         Map<String, Object> row = s.row();
         row.put("phase", plan.review() + " in review (second dispatcher)");
         try (MailPipeline pipeline = MailPipeline.start(db, settings("memory-review", env))) {
-            new DispatchOnly.Writer(DSL.using(pool, SQLDialect.POSTGRES), 0, StubProviderMain.AMBIGUOUS_PREFIX)
-                    .enqueue(plan.review(), 100);
+            DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
+            DispatchOnly.Writer ambiguous = new DispatchOnly.Writer(dsl, 0, StubProviderMain.AMBIGUOUS_PREFIX);
+            DispatchOnly.Writer answered = new DispatchOnly.Writer(dsl, 0, ANSWERED_PREFIX);
+            // one answered email after every ten ambiguous ones, claimed in that order: no window of the
+            // breaker's (at most 10,000 calls) is all failures, so it never opens however many are asked for
+            for (int enqueued = 0; enqueued < plan.review(); enqueued += REVIEW_CHUNK) {
+                int n = Math.min(REVIEW_CHUNK, plan.review() - enqueued);
+                ambiguous.enqueue(n, 100);
+                answered.enqueue(Math.max(1, n / 10), 100);
+            }
             if (!DispatchOnly.awaitDrained(monitor, System.nanoTime() + plan.timeout().toNanos())) {
                 throw new IllegalStateException("the ambiguous emails did not all reach review; " + pipeline.describe());
             }
