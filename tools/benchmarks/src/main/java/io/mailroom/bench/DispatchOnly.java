@@ -305,10 +305,8 @@ final class DispatchOnly {
                 long lastDone = 0;
                 while (System.nanoTime() < deadline) {
                     // until the first is done, one count; after it, only a look at the indexes' heads
-                    boolean any = firstDone == 0 ? QueueLoader.remaining(monitor) < n : true;
-                    long now = System.nanoTime();
-                    if (any && firstDone == 0) {
-                        firstDone = now;
+                    if (firstDone == 0 && QueueLoader.remaining(monitor) < n) {
+                        firstDone = System.nanoTime();
                     }
                     if (firstDone != 0 && !QueueLoader.anyLeft(monitor)) {
                         lastDone = System.nanoTime();
