@@ -15,7 +15,7 @@ BEGIN;
 SET LOCAL enable_sort = off;
 WITH picked (id, created_at) AS (
     SELECT c.id, c.created_at FROM mailroom.outbox_message AS c
-    WHERE c.status = 'pending' AND c.available_at <= now() AND c.topic = ANY ('{bench.noop}'::varchar[])
+    WHERE c.status = 'pending' AND c.available_at <= now() AND c.topic = 'bench.noop'
       AND (c.ordering_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM mailroom.outbox_message AS earlier
             WHERE earlier.ordering_key = c.ordering_key AND earlier.id < c.id

@@ -213,6 +213,13 @@ final class ClaimStore {
      * {@code (available_at, id) >= (?, ?)}, which PostgreSQL uses as the Index Cond of the claim
      * index {@code (available_at, id)}: the scan starts at the mark instead of walking every entry
      * before it. Its values are bound, not inlined, so each claimer keeps one generic plan for it.
+     *
+     * <p>A claim of one topic says {@code topic = ?}, which PostgreSQL reads from the topic's own
+     * part of the index {@code (topic, available_at, id)}, in order, without passing the pending rows
+     * of any other topic. A claim of several says {@code topic = ANY(?)} and reads the index {@code
+     * (available_at, id)}: no index gives the rows of several topics in that order, and the pending
+     * rows of the topics it does not name are walked on the way (see {@link Producer}, which claims
+     * topic by topic while one of its own is paused).
      */
     UpdateResultStep<OutboxMessageRecord> claimQuery(DSLContext tx, String worker, String incarnation, int limit,
                                                      Collection<String> topics, Duration lease, boolean orderingKeys,
@@ -238,7 +245,8 @@ final class ClaimStore {
                         .and(from == null ? DSL.noCondition()
                                 : DSL.row(c.AVAILABLE_AT, c.ID).ge(DSL.row(DSL.val(from.availableAt(), c.AVAILABLE_AT),
                                         DSL.val(from.id(), c.ID))))
-                        .and(c.TOPIC.eq(any(topics.toArray(String[]::new))))
+                        .and(topics.size() == 1 ? c.TOPIC.eq(topics.iterator().next())
+                                : c.TOPIC.eq(any(topics.toArray(String[]::new))))
                         .and(orderingFree)
                         .orderBy(c.AVAILABLE_AT, c.ID)
                         .limit(inline(limit))

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The claim loops ({@link DispatcherConfig#claimers()} threads, each claiming in its own short
@@ -29,6 +30,8 @@ final class Producer {
 
     private final DispatcherConfig config;
     private final Set<String> topics;
+    /** Moves the first of the topics claimed one by one on each round (see {@link #claimSets}). */
+    private final AtomicInteger rotation = new AtomicInteger();
     private final ClaimGate gate;
     private final DispatcherListener listener;
     private final DispatcherSessions sessions;
@@ -262,10 +265,38 @@ final class Producer {
                 claimed.addAll(claimTopics(List.of(topic), Math.min(limit, want - claimed.size()), marks));
             }
         }
-        if (!unlimited.isEmpty() && claimed.size() < want) {
-            claimed.addAll(claimTopics(unlimited, want - claimed.size(), marks));
+        for (List<String> set : claimSets(unlimited, topics.size(), rotation.getAndIncrement())) {
+            if (claimed.size() >= want) {
+                break;
+            }
+            claimed.addAll(claimTopics(set, want - claimed.size(), marks));
         }
         return claimed;
+    }
+
+    /**
+     * How the topics claimed without a limit are claimed, in order: together in one claim while they
+     * are all of this dispatcher's {@code ours} topics; one claim per topic while some of ours are
+     * left out (paused, or gated by their breaker), starting from a topic that moves on each round
+     * ({@code round}) so that a topic with a backlog does not keep the others waiting. Why: a claim of
+     * several topics reads the claim index of every topic in (available_at, id) order and walks the
+     * pending rows of the topics it leaves out that sit before its own, and those are the rows that
+     * pile up while a topic is paused or its breaker open; a claim of one topic reads only its own
+     * (V28, {@link ClaimStore#claimQuery}).
+     */
+    static List<List<String>> claimSets(List<String> unlimited, int ours, int round) {
+        if (unlimited.isEmpty()) {
+            return List.of();
+        }
+        if (unlimited.size() == 1 || unlimited.size() >= ours) {
+            return List.of(unlimited);
+        }
+        List<List<String>> sets = new ArrayList<>(unlimited.size());
+        int start = Math.floorMod(round, unlimited.size());
+        for (int i = 0; i < unlimited.size(); i++) {
+            sets.add(List.of(unlimited.get((start + i) % unlimited.size())));
+        }
+        return sets;
     }
 
     private List<ClaimedMessage> claimTopics(List<String> topics, int limit, ClaimMarks marks) {

@@ -35,7 +35,7 @@ final class ClaimDiagnostics {
             st.execute("PREPARE bench_finish AS " + dollars(ReferenceSql.FINISH));
             c.setAutoCommit(false);
             try {
-                String claimArgs = "('{" + QueueLoader.TOPIC + "}', 'bench-diagnostics', 'bench-diagnostics-1', 60)";
+                String claimArgs = "('" + QueueLoader.TOPIC + "', 'bench-diagnostics', 'bench-diagnostics-1', 60)";
                 for (int i = 0; i < SETTLE; i++) {
                     finish(st, claimRows(st, "EXECUTE bench_claim" + claimArgs), false);
                 }

@@ -1,6 +1,5 @@
 package io.mailroom.bench;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -81,7 +80,6 @@ final class JdbcReference {
 
     private static void loop(Connection c, int batch, boolean recordAttempts, int n, long firstId,
                              AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates) throws SQLException {
-        Array topics = c.createArrayOf("varchar", new String[]{QueueLoader.TOPIC});
         try (PreparedStatement orderedPick = c.prepareStatement(ReferenceSql.ORDERED_PICK);
              PreparedStatement claim = c.prepareStatement(ReferenceSql.claim(batch));
              PreparedStatement finish = c.prepareStatement(ReferenceSql.FINISH);
@@ -90,7 +88,7 @@ final class JdbcReference {
             while (handled.get() < n) {
                 // claim, in its own transaction
                 orderedPick.execute();
-                claim.setArray(1, topics);
+                claim.setString(1, QueueLoader.TOPIC);
                 claim.setString(2, WORKER);
                 claim.setString(3, INCARNATION);
                 claim.setDouble(4, LEASE_SECONDS);

@@ -18,12 +18,12 @@ final class ReferenceSql {
 
     /**
      * The claim for a batch size ({@link #claim}: {@code %d} is the limit, written into the text as
-     * the runtime writes it, like the statuses). Binds: 1 topics varchar[], 2 worker, 3 incarnation,
-     * 4 lease seconds (double).
+     * the runtime writes it, like the statuses). Binds: 1 topic (a claim of one topic, as the runtime
+     * writes it: V28's index by topic), 2 worker, 3 incarnation, 4 lease seconds (double).
      */
     static final String CLAIM = """
             with "picked"("id", "created_at") as (select "c"."id", "c"."created_at" from "mailroom"."outbox_message" as "c" \
-            where ("c"."status" = 'pending' and "c"."available_at" <= now() and "c"."topic" = any (cast(? as varchar[])) \
+            where ("c"."status" = 'pending' and "c"."available_at" <= now() and "c"."topic" = ? \
             and ("c"."ordering_key" is null or not exists (select 1 as "one" from "mailroom"."outbox_message" as "earlier" \
             where ("earlier"."ordering_key" = "c"."ordering_key" and "earlier"."id" < "c"."id" \
             and "earlier"."status" in ('pending', 'running'))))) order by "c"."available_at", "c"."id" \

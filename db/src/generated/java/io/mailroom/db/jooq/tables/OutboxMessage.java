@@ -200,7 +200,7 @@ public class OutboxMessage extends TableImpl<OutboxMessageRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.OUTBOX_MESSAGE_CLAIM_IDX, Indexes.OUTBOX_MESSAGE_LEASE_IDX, Indexes.OUTBOX_MESSAGE_ORDERING_IDX, Indexes.OUTBOX_MESSAGE_WAITING_IDX);
+        return Arrays.asList(Indexes.OUTBOX_MESSAGE_CLAIM_IDX, Indexes.OUTBOX_MESSAGE_LEASE_IDX, Indexes.OUTBOX_MESSAGE_ORDERING_IDX, Indexes.OUTBOX_MESSAGE_TOPIC_CLAIM_IDX, Indexes.OUTBOX_MESSAGE_WAITING_IDX);
     }
 
     @Override

@@ -1,0 +1,17 @@
+-- A second claim index, leading with the topic: (topic, available_at, id) WHERE status = 'pending'.
+--
+-- The claim index (available_at, id) orders the pending rows of every topic together, so a claim
+-- walks, entry by entry and heap row by heap row, the pending rows of the topics it does not take
+-- that sit before its own: with one topic paused and 30,000 of its emails waiting, every claim of
+-- the other topics read those 30,000 rows, and the cost grew with the paused backlog (BENCHMARKS.md,
+-- issue 28, "claims past other topics"). A claim of one topic (a dispatcher that serves one, a topic
+-- claimed on its own while its breaker is half open, each topic of a dispatcher while one of its
+-- topics is paused) now reads only that topic's part of this index, in (available_at, id) order.
+--
+-- The old index stays: a claim of several topics needs their rows in one order (the index cannot
+-- give the rows of topic = ANY(...) in available_at order), and the oldest due email and the
+-- unserved topics are read through it.
+--
+-- Building it reads every partition of the queue while enqueues wait for it; the queue's partitions
+-- hold days, not months (retention drops them), so on a queue of that size this takes seconds.
+CREATE INDEX outbox_message_topic_claim_idx ON outbox_message (topic, available_at, id) WHERE status = 'pending';
