@@ -117,6 +117,7 @@ public record ServiceConfig(
                 .claimLinger(s.duration("MAILROOM_CLAIM_LINGER", DispatcherConfig.DEFAULT_CLAIM_LINGER))
                 .completionLinger(s.duration("MAILROOM_COMPLETION_LINGER", DispatcherConfig.DEFAULT_COMPLETION_LINGER))
                 .fullScanInterval(s.duration("MAILROOM_FULL_SCAN_INTERVAL", DispatcherConfig.DEFAULT_FULL_SCAN_INTERVAL))
+                .markLookback(s.duration("MAILROOM_MARK_LOOKBACK", DispatcherConfig.DEFAULT_MARK_LOOKBACK))
                 .sessionSettings(read.sessionSettings())
                 .build());
         boolean socketSet = s.string(DbTopology.ENV_SOCKET_TIMEOUT) != null;

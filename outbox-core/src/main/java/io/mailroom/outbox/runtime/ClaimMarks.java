@@ -20,29 +20,46 @@ import java.util.function.LongSupplier;
  * <p>Why the lowest row of the last claim and not the highest: the rows that claim skipped above
  * its lowest one (locked by another claimer, or an ordering key's follower) stay in reach.
  *
- * <p>Invariant: nothing waits below a mark for longer than {@code fullScanInterval}. Rows can
- * appear below it: an enqueue whose transaction started before the mark's time and committed after
- * it, a row skipped while another claimer held it (and rolled back), an ordering key's follower
- * whose predecessor ran, a message rescheduled to an earlier time or retried now by a person. So a
- * topic set is claimed from the head when it has no mark and whenever its last claim from the head
- * is {@code fullScanInterval} old (real time, from {@link System#nanoTime}: an injected clock that
- * stands still must not stop it); a claim from the head resets the mark to what it took. A
- * notification does not force a claim from the head: at load they come with nearly every commit.
- * An empty claim keeps the mark. Not thread-safe: each claimer thread holds its own.
+ * <p>Rows can appear below a mark: an enqueue whose transaction started before the mark's time and
+ * committed after it, a row skipped while another claimer held it (and rolled back), an ordering
+ * key's follower whose predecessor ran, a message rescheduled to an earlier time or retried now by a
+ * person. So every {@code fullScanInterval} (real time, from {@link System#nanoTime}: an injected
+ * clock that stands still must not stop it) a claim reaches below the mark: it starts {@code
+ * lookback} before the mark's time, where nearly all of those rows are (an enqueue's available_at is
+ * its transaction's start, so a late commit lands below the mark by about its transaction's
+ * length). Every {@value #HEAD_EVERY}th such claim, and whenever a topic set has no mark, starts
+ * from the head of the index instead. Invariant: nothing waits below a mark for longer than {@code
+ * fullScanInterval} when it lies within {@code lookback} of the mark, and for longer than {@value
+ * #HEAD_EVERY} x {@code fullScanInterval} in any case.
+ *
+ * <p>Why not from the head every time: while a transaction holds the xmin horizon, the head of the
+ * index is where the dead entries of everything claimed since pile up, and a claim from the head
+ * walks them all (160 ms a claim after five minutes of a hold at 2,000 messages a second). Those
+ * claims, one a second per claimer, were the claims' 99th percentile during the hold and for
+ * minutes after it (BENCHMARKS.md, issue 28, "the claim that reaches below the mark"). From {@code
+ * lookback} before the mark a claim walks the dead entries of {@code lookback} of traffic. A claim
+ * from a mark resets the mark to what it took; a notification does not make a claim reach below
+ * the mark (at load they come with nearly every commit). An empty claim keeps the mark. Not
+ * thread-safe: each claimer thread holds its own.
  *
  * <p>An ordering key's next message, freed when its predecessor's outcome is written, usually sits
- * below the mark by then (the claimer took later rows meanwhile). So that a key's chain does not
- * wait up to {@code fullScanInterval} per step, the dispatcher counts the written outcomes of
- * messages with an ordering key ({@code freedKeys}), and a topic set whose last claim from the head
- * started before the count last moved is claimed from the head again. A workload where every
- * message has an ordering key therefore claims from the head as it did before the marks.
+ * below the mark by then (the claimer took later rows meanwhile), possibly far below it. So that a
+ * key's chain does not wait up to {@code fullScanInterval} per step, the dispatcher counts the
+ * written outcomes of messages with an ordering key ({@code freedKeys}), and a topic set whose last
+ * claim from the head started before the count last moved is claimed from the head again. A
+ * workload where every message has an ordering key therefore claims from the head as it did before
+ * the marks.
  */
 final class ClaimMarks {
 
     /** The most topic sets remembered (they change as topics are paused and gated): past it, all are forgotten. */
     private static final int MAX_TOPIC_SETS = 64;
 
+    /** Every this many claims that reach below the mark, one starts from the index's head. */
+    static final int HEAD_EVERY = 30;
+
     private final long fullScanNanos;
+    private final Duration lookback;
     private final LongSupplier ticker;
     private final LongSupplier freedKeys;
     private final Map<List<String>, Entry> byTopics = new HashMap<>();
@@ -52,17 +69,25 @@ final class ClaimMarks {
     private static final class Entry {
         ClaimMark mark;
         long lastHeadClaim;
+        /** When a claim last reached below the mark (from the head, or from lookback before it). */
+        long lastReach;
         long freedAtHeadClaim;
     }
 
     /**
      * @param fullScanInterval zero: every claim from the head (no marks)
+     * @param lookback         how far below the mark (in available_at) a claim that reaches below it starts
      * @param freedKeys        a count that moves whenever a message with an ordering key gets its outcome written
      */
-    ClaimMarks(Duration fullScanInterval, LongSupplier ticker, LongSupplier freedKeys) {
+    ClaimMarks(Duration fullScanInterval, Duration lookback, LongSupplier ticker, LongSupplier freedKeys) {
         this.fullScanNanos = fullScanInterval.toNanos();
+        this.lookback = lookback;
         this.ticker = ticker;
         this.freedKeys = freedKeys;
+    }
+
+    ClaimMarks(Duration fullScanInterval, LongSupplier ticker, LongSupplier freedKeys) {
+        this(fullScanInterval, DispatcherConfig.DEFAULT_MARK_LOOKBACK, ticker, freedKeys);
     }
 
     ClaimMarks(Duration fullScanInterval, LongSupplier ticker) {
@@ -78,16 +103,25 @@ final class ClaimMarks {
         return new ClaimMarks(Duration.ZERO, () -> 0L);
     }
 
-    /** Where the next claim of {@code topics} starts: a mark, or null for the index's head. */
+    /**
+     * Where the next claim of {@code topics} starts: the mark; {@code lookback} before it when a
+     * claim has not reached below it for {@code fullScanInterval}; null (the index's head) when
+     * there is no mark, an ordering key was freed, or no claim started from the head for {@value
+     * #HEAD_EVERY} x {@code fullScanInterval}.
+     */
     ClaimMark next(List<String> topics) {
         if (fullScanNanos == 0) {
             return null;
         }
         freedAtNext = freedKeys.getAsLong();
         Entry e = byTopics.get(topics);
-        if (e == null || e.mark == null || ticker.getAsLong() - e.lastHeadClaim >= fullScanNanos
+        long now = ticker.getAsLong();
+        if (e == null || e.mark == null || now - e.lastHeadClaim >= fullScanNanos * HEAD_EVERY
                 || freedAtNext != e.freedAtHeadClaim) {
             return null;
+        }
+        if (now - e.lastReach >= fullScanNanos) {
+            return new ClaimMark(e.mark.availableAt().minus(lookback), Long.MIN_VALUE);
         }
         return e.mark;
     }
@@ -110,7 +144,10 @@ final class ClaimMarks {
         }
         if (from == null) {
             e.lastHeadClaim = ticker.getAsLong();
+            e.lastReach = e.lastHeadClaim;
             e.freedAtHeadClaim = freedAtNext; // read before the claim: a key freed during it is seen next time
+        } else if (e.mark != null && from.compareTo(e.mark) < 0) {
+            e.lastReach = ticker.getAsLong();
         }
         if (lowest != null) {
             e.mark = lowest;

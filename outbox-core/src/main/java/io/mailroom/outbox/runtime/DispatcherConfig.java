@@ -35,6 +35,7 @@ public record DispatcherConfig(
         Duration claimLinger,
         Duration completionLinger,
         Duration fullScanInterval,
+        Duration markLookback,
         SessionSettings sessionSettings,
         Clock clock) {
 
@@ -72,17 +73,30 @@ public record DispatcherConfig(
      */
     public static final Duration DEFAULT_COMPLETION_LINGER = Duration.ofMillis(5);
     /**
-     * How often each claimer claims from the head of the claim index at least; in between, its
-     * claims start from its low-water mark, the lowest (available_at, id) its last claim took
-     * ({@code ClaimMarks}). While a long transaction holds the xmin horizon, a claim from the head
+     * How often each claimer's claims reach below its low-water mark at least; in between, they
+     * start from the mark, the lowest (available_at, id) its last claim took ({@code ClaimMarks}).
+     * While a long transaction holds the xmin horizon, a claim from the head of the claim index
      * walks the index entries of every row claimed since (VACUUM cannot remove them), and its cost
      * grows with the hold's age; from the mark it walks only what was claimed since its last claim.
      * A row that appears below a mark (an enqueue that committed late, a message rescheduled
-     * earlier, an ordering key's follower) waits for the next claim from the head: at most this long.
+     * earlier, an ordering key's follower) waits for the next claim that reaches below it: at most
+     * this long when it lies within {@link #DEFAULT_MARK_LOOKBACK markLookback} of the mark, at most
+     * {@value ClaimMarks#HEAD_EVERY} times this long in any case.
      */
     public static final Duration DEFAULT_FULL_SCAN_INTERVAL = Duration.ofSeconds(1);
-    /** The longest {@code fullScanInterval}: a row below every mark may wait that long. */
+    /** The longest {@code fullScanInterval}. */
     public static final Duration MAX_FULL_SCAN_INTERVAL = Duration.ofMinutes(1);
+    /**
+     * How far below the mark (in available_at) the claim that reaches below it every {@code
+     * fullScanInterval} starts, rather than at the head of the claim index (which one claim in
+     * {@value ClaimMarks#HEAD_EVERY} still does). An enqueue's available_at is its transaction's
+     * start, so a row that committed late lands below the mark by about its transaction's length:
+     * five seconds covers the business transactions that enqueue, and bounds what such a claim
+     * walks while the xmin horizon is held to five seconds of traffic.
+     */
+    public static final Duration DEFAULT_MARK_LOOKBACK = Duration.ofSeconds(5);
+    /** The longest {@code markLookback}. */
+    public static final Duration MAX_MARK_LOOKBACK = Duration.ofHours(1);
     /** The most either linger may be: each delays a message's progress by as much. */
     public static final Duration MAX_LINGER = Duration.ofSeconds(1);
 
@@ -121,6 +135,7 @@ public record DispatcherConfig(
         b.claimLinger = claimLinger;
         b.completionLinger = completionLinger;
         b.fullScanInterval = fullScanInterval;
+        b.markLookback = markLookback;
         b.sessionSettings = sessionSettings;
         b.clock = clock;
         return b;
@@ -162,6 +177,7 @@ public record DispatcherConfig(
         private Duration claimLinger = DEFAULT_CLAIM_LINGER;
         private Duration completionLinger = DEFAULT_COMPLETION_LINGER;
         private Duration fullScanInterval = DEFAULT_FULL_SCAN_INTERVAL;
+        private Duration markLookback = DEFAULT_MARK_LOOKBACK;
         private SessionSettings sessionSettings = SessionSettings.SESSION;
         private Clock clock;
 
@@ -222,6 +238,8 @@ public record DispatcherConfig(
         public Builder completionLinger(Duration v) { this.completionLinger = v; return this; }
         /** See {@link #DEFAULT_FULL_SCAN_INTERVAL}; zero claims from the head every time (no marks). */
         public Builder fullScanInterval(Duration v) { this.fullScanInterval = v; return this; }
+        /** See {@link #DEFAULT_MARK_LOOKBACK}. */
+        public Builder markLookback(Duration v) { this.markLookback = v; return this; }
         /** Where the session settings are made; {@link SessionSettings#TRANSACTION} behind a transaction-mode pooler. */
         public Builder sessionSettings(SessionSettings v) { this.sessionSettings = v; return this; }
         /** Time source for SQL; null (default) means the database's {@code now()}. */
@@ -282,10 +300,15 @@ public record DispatcherConfig(
                 throw new IllegalArgumentException("fullScanInterval must be between 0 and " + MAX_FULL_SCAN_INTERVAL
                         + " (0: every claim from the head of the claim index), got " + fullScanInterval);
             }
+            if (markLookback == null || markLookback.isNegative() || markLookback.isZero()
+                    || markLookback.compareTo(MAX_MARK_LOOKBACK) > 0) {
+                throw new IllegalArgumentException("markLookback must be more than 0 and at most " + MAX_MARK_LOOKBACK
+                        + ", got " + markLookback);
+            }
             return new DispatcherConfig(id, batchSize, concurrency, claimers, lease, heartbeat, pollInterval, pollJitter, backoff,
                     rescueInterval, rescuePageSize, shutdownDeadline, listenForNotifications, recordAttempts,
                     completionBatchSize, statementTimeout, idle, controlPollInterval, orderingKeys,
-                    claimLinger, completionLinger, fullScanInterval, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
+                    claimLinger, completionLinger, fullScanInterval, markLookback, Objects.requireNonNull(sessionSettings, "sessionSettings must not be null"), clock);
         }
 
         private static void linger(String name, Duration value) {

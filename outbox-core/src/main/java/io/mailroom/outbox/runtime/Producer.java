@@ -140,7 +140,8 @@ final class Producer {
     }
 
     private void produce() {
-        ClaimMarks marks = new ClaimMarks(config.fullScanInterval(), System::nanoTime, ledger::freedOrderingKeys); // this claimer's own
+        ClaimMarks marks = new ClaimMarks(config.fullScanInterval(), config.markLookback(), System::nanoTime,
+                ledger::freedOrderingKeys); // this claimer's own
         Semaphore slots = ledger.slots();
         int fullBatch = Math.min(config.batchSize(), config.concurrency());
         int halfBatch = Math.max(1, fullBatch / 2);

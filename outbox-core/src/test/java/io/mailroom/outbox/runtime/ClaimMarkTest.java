@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The claimers' low-water marks ({@link ClaimMarks}): a claim from the mark skips what lies below
- * it, and the claim from the head that runs every {@code fullScanInterval} takes what appeared
- * there. Single steps, an injected clock and an injected ticker for the interval: no sleeping.
+ * it, the claim that reaches {@code markLookback} below it every {@code fullScanInterval} takes what
+ * appeared there, and one such claim in {@value ClaimMarks#HEAD_EVERY} starts from the head. Single steps, an injected clock and an injected ticker for the interval: no sleeping.
  */
 class ClaimMarkTest {
 
@@ -188,9 +188,59 @@ class ClaimMarkTest {
         ticker.addAndGet(FULL_SCAN.toNanos() - 1);
         assertThat(marks.next(ab)).isEqualTo(high);
         ticker.incrementAndGet();
-        assertThat(marks.next(ab)).as("the claim from the head is due").isNull();
-        marks.claimed(ab, null, low);
-        assertThat(marks.next(ab)).as("a claim from the head moves the mark back").isEqualTo(low);
+        ClaimMark reach = marks.next(ab);
+        assertThat(reach).as("a claim that reaches below the mark is due").isEqualTo(lookbackBelow(high));
+        marks.claimed(ab, reach, low);
+        assertThat(marks.next(ab)).as("it moves the mark back").isEqualTo(low);
+    }
+
+    @Test
+    void aClaimReachesLookbackBelowTheMarkEachIntervalAndOneInThirtyStartsFromTheHead() {
+        List<String> a = List.of("a");
+        ClaimMark mark = new ClaimMark(T0.plusSeconds(60), 50);
+        assertThat(marks.next(a)).isNull();
+        marks.claimed(a, null, mark);
+        for (int i = 1; i < ClaimMarks.HEAD_EVERY; i++) {
+            assertThat(marks.next(a)).as("within the interval").isEqualTo(mark);
+            marks.claimed(a, mark, mark);
+            fullScanDue();
+            ClaimMark reach = marks.next(a);
+            assertThat(reach).as("interval %d", i).isEqualTo(lookbackBelow(mark));
+            marks.claimed(a, reach, null); // found nothing below: the mark stays
+            assertThat(marks.next(a)).as("it reached below: the mark again").isEqualTo(mark);
+        }
+        fullScanDue();
+        assertThat(marks.next(a)).as("the thirtieth interval: from the head").isNull();
+        marks.claimed(a, null, mark);
+        assertThat(marks.next(a)).isEqualTo(mark);
+        fullScanDue();
+        assertThat(marks.next(a)).as("the count starts again").isEqualTo(lookbackBelow(mark));
+    }
+
+    @Test
+    void aRowLateByMoreThanTheLookbackIsClaimedByTheClaimFromTheHead() {
+        clock.advance(Duration.ofMinutes(2));
+        long x1 = enqueue("x1", T0.plusSeconds(60));
+        long x2 = enqueue("x2", T0.plusSeconds(61));
+        Dispatcher d = dispatcher(1);
+        assertThat(d.runOnce(marks)).isEqualTo(1); // from the head: x1, the mark
+        // an enqueue whose transaction began 50 s before the mark's row commits now
+        long late = enqueue("late", T0.plusSeconds(10));
+        assertThat(d.runOnce(marks)).isEqualTo(1); // from x1: x2
+        fullScanDue();
+        assertThat(d.runOnce(marks)).as("5 s below the mark does not reach 50 s below it").isZero();
+        for (int i = 1; i < ClaimMarks.HEAD_EVERY - 1; i++) {
+            fullScanDue();
+            assertThat(d.runOnce(marks)).isZero();
+        }
+        assertThat(Fixtures.status(pg.dsl(), late)).isEqualTo("pending");
+        fullScanDue();
+        assertThat(d.runOnce(marks)).as("the claim from the head").isEqualTo(1);
+        assertThat(handled).containsExactly(x1, x2, late);
+    }
+
+    private static ClaimMark lookbackBelow(ClaimMark mark) {
+        return new ClaimMark(mark.availableAt().minus(DispatcherConfig.DEFAULT_MARK_LOOKBACK), Long.MIN_VALUE);
     }
 
     @Test
@@ -224,6 +274,17 @@ class ClaimMarkTest {
                 .isEqualTo(DispatcherConfig.DEFAULT_FULL_SCAN_INTERVAL);
         assertThat(DispatcherConfig.builder().fullScanInterval(Duration.ZERO).build().toBuilder().build()
                 .fullScanInterval()).isZero();
+    }
+
+    @Test
+    void theConfigRejectsBadLookbacksNamingTheSetting() {
+        for (Duration bad : new Duration[]{Duration.ZERO, Duration.ofMillis(-1), Duration.ofHours(1).plusMillis(1), null}) {
+            assertThatThrownBy(() -> DispatcherConfig.builder().markLookback(bad).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("markLookback");
+        }
+        assertThat(DispatcherConfig.builder().build().markLookback()).isEqualTo(DispatcherConfig.DEFAULT_MARK_LOOKBACK);
+        assertThat(DispatcherConfig.builder().markLookback(Duration.ofMinutes(2)).build().toBuilder().build()
+                .markLookback()).isEqualTo(Duration.ofMinutes(2));
     }
 
     /**
