@@ -37,8 +37,8 @@ import java.util.function.LongSupplier;
  * walks them all (160 ms a claim after five minutes of a hold at 2,000 messages a second). Those
  * claims, one a second per claimer, were the claims' 99th percentile during the hold and for
  * minutes after it (BENCHMARKS.md, issue 28, "the claim that reaches below the mark"). From {@code
- * lookback} before the mark a claim walks the dead entries of {@code lookback} of traffic. A claim
- * from a mark resets the mark to what it took; a notification does not make a claim reach below
+ * lookback} before the mark a claim walks the dead entries of {@code lookback} of traffic. Every
+ * claim that takes rows moves the mark to the lowest of them; a notification does not make a claim reach below
  * the mark (at load they come with nearly every commit). An empty claim keeps the mark. Not
  * thread-safe: each claimer thread holds its own.
  *

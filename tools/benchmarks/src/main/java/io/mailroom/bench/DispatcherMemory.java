@@ -82,7 +82,7 @@ final class DispatcherMemory {
         }
         s.note("heap used after GC.run is the live set; during the drain it is sampled every second without a GC (live + garbage)");
         s.note("the first dispatcher runs at its defaults; the second, for the review rows, with MAILROOM_HTTP_TIMEOUT=250ms, "
-                + "MAILROOM_HTTP_KEY_WINDOW=1s, 128 sends at a time, a breaker judging 10,000 calls at 100 % and an answered email after every ten, so that the emails the stub leaves "
+                + "MAILROOM_HTTP_KEY_WINDOW=1s, 128 sends at a time, a breaker judging 10,000 calls at 100 % and a hundred answered emails after every thousand, so that the emails the stub leaves "
                 + "unanswered reach review on their retry instead of opening the breaker");
         s.note("GC time share: the JVM's GC collector time over the drain's wall time; RSS from /proc/<pid>/status");
     }
@@ -151,6 +151,10 @@ final class DispatcherMemory {
         }
     }
 
+    /** Keys of the emails the stub answers at once, among the review phase's ambiguous ones. */
+    private static final String ANSWERED_PREFIX = "bench-review-answered-";
+    private static final int REVIEW_CHUNK = 1_000;
+
     /**
      * A second dispatcher, on the same database, whose emails end in review: the stub leaves them
      * unanswered past a 250 ms request timeout (maybe sent); an HTTP send is repeated with the same
@@ -159,12 +163,8 @@ final class DispatcherMemory {
      * of timeouts would otherwise open it and hold the emails back). Measured idle after a GC once
      * every one of them is in review. It sends 128 at a time (the defaults' 16). The breaker's window
      * is at most 10,000 calls, so 10,000 ambiguous emails in a row opened it and the phase crawled
-     * through its half-open probes: an answered email follows every ten ambiguous ones.
+     * through its half-open probes: a hundred answered emails follow every thousand ambiguous ones.
      */
-    /** Keys of the emails the stub answers at once, among the review phase's ambiguous ones. */
-    private static final String ANSWERED_PREFIX = "bench-review-answered-";
-    private static final int REVIEW_CHUNK = 1_000;
-
     private void review(Report.Section s, BenchDb db, Connection monitor, HikariDataSource pool) throws Exception {
         Map<String, String> env = new java.util.LinkedHashMap<>(Map.of("MAILROOM_BREAKER_WINDOW", "10000",
                 "MAILROOM_BREAKER_MIN_CALLS", "10000", "MAILROOM_BREAKER_FAILURE_RATE", "100",
@@ -177,7 +177,7 @@ final class DispatcherMemory {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
             DispatchOnly.Writer ambiguous = new DispatchOnly.Writer(dsl, 0, StubProviderMain.AMBIGUOUS_PREFIX);
             DispatchOnly.Writer answered = new DispatchOnly.Writer(dsl, 0, ANSWERED_PREFIX);
-            // one answered email after every ten ambiguous ones, claimed in that order: no window of the
+            // a hundred answered emails after every thousand ambiguous ones, claimed in that order: no window of the
             // breaker's (at most 10,000 calls) is all failures, so it never opens however many are asked for
             for (int enqueued = 0; enqueued < plan.review(); enqueued += REVIEW_CHUNK) {
                 int n = Math.min(REVIEW_CHUNK, plan.review() - enqueued);
