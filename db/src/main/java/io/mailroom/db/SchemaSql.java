@@ -36,7 +36,7 @@ public final class SchemaSql {
             "V20__erasure.sql", "V21__bulk_action.sql", "V22__send_later.sql", "V23__email_attachments.sql",
             "V24__recipients_and_tags.sql", "V25__email_capture.sql",
             "V26__enqueue_email_recipients_tags_attachments.sql", "V27__email_rendering_lz4.sql",
-            "V28__claim_index_by_topic.sql");
+            "V28__claim_index_by_topic.sql", "V29__effect_outcome_in_place.sql");
 
     private static final Pattern NAME = Pattern.compile("V(\\d+(?:[._]\\d+)*)__(.+)\\.sql");
     private static final String RESOURCE_DIR = Schema.MIGRATIONS.substring("classpath:".length());

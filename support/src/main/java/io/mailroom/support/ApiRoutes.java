@@ -33,7 +33,7 @@ import java.util.Set;
  *   <li>{@code GET /api/emails?recipient=&domain=&topic=&template=&tag=NAME=VALUE&status=&delivery=&key=&keyPrefix=&providerMessageId=&error=&about=TYPE:ID&since=&until=&olderThan=&cursor=&limit=}
  *       → {@link SearchPage}: a search of the whole history, any combination, newest queued first ({@code since},
  *       {@code until} and {@code olderThan} bound when it was queued). {@code status} (with its times) alone is the
- *       status list, newest change first, as before</li>
+ *       status list, newest change first (sent: newest queued first), as before</li>
  *   <li>{@code GET /api/emails/suggestions?field=recipient|domain|template|topic&prefix=} → {@code {"values": [...]}}</li>
  *   <li>{@code GET /api/stats} → {@link QueueStats}; {@code GET /api/control} → {@link ControlState}</li>
  *   <li>{@code GET /api/stats/topics?range=1h|24h|7d} → {@link TopicStats}: per topic and bucket sent, failed,
@@ -155,7 +155,7 @@ final class ApiRoutes {
     }
 
     /**
-     * A status alone (with its times) is the status list, newest change first; anything else is a
+     * A status alone (with its times) is the status list, newest change first (sent: newest queued first); anything else is a
      * search of the whole history, newest queued first.
      */
     private void list(Context ctx) {

@@ -6,8 +6,11 @@ import java.util.Objects;
 
 /**
  * Which emails to list: one status, optionally changed within {@code [since, until)}, optionally
- * created more than {@code olderThan} ago ("pending for more than 30 minutes"), a page at a time.
- * Build it from raw request values with {@link Params#filter}.
+ * created more than {@code olderThan} ago ("pending for more than 30 minutes"), a page at a time,
+ * newest change first. Sent emails are listed newest queued first and {@code since}/{@code until}
+ * bound when they were queued: nearly every email is sent, and the time an outcome was written is
+ * kept out of every index so that writing it stays in place (V29). Build it from raw request values
+ * with {@link Params#filter}.
  *
  * @param cursor where the previous page ended, or null for the first page
  */

@@ -3,7 +3,7 @@ package io.mailroom.support;
 import java.util.List;
 
 /**
- * One page of a list of emails, newest change first.
+ * One page of a list of emails, newest change first (sent ones: newest queued first, see {@link EmailFilter}).
  *
  * @param nextCursor pass it as {@code cursor} to get the next page; null on the last page
  */

@@ -75,7 +75,7 @@ final class SupportQueries {
         return db.read(tx -> Optional.ofNullable(store.renderedHtml(tx, k)));
     }
 
-    /** One page of emails in one status, newest change first. */
+    /** One page of emails in one status, newest first ({@link EmailFilter}: by change, sent ones by queue time). */
     public EmailPage emails(EmailFilter filter) {
         Objects.requireNonNull(filter, "filter");
         return db.read(tx -> {
@@ -84,7 +84,7 @@ final class SupportQueries {
             if (rows.size() > filter.limit()) {
                 rows = rows.subList(0, filter.limit());
                 SupportStore.EmailRow last = rows.getLast();
-                next = new Cursor(last.updatedAt(), last.key()).encode();
+                next = new Cursor(SupportStore.pageTime(filter, last), last.key()).encode();
             }
             return new EmailPage(filter.status(), views.views(tx, rows, false), next);
         });

@@ -154,7 +154,7 @@ public final class SupportService {
         return queries.renderedHtml(key);
     }
 
-    /** One page of emails in one status, newest change first. */
+    /** One page of emails in one status, newest change first (sent: newest queued first, see {@link EmailFilter}). */
     public EmailPage emails(EmailFilter filter) {
         return queries.emails(filter);
     }

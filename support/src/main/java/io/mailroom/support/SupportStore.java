@@ -180,6 +180,11 @@ final class SupportStore {
         return e == null ? null : rows(tx, List.of(e)).getFirst();
     }
 
+    /** The time a row of {@code f}'s list is ordered by, which its page cursor holds. */
+    static Instant pageTime(EmailFilter f, EmailRow row) {
+        return EffectHistory.pageTime(f.status().storedStatus()) == EffectHistory.PageTime.QUEUED ? row.createdAt() : row.updatedAt();
+    }
+
     private static EffectHistory.StatusPage page(EmailFilter f, int limit) {
         return new EffectHistory.StatusPage(f.status().storedStatus(), EMAIL_TOPIC_PREFIX, f.since(), f.until(),
                 f.olderThan(), f.cursor() == null ? null : f.cursor().updatedAt(),
@@ -230,7 +235,7 @@ final class SupportStore {
         return RecordLookup.keysByResultRef(tx, List.of(providerMessageId));
     }
 
-        /** A page of one status, newest change first, keyset-paginated on (updated_at, key). */
+    /** A page of one status, newest first by {@link #pageTime}, keyset-paginated on (that time, key). */
     ResultQuery<Record> statusQuery(DSLContext tx, EmailFilter f, int limit) {
         return EffectHistory.statusQuery(tx, page(f, limit));
     }

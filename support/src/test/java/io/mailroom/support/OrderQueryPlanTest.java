@@ -11,7 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The support queries use their indexes on a history table big enough for the planner to care:
- * "emails of order N" the aggregate index, a status list the status index. The plans are those of
+ * "emails of order N" the aggregate index, a status list the index its status is served by
+ * ({@code EffectHistory.statusQuery}). The plans are those of
  * the exact statements the service runs (built by {@link SupportStore}).
  */
 class OrderQueryPlanTest {
@@ -23,6 +24,9 @@ class OrderQueryPlanTest {
     static void load() {
         HistoryLoader.load(pg.dsl(), 30_000);
     }
+
+    /** A sort of every row found (an incremental sort of ties within one time is a page's worth). */
+    private static final String FULL_SORT = "(?m)^\\s*(->\\s+)?Sort\\s+\\(";
 
     static String explain(org.jooq.Query query) {
         return pg.dsl().fetch("EXPLAIN " + pg.dsl().renderInlined(query)).stream()
@@ -43,11 +47,35 @@ class OrderQueryPlanTest {
     }
 
     @Test
-    void aStatusListIsReadThroughTheStatusIndex() {
+    void aListOfFailedEmailsIsReadThroughTheExceptionIndex() {
         String plan = explain(new SupportStore().statusQuery(pg.dsl(),
                 new EmailFilter(EmailStatus.FAILED, null, null, null, null, 50), 51));
-        assertThat(plan).contains("outbox_effect_status_idx").doesNotContain("Seq Scan on outbox_effect");
+        assertThat(plan).contains("outbox_effect_exception_idx").doesNotContain("Seq Scan on outbox_effect").doesNotContainPattern(FULL_SORT);
         assertThat(new SupportService(pg.dataSource()).emails(EmailFilter.of(EmailStatus.FAILED)).emails()).hasSize(50)
                 .allSatisfy(e -> assertThat(e.status()).isEqualTo(EmailStatus.FAILED));
+    }
+
+    @Test
+    void aListOfSentEmailsIsReadNewestQueuedFirstThroughTheTimeIndex() {
+        String plan = explain(new SupportStore().statusQuery(pg.dsl(),
+                new EmailFilter(EmailStatus.SENT, null, null, null, null, 50), 51));
+        assertThat(plan).contains("outbox_effect_created_idx").doesNotContain("Seq Scan on outbox_effect").doesNotContainPattern(FULL_SORT);
+        SupportService service = new SupportService(pg.dataSource());
+        EmailPage first = service.emails(EmailFilter.of(EmailStatus.SENT));
+        assertThat(first.emails()).hasSize(50).allSatisfy(e -> assertThat(e.status()).isEqualTo(EmailStatus.SENT));
+        // the next page continues where the first ended, by the time each was queued
+        EmailPage second = service.emails(new EmailFilter(EmailStatus.SENT, null, null, null,
+                Cursor.decode("cursor", first.nextCursor()), 50));
+        assertThat(second.emails()).hasSize(50);
+        assertThat(second.emails().getFirst().createdAt()).isBeforeOrEqualTo(first.emails().getLast().createdAt());
+        assertThat(second.emails()).extracting(EmailView::key).doesNotContainAnyElementsOf(
+                first.emails().stream().map(EmailView::key).toList());
+    }
+
+    @Test
+    void aListOfWaitingEmailsIsReadThroughTheQueueNotTheHistory() {
+        String plan = explain(new SupportStore().statusQuery(pg.dsl(),
+                new EmailFilter(EmailStatus.PENDING, null, null, null, null, 50), 51));
+        assertThat(plan).contains("outbox_message").doesNotContain("Seq Scan on outbox_effect");
     }
 }

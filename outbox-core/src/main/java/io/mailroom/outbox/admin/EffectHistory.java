@@ -2,6 +2,7 @@ package io.mailroom.outbox.admin;
 
 import io.mailroom.db.jooq.tables.OutboxEffect;
 import io.mailroom.db.jooq.tables.OutboxMessage;
+import io.mailroom.outbox.MessageStatus;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -20,6 +21,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import static io.mailroom.db.jooq.Tables.OUTBOX_EFFECT;
 import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
@@ -28,8 +30,9 @@ import static io.mailroom.db.jooq.Tables.OUTBOX_MESSAGE;
  * Reads of the effect history ({@code outbox_effect}, one row per idempotency key, kept after the hot
  * queue row is gone) with the live queue row when there still is one, for the modules that show or act
  * on past work (support). Every list is bounded by the caller's limit and served by an index:
- * by aggregate through {@code outbox_effect_aggregate_idx}, by status through
- * {@code outbox_effect_status_idx}; the queue row is joined by its primary key only.
+ * by aggregate through {@code outbox_effect_aggregate_idx}, by status as {@link #statusQuery} says
+ * (no index of the effect mentions its status: an outcome is written in place, V29); the queue row is
+ * joined by its primary key only.
  *
  * <p>All methods run in the caller's transaction; none commits.
  */
@@ -57,20 +60,48 @@ public final class EffectHistory {
     }
 
     /**
-     * A page of effects of one status, newest change first, keyset-paginated on (updated_at, key).
+     * The statuses whose effects the exception index ({@code outbox_effect_exception_idx}, on the
+     * generated {@code exception_status} and {@code exception_at}) holds: the emails that did not go
+     * through. The same list as V29's generated columns.
+     */
+    public static final Set<String> EXCEPTION_STATUSES = Set.of("failed", "review", "cancelled", "closed");
+
+    /** The status of sent effects, whose pages are ordered by the time they were queued. */
+    private static final String SENT = "done";
+
+    /** The time a page of {@code status} is ordered, bounded and continued by (see {@link #statusQuery}). */
+    public enum PageTime {
+        /** When the effect last changed ({@code updated_at}): the exceptions and the waiting ones. */
+        CHANGED,
+        /** When it was queued ({@code created_at}): the sent ones. */
+        QUEUED;
+
+        public Instant of(Effect e) {
+            return this == CHANGED ? e.updatedAt() : e.createdAt();
+        }
+    }
+
+    /** The time pages of {@code status} are ordered by. */
+    public static PageTime pageTime(String status) {
+        return SENT.equals(status) ? PageTime.QUEUED : PageTime.CHANGED;
+    }
+
+    /**
+     * A page of effects of one status, newest first by its {@link #pageTime}, keyset-paginated on
+     * (that time, key).
      *
      * @param topicPrefix only topics starting with it (null: every topic)
-     * @param since       updated at or after (null: no bound)
-     * @param until       updated before (null: no bound)
+     * @param since       page time at or after (null: no bound)
+     * @param until       page time before (null: no bound)
      * @param olderThan   created at least this long ago by the database's clock (null: no bound)
-     * @param afterUpdatedAt with {@code afterKey}: the last row of the previous page (null: first page)
+     * @param afterTime   with {@code afterKey}: the page time of the last row of the previous page (null: first page)
      */
     public record StatusPage(String status, String topicPrefix, Instant since, Instant until, Duration olderThan,
-                             Instant afterUpdatedAt, String afterKey, int limit) {
+                             Instant afterTime, String afterKey, int limit) {
         public StatusPage {
             Objects.requireNonNull(status, "status");
-            if ((afterUpdatedAt == null) != (afterKey == null)) {
-                throw new IllegalArgumentException("a page cursor needs both updated_at and key");
+            if ((afterTime == null) != (afterKey == null)) {
+                throw new IllegalArgumentException("a page cursor needs both its time and key");
             }
             if (limit < 1) {
                 throw new IllegalArgumentException("limit must be at least 1, got " + limit);
@@ -131,27 +162,52 @@ public final class EffectHistory {
                 SELECT type FROM t WHERE type IS NOT NULL LIMIT ?"""), limit).getValues(0, String.class);
     }
 
-    /** The query of {@link #byStatus}, unexecuted (for EXPLAIN). */
+    /**
+     * The query of {@link #byStatus}, unexecuted (for EXPLAIN). How each status is served, since no
+     * index of the effect mentions its status (V29):
+     * <ul>
+     *   <li>failed, review, cancelled, closed ({@link #EXCEPTION_STATUSES}): the exception index, newest
+     *       change first, as rare as those emails are;</li>
+     *   <li>pending: the queue's partial indexes of its pending and running rows (an effect waits only
+     *       while its queue row does), newest change first, sorting as many as wait;</li>
+     *   <li>sent: the effect's {@code created_at} index, newest queued first, reading about a page
+     *       since nearly every email is sent.</li>
+     * </ul>
+     */
     public static ResultQuery<Record> statusQuery(DSLContext tx, StatusPage page) {
+        boolean exception = EXCEPTION_STATUSES.contains(page.status());
+        Field<Instant> time = switch (pageTime(page.status())) {
+            case CHANGED -> exception ? E.EXCEPTION_AT : E.UPDATED_AT;
+            case QUEUED -> E.CREATED_AT;
+        };
         List<Condition> where = new ArrayList<>();
-        where.add(E.STATUS.eq(page.status()));
+        if (exception) {
+            where.add(E.EXCEPTION_STATUS.eq(page.status()));
+        } else {
+            where.add(E.STATUS.eq(page.status()));
+        }
+        if (!exception && !SENT.equals(page.status())) {
+            OutboxMessage queued = OUTBOX_MESSAGE.as("queued");
+            where.add(E.IDEMPOTENCY_KEY.in(DSL.select(queued.IDEMPOTENCY_KEY).from(queued)
+                    .where(queued.STATUS.eq(MessageStatus.PENDING.sql()).or(queued.STATUS.eq(MessageStatus.RUNNING.sql())))));
+        }
         if (page.topicPrefix() != null) {
             where.add(E.TOPIC.startsWith(page.topicPrefix()));
         }
         if (page.since() != null) {
-            where.add(E.UPDATED_AT.ge(page.since()));
+            where.add(time.ge(page.since()));
         }
         if (page.until() != null) {
-            where.add(E.UPDATED_AT.lt(page.until()));
+            where.add(time.lt(page.until()));
         }
         if (page.olderThan() != null) {
             where.add(DSL.condition("{0} <= now() - make_interval(secs => {1})", E.CREATED_AT,
                     DSL.val(page.olderThan().toMillis() / 1000.0)));
         }
         if (page.afterKey() != null) {
-            where.add(DSL.row(E.UPDATED_AT, E.IDEMPOTENCY_KEY).lt(page.afterUpdatedAt(), page.afterKey()));
+            where.add(DSL.row(time, E.IDEMPOTENCY_KEY).lt(page.afterTime(), page.afterKey()));
         }
-        return effects(tx).where(where).orderBy(E.UPDATED_AT.desc(), E.IDEMPOTENCY_KEY.desc()).limit(page.limit());
+        return effects(tx).where(where).orderBy(time.desc(), E.IDEMPOTENCY_KEY.desc()).limit(page.limit());
     }
 
     public static List<Effect> byStatus(DSLContext tx, StatusPage page) {
@@ -265,13 +321,22 @@ public final class EffectHistory {
         }
     }
 
-    /** How many effects have each of these statuses (through the status index); absent ones count 0. */
+    /**
+     * How many effects have each of these statuses (through the exception index); absent ones count 0.
+     *
+     * @throws IllegalArgumentException for a status outside {@link #EXCEPTION_STATUSES} (no index counts it)
+     */
     public static Map<String, Long> countByStatus(DSLContext tx, Collection<String> statuses) {
         var counts = new java.util.HashMap<String, Long>();
-        statuses.forEach(s -> counts.put(s, 0L));
-        tx.select(E.STATUS, DSL.count()).from(E)
-                .where(E.STATUS.in(statuses))
-                .groupBy(E.STATUS)
+        for (String s : statuses) {
+            if (!EXCEPTION_STATUSES.contains(s)) {
+                throw new IllegalArgumentException("only " + EXCEPTION_STATUSES + " are counted, not " + s);
+            }
+            counts.put(s, 0L);
+        }
+        tx.select(E.EXCEPTION_STATUS, DSL.count()).from(E)
+                .where(E.EXCEPTION_STATUS.in(statuses))
+                .groupBy(E.EXCEPTION_STATUS)
                 .forEach(r -> counts.put(r.value1(), r.value2().longValue()));
         return counts;
     }

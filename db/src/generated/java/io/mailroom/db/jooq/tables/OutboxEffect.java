@@ -131,6 +131,19 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
      */
     public final TableField<OutboxEffectRecord, String> RESEND_OF = createField(DSL.name("resend_of"), SQLDataType.VARCHAR, this, "");
 
+    /**
+     * The column <code>mailroom.outbox_effect.exception_status</code>. status
+     * when it is failed, review, cancelled or closed, else NULL (generated;
+     * outbox_effect_exception_idx)
+     */
+    public final TableField<OutboxEffectRecord, String> EXCEPTION_STATUS = createField(DSL.name("exception_status"), SQLDataType.VARCHAR, this, "status when it is failed, review, cancelled or closed, else NULL (generated; outbox_effect_exception_idx)");
+
+    /**
+     * The column <code>mailroom.outbox_effect.exception_at</code>. updated_at
+     * when status is failed, review, cancelled or closed, else NULL (generated)
+     */
+    public final TableField<OutboxEffectRecord, Instant> EXCEPTION_AT = createField(DSL.name("exception_at"), SQLDataType.INSTANT, this, "updated_at when status is failed, review, cancelled or closed, else NULL (generated)");
+
     private OutboxEffect(Name alias, Table<OutboxEffectRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
@@ -200,7 +213,7 @@ public class OutboxEffect extends TableImpl<OutboxEffectRecord> {
 
     @Override
     public List<Index> getIndexes() {
-        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_KEY_PREFIX_IDX, Indexes.OUTBOX_EFFECT_STATUS_IDX, Indexes.OUTBOX_EFFECT_TOPIC_IDX);
+        return Arrays.asList(Indexes.OUTBOX_EFFECT_AGGREGATE_IDX, Indexes.OUTBOX_EFFECT_CREATED_IDX, Indexes.OUTBOX_EFFECT_EXCEPTION_IDX, Indexes.OUTBOX_EFFECT_KEY_PREFIX_IDX, Indexes.OUTBOX_EFFECT_TOPIC_IDX);
     }
 
     @Override

@@ -230,6 +230,42 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         return (String) get(13);
     }
 
+    /**
+     * Setter for <code>mailroom.outbox_effect.exception_status</code>. status
+     * when it is failed, review, cancelled or closed, else NULL (generated;
+     * outbox_effect_exception_idx)
+     */
+    public OutboxEffectRecord setExceptionStatus(String value) {
+        set(14, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.outbox_effect.exception_status</code>. status
+     * when it is failed, review, cancelled or closed, else NULL (generated;
+     * outbox_effect_exception_idx)
+     */
+    public String getExceptionStatus() {
+        return (String) get(14);
+    }
+
+    /**
+     * Setter for <code>mailroom.outbox_effect.exception_at</code>. updated_at
+     * when status is failed, review, cancelled or closed, else NULL (generated)
+     */
+    public OutboxEffectRecord setExceptionAt(Instant value) {
+        set(15, value);
+        return this;
+    }
+
+    /**
+     * Getter for <code>mailroom.outbox_effect.exception_at</code>. updated_at
+     * when status is failed, review, cancelled or closed, else NULL (generated)
+     */
+    public Instant getExceptionAt() {
+        return (Instant) get(15);
+    }
+
     // -------------------------------------------------------------------------
     // Primary key information
     // -------------------------------------------------------------------------
@@ -253,7 +289,7 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
     /**
      * Create a detached, initialised OutboxEffectRecord
      */
-    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf) {
+    public OutboxEffectRecord(String idempotencyKey, String topic, String aggregateType, String aggregateId, Long messageId, Instant messageCreatedAt, String status, Integer attempts, Integer maxAttempts, String lastError, Instant createdAt, Instant updatedAt, Instant finishedAt, String resendOf, String exceptionStatus, Instant exceptionAt) {
         super(OutboxEffect.OUTBOX_EFFECT);
 
         setIdempotencyKey(idempotencyKey);
@@ -270,6 +306,8 @@ public class OutboxEffectRecord extends UpdatableRecordImpl<OutboxEffectRecord> 
         setUpdatedAt(updatedAt);
         setFinishedAt(finishedAt);
         setResendOf(resendOf);
+        setExceptionStatus(exceptionStatus);
+        setExceptionAt(exceptionAt);
         resetTouchedOnNotNull();
     }
 }
