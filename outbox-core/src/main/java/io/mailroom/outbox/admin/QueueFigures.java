@@ -45,9 +45,11 @@ public final class QueueFigures {
         long failed = 0;
         long review = 0;
         for (Record r : dsl.fetch(schema.sql(
-                "SELECT status, count(*) AS n FROM {schema}.outbox_effect WHERE status IN ('failed', 'review') GROUP BY status"))) {
+                "SELECT exception_status, count(*) AS n FROM {schema}.outbox_effect"
+                        + " WHERE exception_status IN ('failed', 'review') GROUP BY exception_status"))) {
+            // the exception index (V29): no index of the effect holds its status itself
             long n = r.get("n", Long.class);
-            if ("failed".equals(r.get("status", String.class))) {
+            if ("failed".equals(r.get("exception_status", String.class))) {
                 failed = n;
             } else {
                 review = n;

@@ -197,14 +197,14 @@ final class RetentionStore {
      * The same question asked again while the parent is locked ACCESS EXCLUSIVE, so it must be quick:
      * pending and running rows are counted through the partition's own partial indexes (claim and
      * lease indexes, which stay with the table when it is detached), and review rows through
-     * {@code outbox_effect}'s status index, which mirrors every hot row's status in the same
-     * transaction that changes it.
+     * {@code outbox_effect}'s exception index (V29), since the effect mirrors every hot row's status
+     * in the same transaction that changes it.
      */
     HeldRows heldRowsQuickly(DSLContext tx, LocalDate day) {
         var e = OUTBOX_EFFECT;
         long pending = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'pending'", quoted(tx, day)).get(0, Long.class);
         long running = tx.fetchSingle("SELECT count(*) FROM {0} WHERE status = 'running'", quoted(tx, day)).get(0, Long.class);
-        long review = tx.fetchCount(e, e.STATUS.eq(MessageStatus.REVIEW.sql())
+        long review = tx.fetchCount(e, e.EXCEPTION_STATUS.eq(MessageStatus.REVIEW.sql())
                 .and(e.MESSAGE_CREATED_AT.ge(startOf(day)))
                 .and(e.MESSAGE_CREATED_AT.lt(startOf(day.plusDays(1)))));
         return new HeldRows(pending, running, review);
@@ -276,25 +276,35 @@ final class RetentionStore {
      * deleted. The status is re-checked on the locked row (READ COMMITTED), so an effect that a
      * person just retried is skipped. Returns the deleted effects, for the owners of their history
      * ({@link RetentionStep#deleteWithEffects}) in the same transaction.
+     *
+     * <p>Read oldest queued first through the {@code created_at} index (an effect is changed after it
+     * is queued, so one untouched since the cutoff was queued before it): no index of the effect
+     * holds its status or updated_at (V29). The effects that must stay (waiting, in review, changed
+     * lately) are read again by every batch until they go; they are few.
      */
     List<RetentionStep.DeletedEffect> deleteEffects(DSLContext tx, Instant cutoff, int limit) {
         var e = OUTBOX_EFFECT;
-        var c = OUTBOX_EFFECT.as("c");
-        var m = OUTBOX_MESSAGE;
-        return tx.deleteFrom(e).where(e.IDEMPOTENCY_KEY.in(
-                select(c.IDEMPOTENCY_KEY).from(c)
-                        .where(c.STATUS.in(GONE_STATUSES))
-                        .and(c.UPDATED_AT.lt(cutoff))
-                        .and(c.FINISHED_AT.lt(cutoff))
-                        .and(notExists(selectOne().from(m)
-                                .where(m.ID.eq(c.MESSAGE_ID)).and(m.CREATED_AT.eq(c.MESSAGE_CREATED_AT))))
-                        .orderBy(c.UPDATED_AT)
-                        .limit(limit)
-                        .forUpdate().skipLocked()))
+        return tx.deleteFrom(e).where(e.IDEMPOTENCY_KEY.in(deletableEffects(tx, cutoff, limit)))
                 .and(e.STATUS.in(GONE_STATUSES))
                 .returning(e.IDEMPOTENCY_KEY, e.MESSAGE_ID, e.MESSAGE_CREATED_AT)
                 .fetch(r -> new RetentionStep.DeletedEffect(r.get(e.IDEMPOTENCY_KEY), r.get(e.MESSAGE_ID),
                         r.get(e.MESSAGE_CREATED_AT)));
+    }
+
+    /** The keys {@link #deleteEffects} takes, locked, unexecuted (a test reads its plan). */
+    static org.jooq.Select<org.jooq.Record1<String>> deletableEffects(DSLContext tx, Instant cutoff, int limit) {
+        var c = OUTBOX_EFFECT.as("c");
+        var m = OUTBOX_MESSAGE;
+        return select(c.IDEMPOTENCY_KEY).from(c)
+                .where(c.CREATED_AT.lt(cutoff))
+                .and(c.STATUS.in(GONE_STATUSES))
+                .and(c.UPDATED_AT.lt(cutoff))
+                .and(c.FINISHED_AT.lt(cutoff))
+                .and(notExists(selectOne().from(m)
+                        .where(m.ID.eq(c.MESSAGE_ID)).and(m.CREATED_AT.eq(c.MESSAGE_CREATED_AT))))
+                .orderBy(c.CREATED_AT)
+                .limit(limit)
+                .forUpdate().skipLocked();
     }
 
     /** Deletes up to {@code limit} audit entries older than {@code cutoff}. */

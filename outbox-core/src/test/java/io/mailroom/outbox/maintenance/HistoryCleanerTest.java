@@ -235,4 +235,23 @@ class HistoryCleanerTest {
         var a = AUDIT_LOG;
         pg.dsl().insertInto(a, a.AT, a.ACTOR, a.ROLE, a.ACTION).values(at, "alice", "support", action).execute();
     }
+
+    @Test
+    void oldEffectsAreFoundThroughTheTimeIndexNotByReadingTheHistory() {
+        // 30,000 finished effects over 300 days, enough for the planner to care
+        pg.dsl().execute("""
+                INSERT INTO outbox_effect (idempotency_key, topic, aggregate_type, aggregate_id, message_id,
+                                           message_created_at, status, attempts, max_attempts, created_at, updated_at, finished_at)
+                SELECT 'old-' || g, 'email.receipt', 'order', g::text, g, t, 'done', 1, 10, t, t, t
+                FROM generate_series(1, 30000) g, LATERAL (SELECT timestamptz '2030-03-01' + g * interval '15 minutes' AS t) x
+                """);
+        pg.dsl().execute("ANALYZE outbox_effect");
+        String plan = pg.dsl().fetch("EXPLAIN " + pg.dsl().renderInlined(
+                        RetentionStore.deletableEffects(pg.dsl(), Instant.parse("2030-06-01T00:00:00Z"), 500)))
+                .stream().map(r -> r.get(0, String.class)).collect(java.util.stream.Collectors.joining("\n"));
+        assertThat(plan).contains("outbox_effect_created_idx").doesNotContain("Seq Scan on outbox_effect");
+        int deleted = pg.dsl().transactionResult(cfg ->
+                new RetentionStore(io.mailroom.db.sql.SqlClock.database()).deleteEffects(cfg.dsl(), Instant.parse("2030-06-01T00:00:00Z"), 500).size());
+        assertThat(deleted).isEqualTo(500);
+    }
 }
