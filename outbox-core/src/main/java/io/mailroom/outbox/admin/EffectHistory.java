@@ -74,11 +74,7 @@ public final class EffectHistory {
         /** When the effect last changed ({@code updated_at}): the exceptions and the waiting ones. */
         CHANGED,
         /** When it was queued ({@code created_at}): the sent ones. */
-        QUEUED;
-
-        public Instant of(Effect e) {
-            return this == CHANGED ? e.updatedAt() : e.createdAt();
-        }
+        QUEUED
     }
 
     /** The time pages of {@code status} are ordered by. */
