@@ -31,12 +31,23 @@ import java.util.Set;
  */
 final class CpuMeter {
 
-    /** One sample. */
-    record Sample(long jvmNanos, Map<Long, Long> children, Map<Long, Long> backends, Map<Long, Long> background) {
+    /**
+     * One sample.
+     *
+     * @param jitNanos CPU of this JVM's JIT compiler threads so far (0 when this JVM is not counted)
+     */
+    record Sample(long jvmNanos, long jitNanos, Map<Long, Long> children, Map<Long, Long> backends,
+                  Map<Long, Long> background) {
     }
 
     /** CPU used between two samples. */
-    record Used(long jvmNanos, long backendNanos, long backgroundNanos, int backends, boolean databaseVisible) {
+    record Used(long jvmNanos, long jitNanos, long backendNanos, long backgroundNanos, int backends,
+                boolean databaseVisible) {
+
+        /** The part of {@link #clientMsPer1000} this JVM's compilers spent compiling, not running the driver. */
+        Double jitMsPer1000(long messages) {
+            return messages == 0 ? null : jitNanos / 1e6 * 1000.0 / messages;
+        }
 
         Double clientMsPer1000(long messages) {
             return messages == 0 ? null : jvmNanos / 1e6 * 1000.0 / messages;
@@ -71,6 +82,7 @@ final class CpuMeter {
 
     Sample sample(Collection<Long> childPids) throws SQLException {
         long self = includeSelf ? ProcCpu.selfNanos() : 0;
+        long jit = includeSelf ? ProcCpu.selfJitNanos() : 0;
         Map<Long, Long> children = read(childPids);
         Map<Long, Long> backends = Map.of();
         Map<Long, Long> background = Map.of();
@@ -82,7 +94,7 @@ final class CpuMeter {
                                            'autovacuum launcher', 'autovacuum worker')
                     """));
         }
-        return new Sample(self, children, backends, background);
+        return new Sample(self, jit, children, backends, background);
     }
 
     /**
@@ -113,7 +125,7 @@ final class CpuMeter {
 
     static Used between(Sample before, Sample after, boolean databaseVisible) {
         long jvm = after.jvmNanos() - before.jvmNanos() + delta(before.children(), after.children());
-        return new Used(jvm, delta(before.backends(), after.backends()),
+        return new Used(jvm, after.jitNanos() - before.jitNanos(), delta(before.backends(), after.backends()),
                 delta(before.background(), after.background()), after.backends().size(), databaseVisible);
     }
 

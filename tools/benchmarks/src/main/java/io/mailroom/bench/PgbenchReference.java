@@ -111,7 +111,7 @@ final class PgbenchReference {
             CpuMeter.Sample after = meter.sample(List.of());
             CpuMeter.Used background = meter.between(before, after);
             // what ran after the last sample (at most 20 ms per process) is missed
-            CpuMeter.Used used = new CpuMeter.Used(client.total(), backends.total(), background.backgroundNanos(),
+            CpuMeter.Used used = new CpuMeter.Used(client.total(), 0, backends.total(), background.backgroundNanos(),
                     backends.processes(), meter.databaseVisible());
             QueueLoader.Counts counts = QueueLoader.counts(monitor);
             long handled = counts.done();

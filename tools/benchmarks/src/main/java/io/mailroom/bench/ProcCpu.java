@@ -58,6 +58,39 @@ final class ProcCpu {
         return -1;
     }
 
+    /**
+     * CPU nanoseconds this JVM's JIT compiler threads ({@code C1 CompilerThread*}, {@code C2
+     * CompilerThread*}) have used so far, from {@code /proc/self/task/<tid>/stat}; 0 without /proc.
+     * A compiler thread that HotSpot retires while idle takes its count with it, so across such an
+     * exit the figure is a lower bound. A fresh JVM spends most of its first seconds' CPU here,
+     * whichever code it happens to run.
+     */
+    static long selfJitNanos() {
+        Path tasks = Path.of("/proc/self/task");
+        if (!Files.isDirectory(tasks)) {
+            return 0;
+        }
+        long ticks = 0;
+        try (var threads = Files.list(tasks)) {
+            for (Path task : (Iterable<Path>) threads::iterator) {
+                try {
+                    String name = Files.readString(task.resolve("comm")).trim();
+                    if (!name.startsWith("C1 Compiler") && !name.startsWith("C2 Compiler")) {
+                        continue;
+                    }
+                    String stat = Files.readString(task.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException e) {
+            return 0;
+        }
+        return ticks * 1_000_000_000L / TICKS_PER_SECOND;
+    }
+
     static long ticksPerSecond() {
         try {
             Process p = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();

@@ -39,6 +39,7 @@ final class QueueThroughput {
             new Report.Column("ratio_jdbc", "x jdbc-ref"),
             new Report.Column("ratio_pgbench", "x pgbench"),
             new Report.Column("client_cpu_ms_per_1k", "client CPU ms/1k"),
+            new Report.Column("jit_cpu_ms_per_1k", "of which JIT"),
             new Report.Column("db_cpu_ms_per_1k", "PG CPU ms/1k"),
             new Report.Column("total_cpu_ms_per_1k", "total ms/1k"),
             new Report.Column("rows_per_claim", "rows/claim"),
@@ -72,7 +73,9 @@ final class QueueThroughput {
                 + " claim transactions / wall time; " + DispatcherConfig.DEFAULT_CLAIMERS + ".0 = always claiming) say whether"
                 + " claiming or completing bounded the runtime");
         main.note("client CPU = the JVM (or pgbench) process; PG CPU = the database's client backends for this run; both from "
-                + "/proc/<pid>/stat utime+stime sampled before and after the drain");
+                + "/proc/<pid>/stat utime+stime sampled before and after the drain; of which JIT = the CPU of the JVM's"
+                + " C1/C2 compiler threads in that window, charged to whichever driver runs meanwhile: a warm-up too short"
+                + " for the code under test shows here (--warmup)");
         if (plan.pgbench().isEmpty()) {
             main.note("pgbench not found: pgbench reference rows skipped (install postgresql-client or pass --pgbench)");
         }
@@ -243,6 +246,7 @@ final class QueueThroughput {
         row.put("seconds", r.nanos() / 1e9);
         row.put("msg_per_s", r.perSecond());
         row.put("client_cpu_ms_per_1k", r.cpu().clientMsPer1000(r.handled()));
+        row.put("jit_cpu_ms_per_1k", r.cpu().jitMsPer1000(r.handled()));
         row.put("db_cpu_ms_per_1k", r.cpu().databaseMsPer1000(r.handled()));
         row.put("total_cpu_ms_per_1k", r.cpu().totalMsPer1000(r.handled()));
         row.put("pg_background_cpu_ms", r.cpu().databaseVisible() ? r.cpu().backgroundNanos() / 1e6 : null);
