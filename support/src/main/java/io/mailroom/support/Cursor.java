@@ -7,8 +7,10 @@ import java.util.Base64;
 import java.util.Objects;
 
 /**
- * Where a page of a list ended: the last row's {@code updated_at} and key, the keyset the list is
- * ordered by. Opaque to callers (base64url), so its shape can change without breaking them.
+ * Where a page of a list ended: the last row's time and key, the keyset the list is ordered by (the
+ * time of its last change for a status list; the time it was queued for a search and for the list
+ * of sent emails, {@code SupportStore.pageTime}). Opaque to callers (base64url), so its shape can
+ * change without breaking them.
  */
 public record Cursor(Instant updatedAt, String key) {
 
