@@ -64,10 +64,11 @@ public final class EffectHistory {
      * generated {@code exception_status} and {@code exception_at}) holds: the emails that did not go
      * through. The same list as V29's generated columns.
      */
-    public static final Set<String> EXCEPTION_STATUSES = Set.of("failed", "review", "cancelled", "closed");
+    public static final Set<String> EXCEPTION_STATUSES = Set.of(MessageStatus.FAILED.sql(), MessageStatus.REVIEW.sql(),
+            MessageStatus.CANCELLED.sql(), MessageStatus.CLOSED.sql());
 
     /** The status of sent effects, whose pages are ordered by the time they were queued. */
-    private static final String SENT = "done";
+    private static final String SENT = MessageStatus.DONE.sql();
 
     /** The time a page of {@code status} is ordered, bounded and continued by (see {@link #statusQuery}). */
     public enum PageTime {
