@@ -5,6 +5,7 @@ import io.mailroom.delivery.BounceType;
 import io.mailroom.delivery.DeliveryEvent;
 import io.mailroom.delivery.DeliveryEventStore;
 import io.mailroom.delivery.DeliveryKind;
+import io.mailroom.delivery.mime.MimeStreams;
 import io.mailroom.delivery.webhook.DeliveryEventAdapter;
 import io.mailroom.delivery.webhook.MalformedEventException;
 import jakarta.mail.BodyPart;
@@ -81,6 +82,7 @@ public final class DsnParser {
         if (raw == null || raw.length == 0) {
             throw new MalformedEventException("body", "is empty");
         }
+        MimeStreams.pin();
         try {
             MimeMessage report = new MimeMessage(Session.getInstance(new Properties()), new ByteArrayInputStream(raw));
             ContentType type = new ContentType(report.getContentType());

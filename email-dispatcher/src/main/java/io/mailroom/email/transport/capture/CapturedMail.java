@@ -1,6 +1,7 @@
 package io.mailroom.email.transport.capture;
 
 import io.mailroom.db.jooq.tables.EmailCapture;
+import io.mailroom.delivery.mime.MimeStreams;
 import io.mailroom.outbox.maintenance.EffectPresence;
 import io.mailroom.outbox.maintenance.RetentionStep;
 import jakarta.mail.BodyPart;
@@ -91,6 +92,7 @@ public final class CapturedMail {
 
     /** Takes a stored message apart: headers (decoded as Jakarta Mail reads them), the first text/plain and text/html parts. */
     public static Parsed parse(byte[] raw) {
+        MimeStreams.pin();
         try {
             MimeMessage m = new MimeMessage(Session.getInstance(new Properties()), new ByteArrayInputStream(raw));
             List<Parsed.Header> headers = new ArrayList<>();

@@ -2,6 +2,7 @@ package io.mailroom.email.transport.smtp;
 
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mailroom.delivery.mime.MimeStreams;
 import io.mailroom.email.EmailJson;
 import io.mailroom.email.Email;
 import io.mailroom.email.EmailAddress;
@@ -75,6 +76,7 @@ public final class SmtpTransport implements MailTransport {
     public SmtpTransport(SmtpConfig config, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
+        MimeStreams.pin(); // every part and encoded word of every message asks for it
         this.session = Session.getInstance(sessionProperties(config));
         this.pool = new SmtpConnectionPool(session, config);
         this.hostPort = config.host() + ":" + config.port();
