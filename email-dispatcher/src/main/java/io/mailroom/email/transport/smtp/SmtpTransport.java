@@ -228,10 +228,9 @@ public final class SmtpTransport implements MailTransport {
             m.addHeader(EmailRecipients.TAG_HEADER, tag.getKey() + "=" + tag.getValue());
         }
         // RFC 2046: alternatives in increasing order of preference, so HTML last.
-        MimeBodyPart text = new MimeBodyPart();
-        text.setText(email.textBody(), UTF_8, "plain");
-        MimeBodyPart html = new MimeBodyPart();
-        html.setText(email.htmlBody(), UTF_8, "html");
+        // each part encoded once, here, as Jakarta Mail would (TextParts)
+        MimeBodyPart text = TextParts.of(email.textBody(), "plain");
+        MimeBodyPart html = TextParts.of(email.htmlBody(), "html");
         MimeMultipart alternative = new MimeMultipart("alternative");
         alternative.addBodyPart(text);
         alternative.addBodyPart(html);
