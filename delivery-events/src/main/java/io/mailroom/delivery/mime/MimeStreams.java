@@ -23,10 +23,14 @@ import java.util.ServiceConfigurationError;
  * <p>{@link #pin()} sets the property to the class the search finds now, once per JVM, and only
  * where nobody set it: an application that chose its provider keeps its choice, and one that finds
  * no provider is left as it was (its first MIME part fails with the API's own message, as before).
- * The property is global; it names a class that Jakarta Mail's own class loader and the current
- * thread's context class loader both see, because {@code FactoryFinder} loads it through the
- * context class loader of whichever thread asks, and a class it cannot load there is an error
- * rather than a fall back to the search.
+ * The property is global, and {@code FactoryFinder} loads the class it names through the context
+ * class loader of whichever thread asks, where a class it cannot load is an error rather than a
+ * fall back to the search. So it is set only when the class is seen from Jakarta Mail's own class
+ * loader, the current thread's context class loader and the system class loader (the one threads
+ * such as the common fork-join pool's carry, and the parent of the usual others): a plain class
+ * path, as the dispatcher service runs. Inside a Spring Boot fat jar the system class loader does
+ * not see the jar's libraries, so the search stays on there; an application whose every thread
+ * sees Angus may set the property itself (docs/ADOPTING.md).
  */
 public final class MimeStreams {
 
@@ -67,7 +71,8 @@ public final class MimeStreams {
             return;
         }
         if (!visibleFrom(found, StreamProvider.class.getClassLoader())
-                || !visibleFrom(found, Thread.currentThread().getContextClassLoader())) {
+                || !visibleFrom(found, Thread.currentThread().getContextClassLoader())
+                || !visibleFrom(found, ClassLoader.getSystemClassLoader())) {
             log.debug("Jakarta Mail's stream provider {} is not visible from every class loader it is looked up in; its search is left on",
                     found);
             return;
