@@ -26,8 +26,13 @@ final class ProcCpu {
 
     /** CPU nanoseconds used so far by {@code pid}, or empty if it is gone or not readable. */
     static OptionalLong nanos(long pid) {
+        return statNanos(Path.of("/proc", Long.toString(pid), "stat"));
+    }
+
+    /** CPU nanoseconds in a process's or thread's {@code stat} file, or empty if it is gone or not readable. */
+    private static OptionalLong statNanos(Path statFile) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String stat = Files.readString(statFile);
             // the command name (field 2) may contain spaces and parentheses: parse after the last ')'
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
@@ -70,25 +75,23 @@ final class ProcCpu {
         if (!Files.isDirectory(tasks)) {
             return 0;
         }
-        long ticks = 0;
+        long nanos = 0;
         try (var threads = Files.list(tasks)) {
             for (Path task : (Iterable<Path>) threads::iterator) {
+                String name;
                 try {
-                    String name = Files.readString(task.resolve("comm")).trim();
-                    if (!name.startsWith("C1 Compiler") && !name.startsWith("C2 Compiler")) {
-                        continue;
-                    }
-                    String stat = Files.readString(task.resolve("stat"));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
-                } catch (IOException | RuntimeException e) {
-                    // the thread ended between the listing and the read
+                    name = Files.readString(task.resolve("comm")).trim();
+                } catch (IOException e) {
+                    continue; // the thread ended between the listing and the read
+                }
+                if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+                    nanos += statNanos(task.resolve("stat")).orElse(0);
                 }
             }
         } catch (IOException e) {
             return 0;
         }
-        return ticks * 1_000_000_000L / TICKS_PER_SECOND;
+        return nanos;
     }
 
     static long ticksPerSecond() {
