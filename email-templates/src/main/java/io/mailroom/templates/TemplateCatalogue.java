@@ -41,8 +41,6 @@ public final class TemplateCatalogue {
 
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,63}");
     private static final Pattern LOCALE_FILE = Pattern.compile("messages_([A-Za-z]{2,3}(?:_[A-Za-z]{2})?)\\.properties");
-    private static final Pattern SPACE = Pattern.compile("\\s+");
-    private static final Pattern BLANK_LINES = Pattern.compile("(?:[ \\t]*\\r?\\n){3,}");
     private static final Logger LOG = LoggerFactory.getLogger(TemplateCatalogue.class);
     static final String HOSTILE = InliningStrategy.HOSTILE;
 
@@ -196,11 +194,11 @@ public final class TemplateCatalogue {
         Messages previous = MailroomExtension.scope.get();
         MailroomExtension.scope.set(wording);
         try {
-            String subject = SPACE.matcher(TemplateEvaluation.evaluate(text, name, name + "/subject.peb", data, locale)).replaceAll(" ").strip();
+            String subject = TextLayout.oneLine(TemplateEvaluation.evaluate(text, name, name + "/subject.peb", data, locale));
             if (subject.isEmpty()) {
                 throw new TemplateException(TemplateException.Kind.BAD_OUTPUT, name, "subject.peb rendered an empty subject");
             }
-            String body = BLANK_LINES.matcher(TemplateEvaluation.evaluate(text, name, name + "/text.peb", data, locale).strip()).replaceAll("\n\n") + "\n";
+            String body = TextLayout.blankLinesCollapsed(TemplateEvaluation.evaluate(text, name, name + "/text.peb", data, locale).strip()) + "\n";
             String markup = fast.isPresent() ? fastHtml(fast.get(), name, data, locale) : inlinedPerRender(name, data, locale);
             return new RenderedTemplate(name, version, locale, subject, body, markup);
         } finally {
