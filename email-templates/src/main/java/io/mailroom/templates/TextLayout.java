@@ -55,12 +55,24 @@ final class TextLayout {
         int n = s.length();
         int copied = 0; // s[copied, i) is still to be copied to out
         int i = 0;
-        while (i < n) {
-            // the line ends that follow from i, each [ \t]* \r? \n
-            int end = i;
-            int lines = 0;
+        int newline;
+        while ((newline = s.indexOf('\n', i)) >= 0) {
+            // The leftmost place a run can start: the blanks and \r just before the first \n (not before i).
+            // From anywhere after it and up to that \n the run finds no more line ends than from there.
+            int start = newline;
+            if (start > i && s.charAt(start - 1) == '\r') {
+                start--;
+            }
+            while (start > i && isBlank(s.charAt(start - 1))) {
+                start--;
+            }
+            int end = newline + 1;
+            int lines = 1;
             while (true) {
-                int p = skipBlanks(s, end);
+                int p = end;
+                while (p < n && isBlank(s.charAt(p))) {
+                    p++;
+                }
                 if (p < n && s.charAt(p) == '\r') {
                     p++;
                 }
@@ -75,27 +87,16 @@ final class TextLayout {
                 if (out == null) {
                     out = new StringBuilder(n);
                 }
-                out.append(s, copied, i).append("\n\n");
-                i = end;
+                out.append(s, copied, start).append("\n\n");
                 copied = end;
-            } else if (lines > 0) {
-                // a start anywhere inside these line ends finds no more of them than i did
-                i = end;
-            } else {
-                // nor does a start inside the blanks before the character that stopped them
-                int p = skipBlanks(s, i);
-                i = p > i ? p : i + 1;
             }
+            i = end;
         }
         return out == null ? s : out.append(s, copied, n).toString();
     }
 
-    private static int skipBlanks(String s, int from) {
-        int p = from;
-        while (p < s.length() && (s.charAt(p) == ' ' || s.charAt(p) == '\t')) {
-            p++;
-        }
-        return p;
+    private static boolean isBlank(char c) {
+        return c == ' ' || c == '\t';
     }
 
     /** Java's {@code \s} without UNICODE_CHARACTER_CLASS. */
