@@ -58,6 +58,17 @@ class FingerprintTest {
         // An unpaired surrogate would be replaced by '?' and collide with a real '?'.
         assertThatThrownBy(() -> Fingerprint.of("ok", "bad\uD800"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("parts[1]");
+        for (String bad : List.of("\uDC00", "a\uDE00b", "\uD83D", "x\uD83Dy", "\uDE00\uD83D", "\uD83D\uD83D\uDE00")) {
+            assertThatThrownBy(() -> Fingerprint.of("ok", "fine", bad)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("parts[2]").hasMessageContaining("unpaired surrogate");
+        }
+    }
+
+    @Test
+    void charactersBeyondTheBasicPlaneAreEncodedAsTheirFourUtf8Bytes() {
+        // Python hashlib over the documented encoding, as above
+        assertThat(Fingerprint.of("\u0110\u01a1n h\u00e0ng \uD83D\uDE00", "\uD834\uDD1Ex", "ok").hex())
+                .isEqualTo("c8b709d3c86dd3c498d875987b1c9d8f9bb610a1737bd708ff1e0f0f482cbb7f");
     }
 
     @Test
