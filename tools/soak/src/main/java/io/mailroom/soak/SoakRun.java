@@ -38,12 +38,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The bloat soak (issue 7): measures the dispatcher's capacity with a no-op handler, then drives it
  * at a share of that capacity (default 80 %) for a set time while, in the middle, a REPEATABLE READ
  * transaction stays open (holding back VACUUM, as a long report or a hung worker would). Every few
- * seconds it records claim p50/p99, throughput, dead tuples, hot table and index size and pending
- * depth; it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
+ * seconds it records claim p50/p99, throughput, dead tuples, hot table and index size, pending
+ * depth, the partitions' autovacuum count and whether a vacuum of one is running at that moment; it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
  *
  * <p>{@code scripts/soak.sh} runs it; options are {@code key=value} arguments: {@code duration=20m
  * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak server=embedded naptime=10s}.
- * {@code server=embedded} (default) starts a PostgreSQL of its own with autovacuum on;
+ * {@code server=embedded} (default) starts a PostgreSQL of its own with autovacuum on, and with
+ * {@code sharedBuffers=1GB} (for example) a buffer cache of that size instead of PostgreSQL's default 128MB;
  * {@code server=shared} uses a fresh database on the test server ({@code $MAILROOM_TEST_DB_URL}).
  */
 public final class SoakRun {
@@ -52,7 +53,7 @@ public final class SoakRun {
 
     /** One row of the record. */
     record Sample(double t, String phase, double claimP50, double claimP99, double throughput, double enqueued,
-                  long deadTuples, long tableBytes, long indexBytes, long pending) {
+                  long deadTuples, long tableBytes, long indexBytes, long pending, long autovacuums, long vacuuming) {
     }
 
     /** What a run found, for the summary and for tests. */
@@ -73,10 +74,15 @@ public final class SoakRun {
         if (!server.equals("embedded") && !server.equals("shared")) {
             throw new IllegalArgumentException("server must be 'embedded' or 'shared', got '" + server + "'");
         }
+        String sharedBuffers = opts.get("sharedBuffers");
+        if (sharedBuffers != null && (!server.equals("embedded") || !sharedBuffers.matches("[1-9][0-9]{0,5}(kB|MB|GB)"))) {
+            throw new IllegalArgumentException("sharedBuffers is a size such as 512MB or 2GB, for server=embedded only; got '"
+                    + sharedBuffers + "' with server=" + server);
+        }
         Result r = run(duration, percent(opts.getOrDefault("txnStart", "30%")), percent(opts.getOrDefault("txnLength", "30%")),
                 Double.parseDouble(opts.getOrDefault("load", "0.8")), Durations.parse("sample", opts.getOrDefault("sample", "5s")),
                 Path.of(opts.getOrDefault("out", "soak/target/soak")), Integer.parseInt(opts.getOrDefault("capacityMessages", "20000")),
-                server.equals("embedded") ? opts.getOrDefault("naptime", "10s") : null);
+                server.equals("embedded") ? opts.getOrDefault("naptime", "10s") : null, sharedBuffers);
         System.out.println(Files.readString(r.dir().resolve("soak.md")));
     }
 
@@ -98,17 +104,24 @@ public final class SoakRun {
      */
     static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
                       int capacityMessages, String naptime) throws Exception {
+        return run(duration, txnStart, txnLength, load, sampleEvery, dir, capacityMessages, naptime, null);
+    }
+
+    /** As above, the embedded server with {@code sharedBuffers} of buffer cache (null: PostgreSQL's default). */
+    static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
+                      int capacityMessages, String naptime, String sharedBuffers) throws Exception {
         if (load <= 0 || load > 1.5) {
             throw new IllegalArgumentException("load must be in (0, 1.5], got " + load);
         }
         Files.createDirectories(dir);
-        try (Target db = naptime == null ? shared() : embedded(naptime); HikariDataSource pool = pool(db, 24)) {
+        try (Target db = naptime == null ? shared() : embedded(naptime, sharedBuffers); HikariDataSource pool = pool(db, 24)) {
             DSLContext dsl = DSL.using(pool, SQLDialect.POSTGRES);
             String settings = dsl.fetchSingle("""
                     SELECT 'PostgreSQL ' || current_setting('server_version') || ', autovacuum=' || current_setting('autovacuum')
                            || ', autovacuum_naptime=' || current_setting('autovacuum_naptime')
                            || ', synchronous_commit=' || current_setting('synchronous_commit')
-                           || ', fsync=' || current_setting('fsync')""").get(0, String.class);
+                           || ', fsync=' || current_setting('fsync')
+                           || ', shared_buffers=' || current_setting('shared_buffers')""").get(0, String.class);
             System.out.println("soak server: " + settings);
             ConcurrentLinkedQueue<Long> claimNanos = new ConcurrentLinkedQueue<>();
             DispatcherListener listener = new DispatcherListener() {
@@ -177,18 +190,22 @@ public final class SoakRun {
                     var stats = dsl.fetchSingle("""
                             SELECT coalesce(sum(s.n_dead_tup), 0) AS dead,
                                    coalesce(sum(pg_relation_size(c.oid)), 0) AS tbl,
-                                   coalesce(sum(pg_indexes_size(c.oid)), 0) AS idx
+                                   coalesce(sum(pg_indexes_size(c.oid)), 0) AS idx,
+                                   coalesce(sum(s.autovacuum_count), 0) AS autovacuums,
+                                   (SELECT count(*) FROM pg_stat_progress_vacuum v JOIN pg_inherits p ON p.inhrelid = v.relid
+                                    WHERE p.inhparent = 'mailroom.outbox_message'::regclass) AS vacuuming
                             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                             JOIN pg_stat_user_tables s ON s.relid = c.oid
                             WHERE i.inhparent = 'mailroom.outbox_message'::regclass""");
                     samples.add(new Sample(t, phase, percentile(claims, 0.50), percentile(claims, 0.99),
                             (done - lastDone) / (t - lastT), (enq - lastEnqueued) / (t - lastT),
                             stats.get("dead", Long.class), stats.get("tbl", Long.class), stats.get("idx", Long.class),
-                            count(dsl, "pending")));
+                            count(dsl, "pending"), stats.get("autovacuums", Long.class), stats.get("vacuuming", Long.class)));
                     Sample s = samples.getLast();
-                    System.out.printf(Locale.ROOT, "t=%5.0fs %-8s claim p50 %6.2f ms p99 %7.2f ms  %6.0f msg/s  dead %8d  table %6.1f MB  index %6.1f MB  pending %d%n",
+                    System.out.printf(Locale.ROOT, "t=%5.0fs %-8s claim p50 %6.2f ms p99 %7.2f ms  %6.0f msg/s  dead %8d  table %6.1f MB  index %6.1f MB  pending %d  autovacuums %d%s%n",
                             s.t(), s.phase(), s.claimP50(), s.claimP99(), s.throughput(), s.deadTuples(),
-                            s.tableBytes() / 1e6, s.indexBytes() / 1e6, s.pending());
+                            s.tableBytes() / 1e6, s.indexBytes() / 1e6, s.pending(), s.autovacuums(),
+                            s.vacuuming() > 0 ? " (vacuum running)" : "");
                     lastDone = done;
                     lastEnqueued = enq;
                     lastT = t;
@@ -273,8 +290,12 @@ public final class SoakRun {
         };
     }
 
-    private static Target embedded(String naptime) throws IOException {
-        EmbeddedPostgres pg = EmbeddedPostgres.builder()
+    private static Target embedded(String naptime, String sharedBuffers) throws IOException {
+        EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+        if (sharedBuffers != null) {
+            builder.setServerConfig("shared_buffers", sharedBuffers);
+        }
+        EmbeddedPostgres pg = builder
                 .setServerConfig("autovacuum", "on")
                 .setServerConfig("autovacuum_naptime", naptime)
                 .setServerConfig("fsync", "on")
@@ -320,10 +341,11 @@ public final class SoakRun {
 
     private static void write(Result r, double txnFrom, double txnTo) throws IOException {
         StringBuilder csv = new StringBuilder("t_s,phase,claim_p50_ms,claim_p99_ms,throughput_per_s,enqueued_per_s,"
-                + "n_dead_tup,table_bytes,index_bytes,pending\n");
+                + "n_dead_tup,table_bytes,index_bytes,pending,autovacuum_count,vacuum_running\n");
         for (Sample s : r.samples()) {
-            csv.append(String.format(Locale.ROOT, "%.1f,%s,%.3f,%.3f,%.1f,%.1f,%d,%d,%d,%d%n", s.t(), s.phase(), s.claimP50(),
-                    s.claimP99(), s.throughput(), s.enqueued(), s.deadTuples(), s.tableBytes(), s.indexBytes(), s.pending()));
+            csv.append(String.format(Locale.ROOT, "%.1f,%s,%.3f,%.3f,%.1f,%.1f,%d,%d,%d,%d,%d,%d%n", s.t(), s.phase(), s.claimP50(),
+                    s.claimP99(), s.throughput(), s.enqueued(), s.deadTuples(), s.tableBytes(), s.indexBytes(), s.pending(),
+                    s.autovacuums(), s.vacuuming()));
         }
         Files.writeString(r.dir().resolve("soak.csv"), csv);
         chart(r, txnFrom, txnTo);
@@ -381,8 +403,11 @@ public final class SoakRun {
         md.append("- server: ").append(r.server()).append("\n");
         md.append(String.format(Locale.ROOT, "- capacity (no-op handler, batch 50, concurrency 16): **%.0f msg/s**; soak rate **%.0f msg/s** (%.0f %%)%n",
                 r.capacity(), r.rate(), 100 * r.rate() / r.capacity()));
-        md.append(String.format(Locale.ROOT, "- run: %.0f s, REPEATABLE READ transaction open from %.0f s to %.0f s; %d enqueued, %d done (%s)%n",
-                last.t(), txnFrom, txnTo, r.enqueued(), r.done(), r.enqueued() == r.done() ? "nothing lost" : "NOT ALL DONE"));
+        String hold = txnTo > txnFrom
+                ? String.format(Locale.ROOT, "REPEATABLE READ transaction open from %.0f s to %.0f s", txnFrom, txnTo)
+                : String.format(Locale.ROOT, "no long transaction (txnLength=0: the control run; \"after\" is from %.0f s)", txnTo);
+        md.append(String.format(Locale.ROOT, "- run: %.0f s, %s; %d enqueued, %d done (%s)%n",
+                last.t(), hold, r.enqueued(), r.done(), r.enqueued() == r.done() ? "nothing lost" : "NOT ALL DONE"));
         md.append("\n| moment | t (s) | claim p50 (ms) | claim p99 (ms) | msg/s | dead tuples | table (MB) | indexes (MB) | pending |\n");
         md.append("|---|---|---|---|---|---|---|---|---|\n");
         row(md, "start", first);
