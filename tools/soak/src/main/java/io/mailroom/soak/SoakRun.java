@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * at a share of that capacity (default 80 %) for a set time while, in the middle, a REPEATABLE READ
  * transaction stays open (holding back VACUUM, as a long report or a hung worker would). Every few
  * seconds it records claim p50/p99, throughput, dead tuples, hot table and index size, pending
- * depth, the partitions' autovacuum count and whether a vacuum of one is running at that moment; it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
+ * depth, the partitions' autovacuum count and whether a vacuum of one is running at that moment, and the
+ * server's WAL so far (records, full-page images, bytes: {@code pg_stat_wal}); it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
  *
  * <p>{@code scripts/soak.sh} runs it; options are {@code key=value} arguments: {@code duration=20m
  * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak server=embedded naptime=10s}.
@@ -53,7 +54,8 @@ public final class SoakRun {
 
     /** One row of the record. */
     record Sample(double t, String phase, double claimP50, double claimP99, double throughput, double enqueued,
-                  long deadTuples, long tableBytes, long indexBytes, long pending, long autovacuums, long vacuuming) {
+                  long deadTuples, long tableBytes, long indexBytes, long pending, long autovacuums, long vacuuming,
+                  long walRecords, long walFullPages, long walBytes) {
     }
 
     /** What a run found, for the summary and for tests. */
@@ -193,14 +195,18 @@ public final class SoakRun {
                                    coalesce(sum(pg_indexes_size(c.oid)), 0) AS idx,
                                    coalesce(sum(s.autovacuum_count), 0) AS autovacuums,
                                    (SELECT count(*) FROM pg_stat_progress_vacuum v JOIN pg_inherits p ON p.inhrelid = v.relid
-                                    WHERE p.inhparent = 'mailroom.outbox_message'::regclass) AS vacuuming
+                                    WHERE p.inhparent = 'mailroom.outbox_message'::regclass) AS vacuuming,
+                                   (SELECT wal_records FROM pg_stat_wal) AS wal_records,
+                                   (SELECT wal_fpi FROM pg_stat_wal) AS wal_fpi,
+                                   (SELECT wal_bytes::bigint FROM pg_stat_wal) AS wal_bytes
                             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                             JOIN pg_stat_user_tables s ON s.relid = c.oid
                             WHERE i.inhparent = 'mailroom.outbox_message'::regclass""");
                     samples.add(new Sample(t, phase, percentile(claims, 0.50), percentile(claims, 0.99),
                             (done - lastDone) / (t - lastT), (enq - lastEnqueued) / (t - lastT),
                             stats.get("dead", Long.class), stats.get("tbl", Long.class), stats.get("idx", Long.class),
-                            count(dsl, "pending"), stats.get("autovacuums", Long.class), stats.get("vacuuming", Long.class)));
+                            count(dsl, "pending"), stats.get("autovacuums", Long.class), stats.get("vacuuming", Long.class),
+                            stats.get("wal_records", Long.class), stats.get("wal_fpi", Long.class), stats.get("wal_bytes", Long.class)));
                     Sample s = samples.getLast();
                     System.out.printf(Locale.ROOT, "t=%5.0fs %-8s claim p50 %6.2f ms p99 %7.2f ms  %6.0f msg/s  dead %8d  table %6.1f MB  index %6.1f MB  pending %d  autovacuums %d%s%n",
                             s.t(), s.phase(), s.claimP50(), s.claimP99(), s.throughput(), s.deadTuples(),
@@ -341,11 +347,11 @@ public final class SoakRun {
 
     private static void write(Result r, double txnFrom, double txnTo) throws IOException {
         StringBuilder csv = new StringBuilder("t_s,phase,claim_p50_ms,claim_p99_ms,throughput_per_s,enqueued_per_s,"
-                + "n_dead_tup,table_bytes,index_bytes,pending,autovacuum_count,vacuum_running\n");
+                + "n_dead_tup,table_bytes,index_bytes,pending,autovacuum_count,vacuum_running,wal_records,wal_fpi,wal_bytes\n");
         for (Sample s : r.samples()) {
-            csv.append(String.format(Locale.ROOT, "%.1f,%s,%.3f,%.3f,%.1f,%.1f,%d,%d,%d,%d,%d,%d%n", s.t(), s.phase(), s.claimP50(),
+            csv.append(String.format(Locale.ROOT, "%.1f,%s,%.3f,%.3f,%.1f,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", s.t(), s.phase(), s.claimP50(),
                     s.claimP99(), s.throughput(), s.enqueued(), s.deadTuples(), s.tableBytes(), s.indexBytes(), s.pending(),
-                    s.autovacuums(), s.vacuuming()));
+                    s.autovacuums(), s.vacuuming(), s.walRecords(), s.walFullPages(), s.walBytes()));
         }
         Files.writeString(r.dir().resolve("soak.csv"), csv);
         chart(r, txnFrom, txnTo);

@@ -27,6 +27,10 @@ class SoakShortTest {
         assertThat(r.enqueued()).isPositive();
         assertThat(r.done()).as("every enqueued message was handled").isEqualTo(r.enqueued());
         assertThat(Files.readAllLines(out.resolve("soak.csv"))).hasSize(r.samples().size() + 1);
+        // the server's WAL and the partitions' vacuums are read at every sample, and only grow
+        assertThat(r.samples().getLast().walRecords()).isGreaterThan(r.samples().getFirst().walRecords());
+        assertThat(r.samples().getLast().walFullPages()).isGreaterThanOrEqualTo(r.samples().getFirst().walFullPages());
+        assertThat(r.samples().getLast().autovacuums()).isGreaterThanOrEqualTo(r.samples().getFirst().autovacuums());
         assertThat(Files.size(out.resolve("soak.png"))).isPositive();
         assertThat(Files.readString(out.resolve("soak.md"))).contains("worst during the long transaction");
     }
