@@ -137,7 +137,7 @@ public final class BenchCommand implements Callable<Integer> {
             + "attachment of this many KiB (its own random bytes, a PDF's content type; issue 27). Default 0: none.")
     int dispatchAttachmentKib;
 
-    @Option(names = "--dispatch-census", description = "Emails of the dispatcher-only statement census (default 2000; quick 50; 0: skip).")
+    @Option(names = "--dispatch-census", description = "Emails of the dispatcher-only statement census (default 2000; quick 200; 0: skip).")
     Integer dispatchCensus;
 
     @Option(names = "--dispatch-queue-messages", description = "Messages of the dispatcher-only scenario's no-op queue reference "
@@ -269,7 +269,7 @@ public final class BenchCommand implements Callable<Integer> {
 
         if (scenarios.contains("dispatch-only")) {
             DispatchOnly.Plan plan = new DispatchOnly.Plan(dispatchProviders(), or(dispatchEmails, 20_000, 100),
-                    or(dispatchAiosmtpdEmails, 5_000, 300), or(dispatchWarmup, 30_000, 20), 100, or(dispatchCensus, 2_000, 50),
+                    or(dispatchAiosmtpdEmails, 5_000, 300), or(dispatchWarmup, 30_000, 20), 100, or(dispatchCensus, 2_000, 200),
                     or(dispatchQueueMessages, 100_000, 500), quick ? 0 : 20_000, 200, 0.8,
                     Duration.ofSeconds(or(dispatchLatencySeconds, 8, 1)), Duration.ofMinutes(quick ? 1 : 10), work,
                     serviceJvm, serviceEnv, quick, dispatchProfile, dispatchBaselineClassPath, dispatchBaselineLabel,
