@@ -39,8 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * at a share of that capacity (default 80 %) for a set time while, in the middle, a REPEATABLE READ
  * transaction stays open (holding back VACUUM, as a long report or a hung worker would). Every few
  * seconds it records claim p50/p99, throughput, dead tuples, hot table and index size, pending
- * depth, the partitions' autovacuum count and whether a vacuum of one is running at that moment, and the
- * server's WAL so far (records, full-page images, bytes: {@code pg_stat_wal}); it writes {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
+ * depth, the partitions' autovacuum count and whether a vacuum of one is running at that moment, and
+ * the server's WAL so far (records, full-page images, bytes: {@code pg_stat_wal}); it writes
+ * {@code soak.csv}, {@code soak.png} and {@code soak.md} to the output folder.
  *
  * <p>{@code scripts/soak.sh} runs it; options are {@code key=value} arguments: {@code duration=20m
  * txnStart=30% txnLength=30% load=0.8 sample=5s out=soak/target/soak server=embedded naptime=10s}.
@@ -102,14 +103,8 @@ public final class SoakRun {
      * Runs against a fresh database on the shared test server ({@code naptime} null), or on an
      * embedded PostgreSQL of its own with autovacuum on and the given {@code autovacuum_naptime}:
      * the shared server on CI machines may run with autovacuum off, which would make a bloat soak
-     * meaningless.
+     * meaningless. {@code sharedBuffers} sizes the embedded server's buffer cache (null: PostgreSQL's default).
      */
-    static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
-                      int capacityMessages, String naptime) throws Exception {
-        return run(duration, txnStart, txnLength, load, sampleEvery, dir, capacityMessages, naptime, null);
-    }
-
-    /** As above, the embedded server with {@code sharedBuffers} of buffer cache (null: PostgreSQL's default). */
     static Result run(Duration duration, double txnStart, double txnLength, double load, Duration sampleEvery, Path dir,
                       int capacityMessages, String naptime, String sharedBuffers) throws Exception {
         if (load <= 0 || load > 1.5) {

@@ -21,7 +21,7 @@ class SoakShortTest {
     @Test
     void aShortSoakWritesItsRecordAndLosesNothing() throws Exception {
         Path out = Path.of("target", "soak-ci");
-        SoakRun.Result r = SoakRun.run(Duration.ofSeconds(60), 0.3, 0.35, 0.5, Duration.ofSeconds(3), out, 5000, "10s");
+        SoakRun.Result r = SoakRun.run(Duration.ofSeconds(60), 0.3, 0.35, 0.5, Duration.ofSeconds(3), out, 5000, "10s", null);
         assertThat(r.capacity()).isPositive();
         assertThat(r.samples()).extracting(SoakRun.Sample::phase).contains("before", "long_txn", "after");
         assertThat(r.enqueued()).isPositive();
