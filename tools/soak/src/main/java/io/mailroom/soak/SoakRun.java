@@ -433,8 +433,58 @@ public final class SoakRun {
         row(md, "2 min after it ended (or last)", after);
         row(md, "end", last);
         md.append(String.format(Locale.ROOT, "%n- most dead tuples seen: %d%n", maxDead));
+        BloatMeasures bloat = BloatMeasures.of(s, r.rate(), txnFrom, txnTo);
+        String before = String.format(Locale.ROOT, "- claim p99, median of the samples: %.2f ms before %s, ", bloat.baselineP99(),
+                txnTo > txnFrom ? "the long transaction" : "the control run's mark");
+        md.append(Double.isNaN(bloat.afterP99())
+                ? before + "and from 90 s to 150 s after its end: not reached (the run ended before)\n"
+                : before + String.format(Locale.ROOT, "%.2f ms from 90 s to 150 s after its end: **%.2f×**%n",
+                        bloat.afterP99(), bloat.ratio()));
+        if (!bloat.holdMinutesOfOffered().isEmpty()) {
+            md.append("- throughput in each minute of the long transaction, of the offered rate: ")
+                    .append(String.join(", ", bloat.holdMinutesOfOffered().stream()
+                            .map(v -> String.format(Locale.ROOT, "%.0f %%", 100 * v)).toList()))
+                    .append("\n");
+        }
         md.append("\nFiles: `soak.csv` (every sample), `soak.png` (charts; the shaded band is the long transaction).\n");
         return md.toString();
+    }
+
+    /**
+     * Issue 28's two measures of bloat, from the samples: the claim's p99 before the long transaction
+     * (the median of the before phase's samples), the same in the minute around two minutes after it
+     * ended (samples from 90 s to 150 s after), their ratio, and the throughput of each minute of the
+     * hold as a share of the offered rate. A median of 5 s samples, not one sample: a single sample's
+     * p99 is the third-worst of a few hundred claims and moves by half between neighbours. NaN where
+     * a window holds no sample with claims (a run too short to reach it).
+     */
+    record BloatMeasures(double baselineP99, double afterP99, List<Double> holdMinutesOfOffered) {
+
+        double ratio() {
+            return afterP99 / baselineP99;
+        }
+
+        static BloatMeasures of(List<Sample> samples, double offered, double txnFrom, double txnTo) {
+            double baseline = median(samples.stream().filter(x -> x.t() < txnFrom));
+            double after = median(samples.stream().filter(x -> x.t() >= txnTo + 90 && x.t() < txnTo + 150));
+            List<Double> minutes = new ArrayList<>();
+            for (double from = txnFrom; from < txnTo; from += 60) {
+                double start = from;
+                double end = Math.min(from + 60, txnTo);
+                samples.stream().filter(x -> x.t() > start && x.t() <= end).mapToDouble(Sample::throughput).average()
+                        .ifPresent(mean -> minutes.add(mean / offered));
+            }
+            return new BloatMeasures(baseline, after, List.copyOf(minutes));
+        }
+
+        private static double median(java.util.stream.Stream<Sample> window) {
+            double[] p99 = window.mapToDouble(Sample::claimP99).filter(v -> !Double.isNaN(v)).sorted().toArray();
+            if (p99.length == 0) {
+                return Double.NaN;
+            }
+            int mid = p99.length / 2;
+            return p99.length % 2 == 1 ? p99[mid] : (p99[mid - 1] + p99[mid]) / 2;
+        }
     }
 
     private static void row(StringBuilder md, String label, Sample s) {
