@@ -33,6 +33,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 /**
  * The bloat soak (issue 7): measures the dispatcher's capacity with a no-op handler, then drives it
@@ -212,7 +213,7 @@ public final class SoakRun {
                     samples.add(new Sample(t, phase, percentile(claims, 0.50), percentile(claims, 0.99),
                             (done - lastDone) / (t - lastT), (enq - lastEnqueued) / (t - lastT),
                             stats.get("dead", Long.class), stats.get("tbl", Long.class), stats.get("idx", Long.class),
-                            pending(dsl), stats.get("autovacuums", Long.class), stats.get("vacuuming", Long.class),
+                            count(dsl, "pending"), stats.get("autovacuums", Long.class), stats.get("vacuuming", Long.class),
                             stats.get("wal_records", Long.class), stats.get("wal_fpi", Long.class), stats.get("wal_bytes", Long.class)));
                     Sample s = samples.getLast();
                     System.out.printf(Locale.ROOT, "t=%5.0fs %-8s claim p50 %6.2f ms p99 %7.2f ms  %6.0f msg/s  dead %8d  table %6.1f MB  index %6.1f MB  pending %d  autovacuums %d%s%n",
@@ -282,13 +283,14 @@ public final class SoakRun {
         dsl.execute("VACUUM ANALYZE mailroom.outbox_message");
     }
 
-    /** Pending messages, read from the claim's partial index: the status is written into the text so that every plan can use it. */
-    private static long pending(DSLContext dsl) {
-        return dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status = 'pending'").get(0, Long.class);
-    }
-
+    /**
+     * Messages in {@code status}. The status is written into the text, not bound, so that every plan
+     * of a count of pending messages can read the claim's partial index; done has no index and is
+     * counted once, at the end.
+     */
     private static long count(DSLContext dsl, String status) {
-        return dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status = {0}", status).get(0, Long.class);
+        return dsl.fetchSingle("SELECT count(*) FROM mailroom.outbox_message WHERE status = {0}", DSL.inline(status))
+                .get(0, Long.class);
     }
 
     private static Target shared() {
@@ -477,7 +479,7 @@ public final class SoakRun {
             return new BloatMeasures(baseline, after, List.copyOf(minutes));
         }
 
-        private static double median(java.util.stream.Stream<Sample> window) {
+        private static double median(Stream<Sample> window) {
             double[] p99 = window.mapToDouble(Sample::claimP99).filter(v -> !Double.isNaN(v)).sorted().toArray();
             if (p99.length == 0) {
                 return Double.NaN;
