@@ -53,8 +53,21 @@ public record ServiceConfig(
     public static final String DEFAULT_HOST = "0.0.0.0";
     /** Sessions the service itself holds beside the dispatcher runtime: retention, the metrics sampler, the readiness check. */
     public static final int SERVICE_SESSIONS = 3;
-    /** Handlers per reservation session by default: a reservation is a short transaction before a send that takes far longer. */
-    public static final int HANDLERS_PER_RESERVATION_SESSION = 8;
+    /**
+     * Messages the service holds at once by default ({@code MAILROOM_CONCURRENCY}: claimed and not yet
+     * completed), four per send the default bulkhead lets through ({@code MAILROOM_BULKHEAD_MAX_CONCURRENT},
+     * 16). A message spends most of its time in flight outside its send: its claim's commit, the batch
+     * reservation's commit before the send and the completion's after it. With only twice the sends, the
+     * sends sat idle while a claim's messages waited for those commits (an HTTP drain on 2 cores: 2,900-3,350
+     * emails/s with 32, 3,400-3,950 with 64, the sends at once unchanged; BENCHMARKS.md, issue 28's eighth
+     * session). The bulkhead, not this, bounds what a provider or relay sees at once.
+     */
+    public static final int DEFAULT_CONCURRENCY = 64;
+    /**
+     * Handlers per reservation session by default: a reservation is a short transaction before a send
+     * that takes far longer, and the handlers of one claim reserve together in one of them.
+     */
+    public static final int HANDLERS_PER_RESERVATION_SESSION = 16;
     public static final int MIN_RESERVATION_SESSIONS = 2;
     public static final int MAX_POOL_SIZE = 500;
     /** The support server's pool, when support runs in the dispatcher. */
@@ -88,7 +101,7 @@ public record ServiceConfig(
         if (used.contains("smtp")) {
             // one SMTP connection per send that can be under way at once: the bulkhead admits at most
             // MAILROOM_BULKHEAD_MAX_CONCURRENT, the handlers are MAILROOM_CONCURRENCY
-            int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
+            int concurrency = s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY);
             int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
             smtp = transportSettings("smtp", transport, topics, () -> TransportEnv.smtp(env, sendsAtOnce));
             requirePoolFitsBulkhead(smtp, policies.bulkhead(), sendsAtOnce);
@@ -98,9 +111,11 @@ public record ServiceConfig(
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
         }
         if (used.contains("http")) {
-            // one kept-open HTTP connection per concurrent send unless MAILROOM_HTTP_POOL_SIZE says otherwise
-            int concurrency = s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY);
-            http = transportSettings("http", transport, topics, () -> TransportEnv.http(env, concurrency));
+            // one kept-open HTTP connection per send that can be under way at once (the bulkhead admits at
+            // most MAILROOM_BULKHEAD_MAX_CONCURRENT of the handlers' sends) unless MAILROOM_HTTP_POOL_SIZE says otherwise
+            int concurrency = s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY);
+            int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
+            http = transportSettings("http", transport, topics, () -> TransportEnv.http(env, sendsAtOnce));
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
         }
@@ -108,7 +123,7 @@ public record ServiceConfig(
         DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
                 .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
-                .concurrency(s.integer("MAILROOM_CONCURRENCY", DispatcherConfig.DEFAULT_CONCURRENCY))
+                .concurrency(s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY))
                 .claimers(s.integer("MAILROOM_CLAIMERS", DispatcherConfig.DEFAULT_CLAIMERS))
                 .lease(s.duration("MAILROOM_LEASE", DispatcherConfig.DEFAULT_LEASE))
                 .pollInterval(s.duration("MAILROOM_POLL_INTERVAL", DispatcherConfig.DEFAULT_POLL_INTERVAL))

@@ -39,11 +39,12 @@ class ConnectionBudgetTest {
 
     @Test
     void theDefaultPoolIsSizedByWhatNeedsASessionSoThreeDispatchersAndTheOrderServiceFitInTheDefaultMaxConnections() {
-        ServiceConfig c = ServiceConfig.fromEnv(smtpEnv()); // concurrency 32, 2 claimers, LISTEN on
+        ServiceConfig c = ServiceConfig.fromEnv(smtpEnv()); // 2 claimers, LISTEN on
+        assertThat(c.dispatcher().concurrency()).isEqualTo(ServiceConfig.DEFAULT_CONCURRENCY).isEqualTo(64);
 
         // 2 claimers + completer + LISTEN + 2 maintenance + retention, metrics, readiness
         assertThat(c.dispatcherSessions()).isEqualTo(9);
-        assertThat(c.reservationSessions()).as("32 handlers / 8").isEqualTo(4);
+        assertThat(c.reservationSessions()).as("64 handlers / 16").isEqualTo(4);
         assertThat(c.poolSize()).isEqualTo(13);
         // PostgreSQL's defaults: max_connections 100, 3 reserved for superusers; the order service's pool is 10
         assertThat(3 * c.totalSessions() + 10).isLessThanOrEqualTo(100 - 3 - 20);
@@ -85,7 +86,7 @@ class ConnectionBudgetTest {
     }
 
     @Test
-    void thirtyTwoSlowHandlersOnTheFormulaPoolsAllComplete() throws Exception {
+    void theDefaultHandlersWithThirtyTwoSlowSendsAtOnceOnTheFormulaPoolsAllComplete() throws Exception {
         WireMockServer provider = new WireMockServer(WireMockConfiguration.options().dynamicPort().bindAddress("127.0.0.1")
                 .containerThreads(48).jettyAcceptors(1));
         provider.start();
@@ -97,7 +98,7 @@ class ConnectionBudgetTest {
             env.put("MAILROOM_HTTP_BASE_URL", provider.baseUrl());
             env.put("MAILROOM_HTTP_TOKEN", "tok_test");
             env.put("MAILROOM_HTTP_TIMEOUT", "5s");
-            env.put("MAILROOM_CONCURRENCY", "32");
+            // the default 64 handlers, 32 of them sending at once
             env.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "32");
             env.put("MAILROOM_BATCH_SIZE", "32");
             int messages = 320;

@@ -103,6 +103,17 @@ class DispatcherServiceTest {
         Map<String, String> pool = env();
         assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize())
                 .isEqualTo(TransportPolicyConfig.BulkheadSettings.DEFAULT_MAX_CONCURRENT).isEqualTo(16);
+        Map<String, String> httpPool = env();
+        httpPool.put("MAILROOM_TRANSPORT", "http");
+        httpPool.put("MAILROOM_HTTP_BASE_URL", "https://api.mail.example");
+        httpPool.put("MAILROOM_HTTP_TOKEN", "t");
+        assertThat(ServiceConfig.fromEnv(httpPool).http().poolSize()).as("HTTP too: one connection per send under way, not per handler")
+                .isEqualTo(16);
+        httpPool.put("MAILROOM_CONCURRENCY", "12");
+        assertThat(ServiceConfig.fromEnv(httpPool).http().poolSize()).isEqualTo(12);
+        httpPool.put("MAILROOM_CONCURRENCY", "64");
+        httpPool.put("MAILROOM_BULKHEAD_MAX_CONCURRENT", "40");
+        assertThat(ServiceConfig.fromEnv(httpPool).http().poolSize()).isEqualTo(40);
         pool.put("MAILROOM_CONCURRENCY", "12");
         assertThat(ServiceConfig.fromEnv(pool).smtp().poolSize()).isEqualTo(12);
         pool.put("MAILROOM_CONCURRENCY", "200");

@@ -1,5 +1,6 @@
 package io.mailroom.bench;
 
+import io.mailroom.email.service.ServiceConfig;
 import io.mailroom.outbox.runtime.DispatcherConfig;
 import io.mailroom.testing.ChildJvm;
 
@@ -67,7 +68,7 @@ final class EndToEnd {
     void run(Report report) {
         Report.Section s = report.section("e2e", "3+4. End to end: POST /orders -> order service -> outbox -> dispatcher "
                 + "service -> transport -> loopback provider (" + plan.clients() + " posting clients, dispatcher defaults: batch "
-                + DispatcherConfig.DEFAULT_BATCH_SIZE + ", concurrency " + DispatcherConfig.DEFAULT_CONCURRENCY
+                + DispatcherConfig.DEFAULT_BATCH_SIZE + ", concurrency " + ServiceConfig.DEFAULT_CONCURRENCY
                 + (plan.serviceEnv().isEmpty() ? "" : ", overridden by " + plan.serviceEnv()) + ")", COLUMNS);
         for (MailPipeline.Transport transport : plan.transports()) {
             Map<String, Object> row = s.row();
