@@ -98,11 +98,11 @@ public record ServiceConfig(
         AmbiguityPolicy smtpAmbiguity = null;
         AmbiguityPolicy httpAmbiguity = null;
         TransportPolicyConfig policies = DispatchEnv.policies(env);
+        // the handlers are MAILROOM_CONCURRENCY, of which the bulkhead lets MAILROOM_BULKHEAD_MAX_CONCURRENT send at
+        // once; each transport keeps one connection per send that can be under way unless its pool size is set
+        int concurrency = s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY);
+        int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
         if (used.contains("smtp")) {
-            // one SMTP connection per send that can be under way at once: the bulkhead admits at most
-            // MAILROOM_BULKHEAD_MAX_CONCURRENT, the handlers are MAILROOM_CONCURRENCY
-            int concurrency = s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY);
-            int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
             smtp = transportSettings("smtp", transport, topics, () -> TransportEnv.smtp(env, sendsAtOnce));
             requirePoolFitsBulkhead(smtp, policies.bulkhead(), sendsAtOnce);
             DkimEnv.requireKeyForEverySender(smtp.dkim(), DispatchEnv.mail(env).from(), transport, topics);
@@ -111,10 +111,6 @@ public record ServiceConfig(
             smtpAmbiguity = parse("MAILROOM_SMTP_AMBIGUOUS", () -> AmbiguityPolicy.forSmtp(s.string("MAILROOM_SMTP_AMBIGUOUS"), resends));
         }
         if (used.contains("http")) {
-            // one kept-open HTTP connection per send that can be under way at once (the bulkhead admits at
-            // most MAILROOM_BULKHEAD_MAX_CONCURRENT of the handlers' sends) unless MAILROOM_HTTP_POOL_SIZE says otherwise
-            int concurrency = s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY);
-            int sendsAtOnce = Math.min(concurrency, policies.bulkhead().maxConcurrent());
             http = transportSettings("http", transport, topics, () -> TransportEnv.http(env, sendsAtOnce));
             Duration window = s.duration("MAILROOM_HTTP_KEY_WINDOW", AmbiguityPolicy.DEFAULT_KEY_WINDOW);
             httpAmbiguity = parse("MAILROOM_HTTP_KEY_WINDOW", () -> AmbiguityPolicy.resendWithKey(window));
@@ -123,7 +119,7 @@ public record ServiceConfig(
         DispatcherConfig dispatcher = parse("MAILROOM_DISPATCHER_*", () -> DispatcherConfig.builder()
                 .workerId(s.string("MAILROOM_WORKER_ID", DispatcherConfig.defaultWorkerId()))
                 .batchSize(s.integer("MAILROOM_BATCH_SIZE", DispatcherConfig.DEFAULT_BATCH_SIZE))
-                .concurrency(s.integer("MAILROOM_CONCURRENCY", DEFAULT_CONCURRENCY))
+                .concurrency(concurrency)
                 .claimers(s.integer("MAILROOM_CLAIMERS", DispatcherConfig.DEFAULT_CLAIMERS))
                 .lease(s.duration("MAILROOM_LEASE", DispatcherConfig.DEFAULT_LEASE))
                 .pollInterval(s.duration("MAILROOM_POLL_INTERVAL", DispatcherConfig.DEFAULT_POLL_INTERVAL))
